@@ -1,0 +1,103 @@
+"""`python -m memfs_prompt compile MEMORY_DIR --json ...`: the port as a command other tools call."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .compiler import compile_system_prompt
+from .profiles import DEFAULT, PROFILES, resolve_profile
+
+DEFAULT_AGENT_ID = "agent-conformance"
+DEFAULT_CONVERSATION_ID = "conv-conformance"
+DEFAULT_SYSTEM = "You are a helpful agent.\n\n{CORE_MEMORY}"
+
+
+def parse_now(text: str) -> datetime:
+    """An ISO 8601 instant; a value without an offset is taken as UTC (JS would take local time)."""
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value
+
+
+def why_memory_is_empty(memory_dir: Path) -> str | None:
+    """The reason upstream would silently compile no memory from `memory_dir`, or None."""
+    if not memory_dir.exists():
+        return f"{memory_dir} does not exist"
+    if not memory_dir.is_dir():
+        return f"{memory_dir} is not a directory"
+    probe = subprocess.run(
+        ["git", "rev-parse", "--verify", "HEAD"], cwd=memory_dir, capture_output=True, check=False
+    )
+    if probe.returncode != 0:
+        inside = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=memory_dir, capture_output=True, check=False)
+        if inside.returncode != 0:
+            return f"{memory_dir} is not inside a git repository"
+        return f"{memory_dir} is a git repository with no commits"
+    return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m memfs_prompt", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    compile_cmd = commands.add_parser("compile", help="compile a memory repository's HEAD")
+    compile_cmd.add_argument("memory_dir", metavar="MEMORY_DIR")
+    compile_cmd.add_argument("--json", action="store_true", required=True, help="print the JSON record")
+    compile_cmd.add_argument(
+        "--profile", default=DEFAULT.name, help=f"one of {', '.join(PROFILES)} or letta-code@<release>"
+    )
+    compile_cmd.add_argument("--agent-id", default=DEFAULT_AGENT_ID)
+    compile_cmd.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
+    system = compile_cmd.add_mutually_exclusive_group()
+    system.add_argument("--system", help="raw system prompt text")
+    system.add_argument("--system-file", type=Path, help="file holding the raw system prompt (UTF-8)")
+    compile_cmd.add_argument("--now", help="compile clock, ISO 8601 (default: the current time)")
+    compile_cmd.add_argument("--previous-message-count", type=int, default=0)
+    compile_cmd.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        profile = resolve_profile(args.profile)
+    except KeyError as error:
+        parser.error(str(error.args[0]))
+    try:
+        now = parse_now(args.now) if args.now else datetime.now(timezone.utc)
+    except ValueError:
+        parser.error(f"--now {args.now!r} is not an ISO 8601 date-time (e.g. 2026-01-01T00:00:00Z)")
+    if args.system_file is not None:
+        try:
+            system_text = args.system_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            parser.error(f"--system-file {args.system_file}: {error}")
+    else:
+        system_text = args.system if args.system is not None else DEFAULT_SYSTEM
+    if args.previous_message_count < 0:
+        parser.error("--previous-message-count must be 0 or more")
+    memory_dir = Path(os.path.abspath(args.memory_dir))
+    if not args.no_memfs:
+        reason = why_memory_is_empty(memory_dir)
+        if reason:
+            print(f"warning: {reason}; upstream compiles an empty memory here", file=sys.stderr)
+    record = compile_system_prompt(
+        memory_dir,
+        system=system_text,
+        agent_id=args.agent_id,
+        conversation_id=args.conversation_id,
+        now=now,
+        previous_message_count=args.previous_message_count,
+        include_memfs=not args.no_memfs,
+        profile=profile,
+    )
+    json.dump(record.to_json(), sys.stdout)
+    sys.stdout.write("\n")
+    return 0

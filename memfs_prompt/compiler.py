@@ -1,0 +1,161 @@
+"""`compile_system_prompt`: the port of upstream `compileLocalSystemPrompt`.
+
+Stateless: reads the committed HEAD of a memory directory and returns the compile
+record. The per-conversation cache lives elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .frontmatter import parse_frontmatter
+from .git_head import CommittedHead, open_committed_head
+from .profiles import DEFAULT, Profile
+from .quirks import (
+    bun_pragma_literal,
+    decode_utf8_lossy,
+    format_utc_timestamp,
+    git_quotes_path,
+    js_iso_string,
+    js_replace_all,
+    js_trim,
+    js_trim_end,
+    locale_compare_key,
+    sha256_hex_of_js_string,
+)
+from .render_v1 import MemoryFile, render_memfs_v1
+from .render_v2 import is_v2_repository, render_memfs_v2, v2_reads_body
+
+CORE_MEMORY_VARIABLE = "{CORE_MEMORY}"
+
+
+@dataclass(frozen=True)
+class CompiledPrompt:
+    content: str
+    core_memory: str
+    compiled_at: str
+    raw_system_hash: str
+    memfs_revision: str | None
+    has_core_memory_field: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The record with upstream's keys and key order; absent fields are left out, as JSON.stringify does."""
+        record: dict[str, Any] = {"content": self.content}
+        if self.has_core_memory_field:
+            record["coreMemory"] = self.core_memory
+        record["compiledAt"] = self.compiled_at
+        record["rawSystemHash"] = self.raw_system_hash
+        if self.memfs_revision is not None:
+            record["memfsRevision"] = self.memfs_revision
+        return record
+
+
+def listed_memory_paths(head: CommittedHead) -> list[str]:
+    """What upstream keeps of `git ls-tree -r --name-only HEAD`: unquoted names, trimmed, ending `.md`."""
+    paths = []
+    for entry in head.entries:
+        if git_quotes_path(entry.path):
+            continue  # quoted: the line ends in `"`, not `.md`
+        path = js_trim(entry.path.decode("ascii"))
+        if path and path.endswith(".md"):
+            paths.append(path)
+    return paths
+
+
+def label_from_path(relative_path: str) -> str:
+    return relative_path[: -len(".md")] if relative_path.endswith(".md") else relative_path
+
+
+def collect_memory_files(memory_dir: Path, profile: Profile) -> tuple[list[MemoryFile], str | None, bool]:
+    """Files (sorted by label, as upstream sorts), the HEAD revision, and whether the tree is memfs-v2."""
+    head = open_committed_head(memory_dir)
+    try:
+        if head.revision is None:
+            return [], None, False
+        paths = listed_memory_paths(head)
+        v2 = profile.memfs_v2 and is_v2_repository(paths)
+        to_read = [p for p in paths if not v2 or v2_reads_body(p)]
+        contents = dict(zip(to_read, head.read_paths(to_read)))
+        files = []
+        for path in paths:
+            if v2 and not v2_reads_body(path):
+                files.append(MemoryFile(path, label_from_path(path), "", ""))
+                continue
+            raw = contents[path]
+            if raw is None:
+                continue  # `git show` failed: upstream's try/catch skips the file
+            parsed = parse_frontmatter(decode_utf8_lossy(raw), profile.frontmatter)
+            description = parsed.frontmatter.get("description")
+            files.append(
+                MemoryFile(
+                    path,
+                    label_from_path(path),
+                    parsed.body,
+                    js_trim(description) if isinstance(description, str) else "",
+                )
+            )
+        files.sort(key=lambda f: locale_compare_key(f.label))
+        return files, head.revision, v2
+    finally:
+        head.close()
+
+
+def compile_memory_metadata(agent_id: str, conversation_id: str, compiled_at: datetime, previous: int) -> str:
+    return "\n".join(
+        [
+            "<memory_metadata>",
+            f"- AGENT_ID: {agent_id}",
+            f"- CONVERSATION_ID: {conversation_id}",
+            f"- System prompt last recompiled: {format_utc_timestamp(compiled_at)}",
+            f"- {previous} previous messages between you and the user are stored in recall memory",
+            "</memory_metadata>",
+        ]
+    )
+
+
+def inject_core_memory(raw_system_prompt: str, core_memory: str) -> str:
+    """Replace `{CORE_MEMORY}`, or append it after the trimmed prompt when absent."""
+    prompt = (
+        raw_system_prompt
+        if CORE_MEMORY_VARIABLE in raw_system_prompt
+        else f"{js_trim_end(raw_system_prompt)}\n\n{CORE_MEMORY_VARIABLE}"
+    )
+    return js_replace_all(prompt, CORE_MEMORY_VARIABLE, core_memory)
+
+
+def compile_system_prompt(
+    memory_dir: str | Path,
+    *,
+    system: str,
+    agent_id: str,
+    conversation_id: str,
+    now: datetime | None = None,
+    previous_message_count: int = 0,
+    include_memfs: bool = True,
+    profile: Profile = DEFAULT,
+) -> CompiledPrompt:
+    """Compile the system prompt for the memory repository at `memory_dir`, as `profile` does."""
+    compiled_at = now if now is not None else datetime.now(timezone.utc)
+    if include_memfs or not profile.honours_include_memfs:
+        files, revision, v2 = collect_memory_files(Path(memory_dir), profile)
+    else:
+        files, revision, v2 = [], None, False
+    literal = bun_pragma_literal if profile.pragma_latin1_literals else _identity
+    memfs = render_memfs_v2(files) if v2 else render_memfs_v1(files, literal)
+    metadata = "" if v2 else compile_memory_metadata(agent_id, conversation_id, compiled_at, previous_message_count)
+    core_memory = "\n\n".join(part for part in (memfs, metadata) if js_trim(part))
+    return CompiledPrompt(
+        content=inject_core_memory(system, core_memory),
+        core_memory=core_memory,
+        compiled_at=js_iso_string(compiled_at),
+        raw_system_hash=sha256_hex_of_js_string(system),
+        memfs_revision=revision,
+        has_core_memory_field=profile.returns_core_memory,
+    )
+
+
+def _identity(value: str) -> str:
+    return value

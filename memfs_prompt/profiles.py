@@ -1,0 +1,62 @@
+"""Profiles: one per distinct upstream compiler behaviour, named after the first release with it.
+
+Each npm release that contains `compileLocalSystemPrompt` maps to exactly one profile.
+The differences were read from the release bundles and confirmed by running them
+(see docs/profiles.md and the cases tagged `profile-*`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .frontmatter import Dialect
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    releases: tuple[str, ...]
+    frontmatter: Dialect
+    honours_include_memfs: bool  # `includeMemfs === false` skips the memory projection (0.25.9+)
+    returns_core_memory: bool  # the compile record has `coreMemory` (0.30.28+)
+    pragma_latin1_literals: bool  # `// @bun` bundles: bun decodes non-ASCII literals as Latin-1 (0.25.x)
+    memfs_v2: bool = False  # root MEMORY.md renders as memfs-v2 (spec only)
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile("letta-code@0.25.3", ("0.25.3",), Dialect.V0_25, False, False, True),
+        Profile("letta-code@0.25.9", ("0.25.9",), Dialect.V0_25, True, False, True),
+        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False),
+        Profile("letta-code@0.31.12", ("0.31.12", "0.32.8"), Dialect.V0_31, True, True, False),
+        Profile("letta-code@0.32.17", ("0.32.17", "0.32.18"), Dialect.V0_32_17, True, True, False),
+        Profile("spec-v2", (), Dialect.V0_32_17, True, True, False, memfs_v2=True),
+    )
+}
+
+DEFAULT_RELEASE = "0.32.18"
+
+
+def profile_for_release(version: str) -> Profile:
+    """The profile that reproduces npm release `version` of @letta-ai/letta-code."""
+    for profile in PROFILES.values():
+        if version in profile.releases:
+            return profile
+    known = ", ".join(r for p in PROFILES.values() for r in p.releases)
+    raise KeyError(f"no profile for letta-code {version} (known releases: {known})")
+
+
+def resolve_profile(name: str) -> Profile:
+    """Accept a profile name, `letta-code@X` for any mapped release X, or a bare version."""
+    if name in PROFILES:
+        return PROFILES[name]
+    version = name.removeprefix("letta-code@")
+    try:
+        return profile_for_release(version)
+    except KeyError:
+        choices = ", ".join(PROFILES)
+        raise KeyError(f"unknown profile {name!r}; choose one of {choices} or letta-code@<release>") from None
+
+
+DEFAULT = profile_for_release(DEFAULT_RELEASE)

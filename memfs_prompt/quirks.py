@@ -1,0 +1,146 @@
+"""JavaScript and git behaviours that upstream depends on, reproduced in Python.
+
+Every function here is one upstream quirk: a place where a naive Python port
+would produce different bytes. Each is listed in docs/quirks.md with the case
+that pins it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from datetime import datetime, timezone
+
+# ECMAScript WhiteSpace + LineTerminator (ES2024 12.2/12.3): what String.prototype.trim strips.
+JS_WHITESPACE = frozenset(
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_JS_WS_CLASS = "".join(sorted(JS_WHITESPACE))
+
+
+def js_trim(value: str) -> str:
+    """JS `String.prototype.trim`: strips U+FEFF but not U+0085 or U+001C..U+001F, unlike str.strip()."""
+    return value.strip(_JS_WS_CLASS)
+
+
+def js_trim_start(value: str) -> str:
+    """JS `String.prototype.trimStart` (same character set as js_trim)."""
+    return value.lstrip(_JS_WS_CLASS)
+
+
+def js_trim_end(value: str) -> str:
+    """JS `String.prototype.trimEnd` (same character set as js_trim)."""
+    return value.rstrip(_JS_WS_CLASS)
+
+
+@functools.cache
+def _collator():  # type: ignore[no-untyped-def]
+    import pyuca
+
+    return pyuca.Collator()
+
+
+def locale_compare_key(value: str) -> tuple[int, ...]:
+    """Sort key for JS `a.localeCompare(b)` under bun: ICU root/en-US collation, whatever LANG says."""
+    return tuple(_collator().sort_key(value))
+
+
+def git_quotes_path(name: bytes) -> bool:
+    """`git ls-tree` (core.quotePath default) C-quotes a name with control, `"`, `\\` or non-ASCII bytes.
+
+    Upstream splits the unquoted text output, so a quoted name ends in `"` and is dropped.
+    """
+    return any(b < 0x20 or b == 0x7F or b == 0x22 or b == 0x5C or b >= 0x80 for b in name)
+
+
+def decode_utf8_lossy(data: bytes) -> str:
+    """`execFileSync(..., {encoding: "utf8"})`: invalid UTF-8 becomes U+FFFD, a BOM is kept."""
+    return data.decode("utf-8", "replace")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_utf8_encode(value: str) -> bytes:
+    """How node:crypto's `update(string)` encodes text: a lone surrogate becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", value).encode("utf-8")
+
+
+def sha256_hex_of_js_string(value: str) -> str:
+    """`createHash("sha256").update(value).digest("hex")` on a JS string."""
+    return hashlib.sha256(js_utf8_encode(value)).hexdigest()
+
+
+def js_replace_all(subject: str, search: str, replacement: str) -> str:
+    """`subject.replaceAll(search, replacement)`: `$$`, `$&`, `` $` `` and `$'` in the replacement are expanded."""
+    if search == "":
+        raise ValueError("empty search string is not used by upstream")
+    positions = []
+    start = subject.find(search)
+    while start != -1:
+        positions.append(start)
+        start = subject.find(search, start + len(search))
+    if not positions:
+        return subject
+    out: list[str] = []
+    last = 0
+    for pos in positions:
+        out.append(subject[last:pos])
+        out.append(_get_substitution(subject, pos, search, replacement))
+        last = pos + len(search)
+    out.append(subject[last:])
+    return "".join(out)
+
+
+def _get_substitution(subject: str, position: int, matched: str, replacement: str) -> str:
+    # ECMAScript GetSubstitution for a string pattern (no captures, no named groups).
+    out: list[str] = []
+    i = 0
+    n = len(replacement)
+    while i < n:
+        ch = replacement[i]
+        if ch == "$" and i + 1 < n:
+            nxt = replacement[i + 1]
+            if nxt == "$":
+                out.append("$")
+                i += 2
+                continue
+            if nxt == "&":
+                out.append(matched)
+                i += 2
+                continue
+            if nxt == "`":
+                out.append(subject[:position])
+                i += 2
+                continue
+            if nxt == "'":
+                out.append(subject[position + len(matched) :])
+                i += 2
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def bun_pragma_literal(value: str) -> str:
+    """A non-ASCII string literal in a `// @bun` bundle as bun decodes it: each UTF-8 byte as Latin-1."""
+    return value.encode("utf-8").decode("latin-1")
+
+
+def js_iso_string(moment: datetime) -> str:
+    """`Date.prototype.toISOString()`: UTC, milliseconds, `Z`."""
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def format_utc_timestamp(moment: datetime) -> str:
+    """Upstream `formatUtcTimestamp`: 12-hour clock, `AM`/`PM`, literal `UTC+0000`."""
+    utc = moment.astimezone(timezone.utc)
+    hour12 = utc.hour % 12 or 12
+    meridiem = "AM" if utc.hour < 12 else "PM"
+    return (
+        f"{utc.year}-{utc.month:02d}-{utc.day:02d} {hour12:02d}:{utc.minute:02d}:{utc.second:02d}"
+        f" {meridiem} UTC+0000"
+    )
