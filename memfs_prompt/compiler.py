@@ -17,7 +17,9 @@ from .profiles import DEFAULT, Profile
 from .quirks import (
     bun_pragma_literal,
     decode_utf8_lossy,
+    exceeds_exec_max_buffer,
     format_utc_timestamp,
+    git_quoted_path,
     git_quotes_path,
     js_iso_string,
     js_replace_all,
@@ -55,6 +57,8 @@ class CompiledPrompt:
 
 def listed_memory_paths(head: CommittedHead) -> list[str]:
     """What upstream keeps of `git ls-tree -r --name-only HEAD`: unquoted names, trimmed, ending `.md`."""
+    if exceeds_exec_max_buffer(sum(len(git_quoted_path(e.path)) + 1 for e in head.entries)):
+        return []  # upstream's ls-tree throws ENOBUFS and its catch returns no files
     paths = []
     for entry in head.entries:
         if git_quotes_path(entry.path):
@@ -85,7 +89,7 @@ def collect_memory_files(memory_dir: Path, profile: Profile) -> tuple[list[Memor
                 files.append(MemoryFile(path, label_from_path(path), "", ""))
                 continue
             raw = contents[path]
-            if raw is None:
+            if raw is None or exceeds_exec_max_buffer(len(raw)):
                 continue  # `git show` failed: upstream's try/catch skips the file
             parsed = parse_frontmatter(decode_utf8_lossy(raw), profile.frontmatter)
             description = parsed.frontmatter.get("description")

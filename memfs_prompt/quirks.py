@@ -55,6 +55,33 @@ def git_quotes_path(name: bytes) -> bool:
     return any(b < 0x20 or b == 0x7F or b == 0x22 or b == 0x5C or b >= 0x80 for b in name)
 
 
+EXEC_MAX_BUFFER = 1024 * 1024
+
+
+def exceeds_exec_max_buffer(output_size: int) -> bool:
+    """`execFileSync` throws ENOBUFS past its default maxBuffer (1 MiB); upstream's try/catch then drops the file."""
+    return output_size > EXEC_MAX_BUFFER
+
+
+_C_ESCAPES = {0x07: "a", 0x08: "b", 0x09: "t", 0x0A: "n", 0x0B: "v", 0x0C: "f", 0x0D: "r", 0x22: '"', 0x5C: "\\"}
+
+
+def git_quoted_path(name: bytes) -> bytes:
+    """The name as `git ls-tree` prints it: C-quoted (`"a\\303\\251.md"`) when git_quotes_path says so."""
+    if not git_quotes_path(name):
+        return name
+    out = ['"']
+    for b in name:
+        if b in _C_ESCAPES:
+            out.append("\\" + _C_ESCAPES[b])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    out.append('"')
+    return "".join(out).encode("ascii")
+
+
 def decode_utf8_lossy(data: bytes) -> str:
     """`execFileSync(..., {encoding: "utf8"})`: invalid UTF-8 becomes U+FFFD, a BOM is kept."""
     return data.decode("utf-8", "replace")

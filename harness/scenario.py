@@ -1,0 +1,202 @@
+"""Loading scenarios: YAML files in cases/, validated against schema.json, errors with file and line."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+DEFAULT_INPUTS: dict[str, Any] = {
+    "system": "You are a helpful agent.\n\n{CORE_MEMORY}",
+    "agent_id": "agent-conformance",
+    "conversation_id": "conv-conformance",
+    "now": "2026-01-02T03:04:05.678Z",
+    "previous_message_count": 0,
+    "include_memfs": True,
+}
+
+
+class ScenarioError(Exception):
+    """A scenario file that cannot be used; the message names the file, the line and the fix."""
+
+    def __init__(self, path: Path, line: int | None, message: str) -> None:
+        self.path, self.line = path, line
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    references: tuple[str, ...]
+    fields: tuple[str, ...]
+    kind: str
+    reason: str
+    link: str | None = None
+
+    def applies_to(self, reference: str) -> bool:
+        return "*" in self.references or reference in self.references
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    description: str
+    path: Path
+    tags: tuple[str, ...]
+    inputs: dict[str, Any]
+    repo: dict[str, Any]
+    pins: str = ""
+    profiles: tuple[str, ...] = ()
+    expect: dict[str, Any] | None = None
+    divergences: tuple[Divergence, ...] = ()
+    line: int = 1
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return self.path.parent.name  # compile / lifecycle
+
+    def repo_digest(self) -> str:
+        """Identifies the materialized repository: same repo spec, same bytes on disk."""
+        canonical = json.dumps(self.repo, sort_keys=True, ensure_ascii=True)
+        return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:20]
+
+    def divergences_for(self, reference: str) -> list[Divergence]:
+        return [d for d in self.divergences if d.applies_to(reference)]
+
+
+@dataclass
+class LoadResult:
+    scenarios: list[Scenario]
+    errors: list[ScenarioError]
+
+
+def _schema() -> dict[str, Any]:
+    return json.loads(resources.files("harness").joinpath("schema.json").read_text(encoding="utf-8"))
+
+
+def _node_at(node: yaml.Node, path: list[Any]) -> yaml.Node:
+    """The YAML node at a JSON path, for the line number of a schema error."""
+    for key in path:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == key), None)
+            if match is None:
+                return node
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            return node
+    return node
+
+
+def _fix_hint(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        return " (remove it, or check its spelling against harness/schema.json)"
+    if error.validator == "required":
+        return " (add it)"
+    if error.validator in ("enum", "pattern", "type", "oneOf"):
+        return " (see harness/schema.json for the allowed forms)"
+    return ""
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Parse and validate one file; raises ScenarioError naming the file, line and fix."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioError(path, None, f"not UTF-8 ({error.reason} at byte {error.start}); save it as UTF-8") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        raise ScenarioError(path, line, f"invalid YAML: {getattr(error, 'problem', error)}") from None
+    if not isinstance(data, dict) or root is None:
+        raise ScenarioError(path, 1, "a scenario is a mapping with id, description and repo")
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        error = min(errors, key=lambda e: len(list(e.absolute_path)))
+        where = list(error.absolute_path)
+        line = _node_at(root, where).start_mark.line + 1
+        field_name = "/".join(str(p) for p in where) or "(top level)"
+        raise ScenarioError(path, line, f"{field_name}: {error.message}{_fix_hint(error)}")
+    _check_content(path, root, data)
+    inputs = {**DEFAULT_INPUTS, **data.get("inputs", {})}
+    return Scenario(
+        id=data["id"],
+        description=data["description"],
+        path=path,
+        tags=tuple(data.get("tags", ())),
+        inputs=inputs,
+        repo=data["repo"],
+        pins=data.get("pins", ""),
+        profiles=tuple(data.get("profiles", ())),
+        expect=data.get("expect"),
+        divergences=tuple(
+            Divergence(tuple(d["references"]), tuple(d["fields"]), d["kind"], d["reason"], d.get("link"))
+            for d in data.get("divergences", ())
+        ),
+        line=1,
+        raw=data,
+    )
+
+
+def _check_content(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
+    """Checks the schema cannot express: valid base64, one repo source."""
+    repo = data["repo"]
+    if repo.get("commits") and repo.get("generate"):
+        line = _node_at(root, ["repo", "generate"]).start_mark.line + 1
+        raise ScenarioError(path, line, "repo: give either commits or generate, not both")
+    for index, commit in enumerate(repo.get("commits", ())):
+        files = commit.get("files", {})
+        entries = files.items() if isinstance(files, dict) else [(e.get("path"), e["content"]) for e in files]
+        for name, content in entries:
+            if isinstance(content, dict) and "base64" in content:
+                try:
+                    base64.b64decode(content["base64"], validate=True)
+                except ValueError:
+                    where = ["repo", "commits", index, "files"] + ([name] if name else [])
+                    line = _node_at(root, where).start_mark.line + 1
+                    raise ScenarioError(path, line, f"{name}: base64 is not valid; encode the bytes with base64") from None
+
+
+def discover(paths: list[Path]) -> list[Path]:
+    """Every *.yaml under the given files or directories, in a stable order."""
+    found: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found.update(p for p in path.rglob("*.yaml") if p.is_file())
+        elif path.exists():
+            found.add(path)
+    return sorted(found)
+
+
+def load_scenarios(paths: list[Path]) -> LoadResult:
+    """Load every scenario; bad files become errors and the others still load. Duplicate ids are errors."""
+    scenarios: list[Scenario] = []
+    errors: list[ScenarioError] = []
+    seen: dict[str, Path] = {}
+    for path in discover(paths):
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as error:
+            errors.append(error)
+            continue
+        if scenario.id in seen:
+            errors.append(
+                ScenarioError(path, 1, f"id {scenario.id!r} is already used by {seen[scenario.id]}; give it a new id")
+            )
+            continue
+        seen[scenario.id] = path
+        scenarios.append(scenario)
+    return LoadResult(scenarios, errors)
