@@ -170,7 +170,9 @@ def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> Materiali
         _write_worktree(repo_dir, state)
         memory_dir.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
-    subprocess.run(["git", "init", "-q", "--initial-branch=main", str(repo_dir)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "init", "-q", "--initial-branch=main", str(repo_dir)], env=env, check=True, capture_output=True
+    )
     repo = Repo(repo_dir)
     head = None
     if kind == "git":

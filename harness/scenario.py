@@ -167,7 +167,9 @@ def _check_content(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
                 except ValueError:
                     where = ["repo", "commits", index, "files"] + ([name] if name else [])
                     line = _node_at(root, where).start_mark.line + 1
-                    raise ScenarioError(path, line, f"{name}: base64 is not valid; encode the bytes with base64") from None
+                    raise ScenarioError(
+                        path, line, f"{name}: base64 is not valid; encode the bytes with base64"
+                    ) from None
 
 
 def discover(paths: list[Path]) -> list[Path]:

@@ -1,8 +1,8 @@
 """Python port of letta-code's local system-prompt compiler (`compileLocalSystemPrompt`).
 
-    from memfs_prompt import compile_system_prompt, resolve_profile
-    record = compile_system_prompt("~/.letta/memory", system="...{CORE_MEMORY}", agent_id="a",
-                                   conversation_id="c", profile=resolve_profile("letta-code@0.32.18"))
+from memfs_prompt import compile_system_prompt, resolve_profile
+record = compile_system_prompt("~/.letta/memory", system="...{CORE_MEMORY}", agent_id="a",
+                               conversation_id="c", profile=resolve_profile("letta-code@0.32.18"))
 """
 
 from .compiler import CompiledPrompt, compile_system_prompt

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .compiler import compile_system_prompt
@@ -22,7 +22,7 @@ def parse_now(text: str) -> datetime:
     """An ISO 8601 instant; a value without an offset is taken as UTC (JS would take local time)."""
     value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return value
 
 
@@ -32,9 +32,7 @@ def why_memory_is_empty(memory_dir: Path) -> str | None:
         return f"{memory_dir} does not exist"
     if not memory_dir.is_dir():
         return f"{memory_dir} is not a directory"
-    probe = subprocess.run(
-        ["git", "rev-parse", "--verify", "HEAD"], cwd=memory_dir, capture_output=True, check=False
-    )
+    probe = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=memory_dir, capture_output=True, check=False)
     if probe.returncode != 0:
         inside = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=memory_dir, capture_output=True, check=False)
         if inside.returncode != 0:
@@ -71,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as error:
         parser.error(str(error.args[0]))
     try:
-        now = parse_now(args.now) if args.now else datetime.now(timezone.utc)
+        now = parse_now(args.now) if args.now else datetime.now(UTC)
     except ValueError:
         parser.error(f"--now {args.now!r} is not an ISO 8601 date-time (e.g. 2026-01-01T00:00:00Z)")
     if args.system_file is not None:

@@ -6,8 +6,9 @@ record. The per-conversation cache lives elsewhere.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +74,11 @@ def label_from_path(relative_path: str) -> str:
     return relative_path[: -len(".md")] if relative_path.endswith(".md") else relative_path
 
 
-def collect_memory_files(memory_dir: Path, profile: Profile) -> tuple[list[MemoryFile], str | None, bool]:
+def collect_memory_files(
+    memory_dir: Path, profile: Profile, git_env: Mapping[str, str] | None = None
+) -> tuple[list[MemoryFile], str | None, bool]:
     """Files (sorted by label, as upstream sorts), the HEAD revision, and whether the tree is memfs-v2."""
-    head = open_committed_head(memory_dir)
+    head = open_committed_head(memory_dir, git_env)
     try:
         if head.revision is None:
             return [], None, False
@@ -140,11 +143,15 @@ def compile_system_prompt(
     previous_message_count: int = 0,
     include_memfs: bool = True,
     profile: Profile = DEFAULT,
+    git_env: Mapping[str, str] | None = None,
 ) -> CompiledPrompt:
-    """Compile the system prompt for the memory repository at `memory_dir`, as `profile` does."""
-    compiled_at = now if now is not None else datetime.now(timezone.utc)
+    """Compile the system prompt for the memory repository at `memory_dir`, as `profile` does.
+
+    `git_env` is the environment for the one git process (default: inherited, as upstream's is).
+    """
+    compiled_at = now if now is not None else datetime.now(UTC)
     if include_memfs or not profile.honours_include_memfs:
-        files, revision, v2 = collect_memory_files(Path(memory_dir), profile)
+        files, revision, v2 = collect_memory_files(Path(memory_dir), profile, git_env)
     else:
         files, revision, v2 = [], None, False
     literal = bun_pragma_literal if profile.pragma_latin1_literals else _identity

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +35,11 @@ class GitObject:
 class CatFileBatch:
     """A `git cat-file --batch` process answering object requests in order."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None) -> None:
         self._proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -140,12 +142,15 @@ def git_show_tree_text(path: str, tree: bytes) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def open_committed_head(memory_dir: Path) -> CommittedHead:
-    """Read HEAD as upstream sees it from `memory_dir`; revision None when there is none."""
+def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) -> CommittedHead:
+    """Read HEAD as upstream sees it from `memory_dir`; revision None when there is none.
+
+    `env` is the environment git runs under (default: this process's), as upstream inherits its own.
+    """
     if not os.path.exists(memory_dir):
         return CommittedHead(None, [], None)
     try:
-        batch = CatFileBatch(memory_dir)
+        batch = CatFileBatch(memory_dir, env)
     except OSError:  # not a directory, git missing
         return CommittedHead(None, [], None)
     try:

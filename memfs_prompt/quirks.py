@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 # ECMAScript WhiteSpace + LineTerminator (ES2024 12.2/12.3): what String.prototype.trim strips.
 JS_WHITESPACE = frozenset(
@@ -158,16 +158,15 @@ def bun_pragma_literal(value: str) -> str:
 
 def js_iso_string(moment: datetime) -> str:
     """`Date.prototype.toISOString()`: UTC, milliseconds, `Z`."""
-    utc = moment.astimezone(timezone.utc)
+    utc = moment.astimezone(UTC)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 def format_utc_timestamp(moment: datetime) -> str:
     """Upstream `formatUtcTimestamp`: 12-hour clock, `AM`/`PM`, literal `UTC+0000`."""
-    utc = moment.astimezone(timezone.utc)
+    utc = moment.astimezone(UTC)
     hour12 = utc.hour % 12 or 12
     meridiem = "AM" if utc.hour < 12 else "PM"
     return (
-        f"{utc.year}-{utc.month:02d}-{utc.day:02d} {hour12:02d}:{utc.minute:02d}:{utc.second:02d}"
-        f" {meridiem} UTC+0000"
+        f"{utc.year}-{utc.month:02d}-{utc.day:02d} {hour12:02d}:{utc.minute:02d}:{utc.second:02d} {meridiem} UTC+0000"
     )

@@ -46,7 +46,7 @@ class _JsObject:
             node = node.proto
         return None
 
-    def keys(self) -> list[str]:
+    def own_keys(self) -> list[str]:
         ints = sorted((k for k in self.own if _is_array_index(k)), key=int)
         return ints + [k for k in self.own if not _is_array_index(k)]
 
@@ -113,7 +113,7 @@ def render_system_tree(files: list[MemoryFile]) -> str:
 
     def render(node: _JsObject, indent: int, path_parts: list[str]) -> None:
         pad = "  " * indent
-        keys = [k for k in node.keys() if k not in (_LEAF_VALUE, _LEAF_DESCRIPTION)]
+        keys = [k for k in node.own_keys() if k not in (_LEAF_VALUE, _LEAF_DESCRIPTION)]
         for key in sorted(keys, key=locale_compare_key):
             child = node.own[key]
             assert isinstance(child, _JsObject)

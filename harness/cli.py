@@ -1,0 +1,184 @@
+"""`conformance`: run the corpus, diff one repository, list cases."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
+
+from .compare import render_field_diff
+from .releases import ReferenceSpec, load_manifest
+from .report import RunReport, write_reports
+from .run import FAILING, CaseResult, Session, judge
+from .runners.base import CompileRequest
+from .scenario import Scenario, load_scenarios
+
+DEFAULT_CASES = Path("cases")
+
+
+def default_reference() -> str:
+    return f"npm:{load_manifest()['default']}"
+
+
+def select(scenarios: list[Scenario], expression: str | None) -> list[Scenario]:
+    """`-k`: keep cases whose id or a tag contains any of the comma-separated words."""
+    if not expression:
+        return scenarios
+    words = [w.strip() for w in expression.split(",") if w.strip()]
+    return [s for s in scenarios if any(w in s.id or w in s.tags for w in words)]
+
+
+class Progress:
+    """`[done/total] failures` on a terminal; silent otherwise."""
+
+    def __init__(self, total: int, stream=sys.stderr) -> None:  # type: ignore[no-untyped-def]
+        self.total, self.done, self.failures, self.stream = total, 0, 0, stream
+        self.enabled = stream.isatty()
+
+    def __call__(self, result: CaseResult) -> None:
+        self.done += 1
+        if result.status in FAILING:
+            self.failures += 1
+        if self.enabled:
+            self.stream.write(f"\r[{self.done}/{self.total}] failures: {self.failures}  {result.case_id[:40]:<40}")
+            self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    loaded = load_scenarios(args.paths or [DEFAULT_CASES])
+    for error in loaded.errors:
+        print(f"error: {error}", file=sys.stderr)
+    scenarios = select([s for s in loaded.scenarios if s.kind == "compile"], args.k)
+    if not scenarios and not loaded.errors:
+        print("no scenarios selected", file=sys.stderr)
+        return 2
+    specs = [ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])]
+    cases_per_run = sum(1 if s.expect else len(specs) for s in scenarios)
+    progress = Progress(cases_per_run)
+    with Session(specs, profile_override=args.profile, timeout=args.timeout) as session:
+        results = session.run(scenarios, progress)
+        progress.finish()
+        references = [ref.runner.describe() for ref in session.references]
+    report = RunReport(results, references, loaded.errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing)
+    for result in results:
+        if result.status in FAILING:
+            print(f"{result.status.upper()}: {result.case_id} [{result.reference}] ({result.path})", file=sys.stderr)
+            for reason in result.reasons:
+                print(f"  {reason}", file=sys.stderr)
+            for diff in result.diffs[:3]:
+                print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
+    counts = report.counts
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    print(f"{len(results)} results: {summary}")
+    if args.report:
+        paths = write_reports(report, Path(args.report))
+        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
+    return 0 if report.ok else 1
+
+
+def cmd_diff_repo(args: argparse.Namespace) -> int:
+    memory_dir = Path(args.memory_dir).resolve()
+    request = CompileRequest(
+        memory_dir=memory_dir,
+        system=args.system,
+        agent_id=args.agent_id,
+        conversation_id=args.conversation_id,
+        now=args.now,
+        previous_message_count=args.previous_message_count,
+    )
+    try:
+        parse_now(args.now)
+    except ValueError:
+        print(f"--now {args.now!r} is not ISO 8601", file=sys.stderr)
+        return 2
+    spec = ReferenceSpec.parse(args.reference or default_reference())
+    with Session([spec], profile_override=args.profile) as session:
+        session.start()
+        ref = session.references[0]
+        ref_outcome = ref.runner.compile(request)
+        port_outcome = session.port(ref.profile).compile(request)
+    scenario = Scenario("diff-repo", "an existing repository", memory_dir, (), {}, {})
+    status, diffs, reasons = judge(scenario, ref.label, ref_outcome, port_outcome)
+    if status == "error":
+        print(f"could not run: {'; '.join(reasons)}", file=sys.stderr)
+        if ref_outcome.stderr:
+            print(ref_outcome.stderr, file=sys.stderr)
+        return 2
+    if not diffs:
+        print(f"identical: Python port ({ref.profile.name}) and letta-code {ref.label} on {memory_dir}")
+        return 0
+    print(f"different: Python port ({ref.profile.name}) vs letta-code {ref.label} on {memory_dir}")
+    for diff in diffs:
+        print(render_field_diff(diff))
+    return 1
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    loaded = load_scenarios(args.paths or [DEFAULT_CASES])
+    for scenario in select(loaded.scenarios, args.k):
+        print(f"{scenario.id}\t{scenario.kind}\t{','.join(scenario.tags)}\t{scenario.pins or scenario.description}")
+    for error in loaded.errors:
+        print(f"error: {error}", file=sys.stderr)
+    return 1 if loaded.errors else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conformance", description="Differential conformance harness for letta-code's memory compiler."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run scenarios against the Python port and references")
+    run.add_argument("paths", nargs="*", type=Path, help="scenario files or directories (default: cases/)")
+    run.add_argument(
+        "--reference",
+        action="append",
+        help="npm:VERSION, bundle:PATH or checkout:PATH (repeatable; default: the pinned default)",
+    )
+    run.add_argument("--profile", help="Python profile to compare with (default: the one matching each reference)")
+    run.add_argument("--report", help="directory for index.html, report.json and junit.xml")
+    run.add_argument("-k", help="only cases whose id or tags contain one of these comma-separated words")
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds a reference may take per request")
+    run.add_argument(
+        "--no-timing", action="store_true", help="leave timings out of report.json (byte-identical reruns)"
+    )
+    run.set_defaults(func=cmd_run)
+
+    diff = commands.add_parser("diff-repo", help="compare the Python port and a reference on an existing repository")
+    diff.add_argument("memory_dir")
+    diff.add_argument("--reference")
+    diff.add_argument("--profile")
+    diff.add_argument("--system", default=DEFAULT_SYSTEM)
+    diff.add_argument("--agent-id", default=DEFAULT_AGENT_ID)
+    diff.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
+    diff.add_argument("--now", default="2026-01-02T03:04:05.678Z")
+    diff.add_argument("--previous-message-count", type=int, default=0)
+    diff.set_defaults(func=cmd_diff_repo)
+
+    lister = commands.add_parser("list", help="list scenarios")
+    lister.add_argument("paths", nargs="*", type=Path)
+    lister.add_argument("-k")
+    lister.set_defaults(func=cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (KeyError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Byte comparison of compile records: which fields differ, where, and what the bytes around it are."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from .runners.base import Outcome
+
+COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
+ABSENT = "<absent>"
+CONTEXT_BYTES = 48
+
+_GLYPHS = {
+    "\t": "␉", "\n": "␊\n", "\r": "␍", "\x0b": "␋", "\x0c": "␌", "\x00": "␀", "\x7f": "␡",
+    "\ufeff": "⟨BOM⟩", "\u00a0": "⟨NBSP⟩", "\ufffd": "⟨U+FFFD⟩", "\u2028": "⟨LS⟩", "\u2029": "⟨PS⟩",
+    "\u0085": "⟨NEL⟩", "\u200b": "⟨ZWSP⟩", "\u3000": "⟨IDSP⟩",
+}  # fmt: skip
+
+
+def visible(text: str) -> str:
+    """Text with invisible characters as glyphs (␍ for CR, ⟨BOM⟩, ·  for a trailing space...)."""
+    out = []
+    for index, ch in enumerate(text):
+        if ch in _GLYPHS:
+            out.append(_GLYPHS[ch])
+        elif ord(ch) < 0x20:
+            out.append(chr(0x2400 + ord(ch)))
+        elif ch == " " and (index + 1 == len(text) or text[index + 1] in "\r\n"):
+            out.append("·")
+        elif unicodedata.category(ch) in ("Cf", "Cc", "Zl", "Zp", "Zs", "Cs", "Co", "Cn") and ch != " ":
+            out.append(f"⟨U+{ord(ch):04X}⟩")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def first_diff_offset(left: bytes, right: bytes) -> int | None:
+    """Offset of the first differing byte, the shorter length when one is a prefix, None when equal."""
+    if left == right:
+        return None
+    for index, (a, b) in enumerate(zip(left, right)):
+        if a != b:
+            return index
+    return min(len(left), len(right))
+
+
+def as_bytes(value: Any) -> bytes:
+    if value is None:
+        return ABSENT.encode()
+    text = value if isinstance(value, str) else repr(value)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def around(data: bytes, offset: int, width: int = CONTEXT_BYTES) -> str:
+    """The bytes around offset, decoded leniently and made visible."""
+    start = max(0, offset - width)
+    return visible(data[start : offset + width].decode("utf-8", "replace"))
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    field: str
+    reference: Any
+    port: Any
+    offset: int | None  # first differing byte in the UTF-8 encodings
+
+    def to_json(self) -> dict[str, Any]:
+        ref_bytes, port_bytes = as_bytes(self.reference), as_bytes(self.port)
+        offset = self.offset or 0
+        return {
+            "field": self.field,
+            "offset": self.offset,
+            "reference_bytes": len(ref_bytes),
+            "port_bytes": len(port_bytes),
+            "reference_context": around(ref_bytes, offset),
+            "port_context": around(port_bytes, offset),
+        }
+
+
+def outcome_value(outcome: Outcome, field: str) -> Any:
+    return (outcome.record or {}).get(field)
+
+
+def compare_outcomes(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> list[FieldDiff]:
+    """Field differences between two outcomes that both ran (status ok or thrown)."""
+    if reference.status == "thrown" or port.status == "thrown":
+        if reference.status == port.status:
+            return []  # both threw: upstream's message is not part of the contract
+        return [FieldDiff("thrown", reference.thrown, port.thrown, 0)]
+    diffs = []
+    for name in fields:
+        ref_value, port_value = outcome_value(reference, name), outcome_value(port, name)
+        if ref_value != port_value:
+            diffs.append(
+                FieldDiff(name, ref_value, port_value, first_diff_offset(as_bytes(ref_value), as_bytes(port_value)))
+            )
+    return diffs
+
+
+def structured_diff(reference: dict[str, Any] | None, port: dict[str, Any] | None) -> str:
+    """A deepdiff of two records, for the report (long strings are summarised, not dumped)."""
+    diff = DeepDiff(reference or {}, port or {}, verbose_level=2, max_diffs=200)
+    return diff.to_json(indent=1) if diff else ""
+
+
+def render_field_diff(diff: FieldDiff) -> str:
+    """A readable text block for terminals and pytest: offset, both sides around it."""
+    info = diff.to_json()
+    return (
+        f"{diff.field}: first difference at byte {diff.offset} "
+        f"(reference {info['reference_bytes']} bytes, port {info['port_bytes']} bytes)\n"
+        f"  reference: …{info['reference_context']}…\n"
+        f"  port:      …{info['port_context']}…"
+    )

@@ -1,0 +1,219 @@
+"""Writing results: report.json (stable schema, docs/report-format.md), junit.xml, index.html.
+
+Timing lives only under `timing` keys, so two runs of the same corpus give the same
+bytes once those are removed (and `--no-timing` leaves them out altogether).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from .compare import as_bytes, visible
+from .run import FAILING, CaseResult
+from .scenario import ScenarioError
+
+SCHEMA = "letta-conformance/report/1"
+STATUSES = ("pass", "fail", "known-divergence", "stale-divergence", "error")
+MAX_SIDE_BYTES = 64 * 1024  # side-by-side views are cut here, with a note
+
+
+@dataclass
+class RunReport:
+    results: list[CaseResult]
+    references: list[dict[str, Any]]
+    load_errors: list[ScenarioError]
+    command: list[str]
+    timing: bool = True
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = Counter(r.status for r in self.results)
+        counts["load-error"] = len(self.load_errors)
+        return {status: counts.get(status, 0) for status in (*STATUSES, "load-error")}
+
+    @property
+    def ok(self) -> bool:
+        return not self.load_errors and not any(r.status in FAILING for r in self.results) and bool(self.results)
+
+
+def reproduce_commands(result: CaseResult) -> list[str]:
+    cmds = [
+        f"conformance run {shlex.quote(result.path)} --reference {shlex.quote(_reference_arg(result))} -k {shlex.quote(result.case_id)}"
+    ]
+    req = result.request
+    if req:
+        cmds.append(
+            "python -m memfs_prompt compile "
+            + " ".join(
+                shlex.quote(part)
+                for part in [req["memoryDir"], "--json", "--profile", result.profile, "--agent-id", req["agentId"],
+                             "--conversation-id", req["conversationId"], "--system", req["system"], "--now", req["now"],
+                             "--previous-message-count", str(req["previousMessageCount"])]
+            )
+            + ("" if req.get("includeMemfs", True) else " --no-memfs")
+        )  # fmt: skip
+        if result.reference != "golden":
+            cmds.append(
+                f"conformance diff-repo {shlex.quote(req['memoryDir'])} --reference {shlex.quote(_reference_arg(result))}"
+            )
+    return cmds
+
+
+def _reference_arg(result: CaseResult) -> str:
+    ref = result.reference
+    return ref if ":" in ref else f"npm:{ref}"
+
+
+def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
+    def outcome(o: Any) -> Any:
+        if o is None:
+            return None
+        data = o.to_json()
+        data.pop("elapsed_ms", None)
+        return data
+
+    data: dict[str, Any] = {
+        "case": result.case_id,
+        "reference": result.reference,
+        "profile": result.profile,
+        "status": result.status,
+        "tags": list(result.tags),
+        "path": result.path,
+        "description": result.description,
+        "pins": result.pins,
+        "reasons": result.reasons,
+        "diffs": [d.to_json() for d in result.diffs],
+        "structured_diff": result.structured,
+        "request": result.request,
+        "reference_outcome": outcome(result.reference_outcome),
+        "port_outcome": outcome(result.port_outcome),
+        "reproduce": reproduce_commands(result),
+    }
+    if timing:
+        data["timing"] = {
+            "seconds": round(result.seconds, 4),
+            "reference_ms": round(result.reference_outcome.elapsed_ms, 3) if result.reference_outcome else None,
+            "port_ms": round(result.port_outcome.elapsed_ms, 3) if result.port_outcome else None,
+        }
+    return data
+
+
+def report_json(report: RunReport) -> dict[str, Any]:
+    references = report.references if report.timing else [_without_timing(r) for r in report.references]
+    return {
+        "schema": SCHEMA,
+        "ok": report.ok,
+        "counts": report.counts,
+        "references": references,
+        "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
+        "results": [
+            result_json(r, report.timing) for r in sorted(report.results, key=lambda r: (r.case_id, r.reference))
+        ],
+    }
+
+
+def _without_timing(info: dict[str, Any]) -> dict[str, Any]:
+    clean = {k: v for k, v in info.items() if k not in ("starts",)}
+    if isinstance(clean.get("info"), dict):
+        clean["info"] = {k: v for k, v in clean["info"].items() if k != "importMs"}
+    return clean
+
+
+def junit_xml(report: RunReport) -> bytes:
+    suites = ET.Element("testsuites", name="letta-conformance")
+    by_reference: dict[str, list[CaseResult]] = {}
+    for result in sorted(report.results, key=lambda r: (r.reference, r.case_id)):
+        by_reference.setdefault(result.reference, []).append(result)
+    for reference, results in by_reference.items():
+        counts = Counter(r.status for r in results)
+        suite = ET.SubElement(
+            suites, "testsuite", name=f"conformance[{reference}]", tests=str(len(results)),
+            failures=str(counts["fail"] + counts["stale-divergence"]), errors=str(counts["error"]),
+            skipped=str(counts["known-divergence"]),
+        )  # fmt: skip
+        for result in results:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"cases.{Path(result.path).parent.name}",
+                name=result.case_id,
+                file=result.path,
+            )
+            if report.timing:
+                case.set("time", f"{result.seconds:.3f}")
+            text = "\n".join(result.reasons + [d.field + f" differs at byte {d.offset}" for d in result.diffs])
+            if result.status in ("fail", "stale-divergence"):
+                ET.SubElement(case, "failure", message=result.status, type=result.status).text = text
+            elif result.status == "error":
+                ET.SubElement(case, "error", message="could not run", type="error").text = text
+            elif result.status == "known-divergence":
+                ET.SubElement(case, "skipped", message=f"known divergence: {'; '.join(result.reasons)}")
+    if report.load_errors:
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name="scenario-files",
+            tests=str(len(report.load_errors)),
+            errors=str(len(report.load_errors)),
+        )
+        for error in report.load_errors:
+            case = ET.SubElement(suite, "testcase", classname="cases", name=str(error.path))
+            ET.SubElement(case, "error", message="invalid scenario").text = str(error)
+    ET.indent(suites)
+    return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="utf-8") + b"\n"
+
+
+def side_by_side(result: CaseResult) -> list[dict[str, Any]]:
+    """For each differing field: both sides as visible text, split at the first differing byte."""
+    views = []
+    for diff in result.diffs:
+        sides = {}
+        for name, value in (("reference", diff.reference), ("port", diff.port)):
+            data = as_bytes(value)
+            offset = diff.offset or 0
+            truncated = len(data) > MAX_SIDE_BYTES
+            shown = data[:MAX_SIDE_BYTES]
+            sides[name] = {
+                "before": visible(shown[:offset].decode("utf-8", "replace")),
+                "at": visible(shown[offset : offset + 1].decode("utf-8", "replace")) or "⟨end⟩",
+                "after": visible(shown[offset + 1 :].decode("utf-8", "replace")),
+                "truncated": truncated,
+                "size": len(data),
+            }
+        views.append({"field": diff.field, "offset": diff.offset, **sides})
+    return views
+
+
+def render_html(report: RunReport) -> str:
+    env = Environment(loader=PackageLoader("harness", "templates"), autoescape=select_autoescape(["html"]))
+    template = env.get_template("report.html.j2")
+    results = sorted(report.results, key=lambda r: (r.case_id, r.reference))
+    references = sorted({r.reference for r in results})
+    matrix: dict[str, dict[str, str]] = {}
+    for r in results:
+        matrix.setdefault(r.case_id, {})[r.reference] = r.status
+    tags = sorted({t for r in results for t in r.tags})
+    return template.render(
+        report=report, counts=report.counts, results=results, references=references, matrix=matrix, tags=tags,
+        failing=[r for r in results if r.status != "pass"], side_by_side=side_by_side,
+        reproduce=reproduce_commands, command=" ".join(shlex.quote(c) for c in report.command),
+    )  # fmt: skip
+
+
+def write_reports(report: RunReport, directory: Path) -> dict[str, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {"json": directory / "report.json", "junit": directory / "junit.xml", "html": directory / "index.html"}
+    paths["json"].write_text(
+        json.dumps(report_json(report), indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8"
+    )
+    paths["junit"].write_bytes(junit_xml(report))
+    paths["html"].write_text(render_html(report), encoding="utf-8")
+    return paths

@@ -1,0 +1,242 @@
+"""Running scenarios against implementations and deciding each case's verdict.
+
+A case passes only when every implementation ran and agreed. A reference that could not
+run is an error. A recorded divergence that still diverges is `known-divergence`; one that
+no longer diverges is `stale-divergence`, a failure, so the list stays true.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve_profile
+
+from .compare import FieldDiff, compare_outcomes, structured_diff
+from .gitenv import isolated_env
+from .releases import ReferenceSpec, cache_root
+from .repo import MaterializedRepo, materialize_repo
+from .runners.base import CompileRequest, Outcome, Runner
+from .runners.bun_reference import BunReferenceRunner
+from .runners.python_port import PythonPortRunner
+from .scenario import Scenario
+
+PASS, FAIL, KNOWN, STALE, ERROR = "pass", "fail", "known-divergence", "stale-divergence", "error"
+FAILING = (FAIL, STALE, ERROR)
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    reference: str  # reference label, or `golden` for spec-only cases
+    profile: str
+    status: str
+    tags: tuple[str, ...]
+    path: str
+    description: str = ""
+    pins: str = ""
+    diffs: list[FieldDiff] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    reference_outcome: Outcome | None = None
+    port_outcome: Outcome | None = None
+    structured: str = ""
+    memory_dir: str = ""
+    request: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILING
+
+
+@dataclass
+class ReferenceUnderTest:
+    """A reference and the Python profile it is compared with."""
+
+    runner: Runner
+    profile: Profile
+
+    @property
+    def label(self) -> str:
+        return (
+            self.runner.name.removeprefix("letta-code@")
+            if self.runner.name.startswith("letta-code@")
+            else self.runner.name
+        )
+
+
+def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
+    if override:
+        return resolve_profile(override)
+    if spec.kind == "npm":
+        return profile_for_release(spec.value.removeprefix("letta-code@"))
+    return DEFAULT
+
+
+def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
+    inputs = scenario.inputs
+    return CompileRequest(
+        memory_dir=repo.memory_dir,
+        system=inputs["system"],
+        agent_id=inputs["agent_id"],
+        conversation_id=inputs["conversation_id"],
+        now=inputs["now"],
+        previous_message_count=inputs["previous_message_count"],
+        include_memfs=inputs["include_memfs"],
+    )
+
+
+def judge(
+    scenario: Scenario, reference_label: str, reference: Outcome, port: Outcome
+) -> tuple[str, list[FieldDiff], list[str]]:
+    """Verdict for one case against one reference."""
+    reasons: list[str] = []
+    if reference.status == "error":
+        return ERROR, [], [f"reference could not run: {reference.error}"]
+    if port.status == "error":
+        return ERROR, [], [f"Python port could not run: {port.error}"]
+    diffs = compare_outcomes(reference, port)
+    listed = scenario.divergences_for(reference_label)
+    listed_fields = {f for d in listed for f in d.fields}
+    diff_fields = {d.field for d in diffs}
+    if not listed:
+        return (FAIL if diffs else PASS), diffs, reasons
+    unexplained = diff_fields - listed_fields
+    if unexplained:
+        reasons.append(f"differs in {', '.join(sorted(unexplained))}, which no recorded divergence covers")
+        return FAIL, diffs, reasons
+    stale = listed_fields - diff_fields
+    if stale:
+        reasons.append(
+            f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {reference_label}: "
+            "remove it from the case (or narrow its references)"
+        )
+        return STALE, diffs, reasons
+    reasons += [f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed]
+    return KNOWN, diffs, reasons
+
+
+def judge_golden(scenario: Scenario, port: Outcome) -> tuple[str, list[FieldDiff], list[str]]:
+    """Spec-only cases: the port against expected bytes quoted from the spec."""
+    expect = scenario.expect or {}
+    if port.status != "ok":
+        return ERROR, [], [f"Python port did not produce a record: {port.error or port.thrown}"]
+    golden = Outcome("ok", record={"coreMemory": expect.get("coreMemory")})
+    diffs = compare_outcomes(golden, port, ("coreMemory",))
+    reasons = [f"expected bytes from {expect.get('source')} (no runnable reference)"]
+    size = expect.get("coreMemory_bytes")
+    actual = len(((port.record or {}).get("coreMemory") or "").encode("utf-8"))
+    if size is not None and size != actual:
+        reasons.append(f"coreMemory is {actual} bytes, the spec says {size}")
+        return FAIL, diffs, reasons
+    return (FAIL if diffs else PASS), diffs, reasons
+
+
+class Session:
+    """One run: the cache, the isolated environment, and the references (each started once)."""
+
+    def __init__(
+        self,
+        references: list[ReferenceSpec],
+        *,
+        profile_override: str | None = None,
+        cache: Path | None = None,
+        timeout: float = 60.0,
+        runner_factory: Callable[[ReferenceSpec, Path], Runner] | None = None,
+    ) -> None:
+        self.cache = cache or cache_root()
+        self.home = self.cache / "home"
+        self.ceiling = self.cache / "repos"
+        self.git_env = isolated_env(self.home, self.ceiling)
+        factory = runner_factory or (lambda spec, cache: BunReferenceRunner(spec, self.home, self.ceiling, timeout))
+        self.references = [
+            ReferenceUnderTest(factory(spec, self.cache), profile_for_reference(spec, profile_override))
+            for spec in references
+        ]
+        self._ports: dict[str, PythonPortRunner] = {}
+        self._started = False
+
+    def start(self) -> None:
+        if not self._started:
+            for ref in self.references:
+                ref.runner.start()
+            self._started = True
+
+    def port(self, profile: Profile) -> PythonPortRunner:
+        if profile.name not in self._ports:
+            self._ports[profile.name] = PythonPortRunner(profile, self.git_env)
+        return self._ports[profile.name]
+
+    def close(self) -> None:
+        for ref in self.references:
+            ref.runner.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run_case(self, scenario: Scenario) -> list[CaseResult]:
+        """One scenario against every reference it applies to (or its golden output)."""
+        results: list[CaseResult] = []
+        started = time.perf_counter()
+        try:
+            repo = materialize_repo(scenario, self.cache)
+        except Exception as error:  # the case is an error; the run goes on
+            targets = ["golden"] if scenario.expect else [r.label for r in self.references]
+            return [
+                CaseResult(scenario.id, label, "", ERROR, scenario.tags, str(scenario.path), scenario.description,
+                           scenario.pins, reasons=[f"could not build the repository: {type(error).__name__}: {error}"])
+                for label in targets
+            ]  # fmt: skip
+        request = build_request(scenario, repo)
+        if scenario.expect:
+            profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name))
+            port = self.port(profile).compile(request)
+            status, diffs, reasons = judge_golden(scenario, port)
+            results.append(
+                self._result(scenario, "golden", profile, status, diffs, reasons, None, port, request, started)
+            )
+            return results
+        self.start()
+        for ref in self.references:
+            if scenario.profiles and ref.profile.name not in scenario.profiles and ref.label not in scenario.profiles:
+                continue
+            reference = ref.runner.compile(request)
+            port = self.port(ref.profile).compile(request)
+            status, diffs, reasons = judge(scenario, ref.label, reference, port)
+            reasons += reference.notes
+            results.append(
+                self._result(
+                    scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started
+                )
+            )
+        return results
+
+    def _result(self, scenario: Scenario, label: str, profile: Profile, status: str, diffs: list[FieldDiff],
+                reasons: list[str], reference: Outcome | None, port: Outcome, request: CompileRequest,
+                started: float) -> CaseResult:  # fmt: skip
+        return CaseResult(
+            case_id=scenario.id, reference=label, profile=profile.name, status=status, tags=scenario.tags,
+            path=str(scenario.path), description=scenario.description, pins=scenario.pins, diffs=diffs,
+            reasons=reasons, reference_outcome=reference, port_outcome=port,
+            structured=structured_diff(reference.record if reference else {"coreMemory": (scenario.expect or {}).get("coreMemory")},
+                                       port.record) if diffs else "",
+            memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
+            seconds=time.perf_counter() - started,
+        )  # fmt: skip
+
+    def run(
+        self, scenarios: Iterable[Scenario], progress: Callable[[CaseResult], None] | None = None
+    ) -> list[CaseResult]:
+        results: list[CaseResult] = []
+        for scenario in scenarios:
+            for result in self.run_case(scenario):
+                results.append(result)
+                if progress:
+                    progress(result)
+        return results

@@ -1,0 +1,192 @@
+"""A long-lived subprocess speaking JSON lines: requests and answers carry an id.
+
+Lines are split on b"\\n" only: JSON text may hold U+2028, U+0085 and other characters
+that str.splitlines() would break on. A crash, a hang past the timeout, garbage, a
+partial line or an answer with the wrong id ends the request as an error and the
+process is restarted for the next request; it never yields a record.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .base import CompileRequest, Outcome, Runner
+
+
+class ProtocolError(Exception):
+    pass
+
+
+class JsonLinesProcess:
+    """Start, talk to and restart one JSON-lines child process."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None, cwd: Path | None = None) -> None:
+        self.argv, self.env, self.cwd = argv, env, cwd
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._stderr: collections.deque[str] = collections.deque(maxlen=200)
+        self._next_id = 0
+        self.starts = 0
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        self.stop()
+        self._lines = queue.Queue()
+        self._stderr.clear()
+        self._proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env,
+            cwd=self.cwd,
+            start_new_session=True,  # so a hung child and its git processes can be killed together
+        )
+        self.starts += 1
+        threading.Thread(target=self._pump_stdout, args=(self._proc, self._lines), daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(self._proc,), daemon=True).start()
+
+    def _pump_stdout(self, proc: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
+        assert proc.stdout is not None
+        pending = b""
+        for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for line in complete:
+                lines.put(line)
+        if pending:
+            lines.put(pending + b"\0partial")
+        lines.put(None)
+
+    def _pump_stderr(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None
+        for raw in iter(proc.stderr.readline, b""):
+            self._stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+    def stderr_tail(self) -> str:
+        return "\n".join(self._stderr)
+
+    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one request and wait for its answer; raises ProtocolError (and leaves the process stopped)."""
+        if not self.running:
+            self.start()
+        assert self._proc is not None and self._proc.stdin is not None
+        self._next_id += 1
+        request_id = self._next_id
+        line = json.dumps({"id": request_id, **payload}, ensure_ascii=True).encode("ascii") + b"\n"
+        try:
+            self._proc.stdin.write(line)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._fail("the process exited before reading the request") from None
+        try:
+            raw = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise self._fail(f"no answer within {timeout:g} s (killed)") from None
+        if raw is None:
+            raise self._fail(f"the process exited (code {self._wait_code()}) without answering")
+        if raw.endswith(b"\0partial"):
+            raise self._fail("the process exited in the middle of an answer line")
+        try:
+            answer = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise self._fail(f"answer is not JSON: {raw[:200]!r}") from None
+        if not isinstance(answer, dict) or answer.get("id") != request_id:
+            got = answer.get("id") if isinstance(answer, dict) else None
+            raise self._fail(f"answer id {got!r} does not match request id {request_id}")
+        return answer
+
+    def _wait_code(self) -> int | None:
+        try:
+            return self._proc.wait(timeout=5) if self._proc else None
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _fail(self, reason: str) -> ProtocolError:
+        time.sleep(0.05)  # let the stderr pump catch the last lines
+        self.stop()
+        return ProtocolError(reason)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+class JsonLinesRunner(Runner):
+    """Any command that speaks the protocol in reference/driver.mjs (hello, compile)."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str] | None, timeout: float = 60.0) -> None:
+        self.name = name
+        self.process = JsonLinesProcess(argv, env)
+        self.timeout = timeout
+        self.info: dict[str, Any] = {}
+        self.start_error: str | None = None
+
+    def start(self) -> None:
+        try:
+            answer = self.process.request({"op": "hello"}, timeout=max(self.timeout, 120.0))
+            self.info = answer.get("info", {})
+        except (ProtocolError, OSError) as error:
+            self.start_error = f"{error}\n{self.process.stderr_tail()}".strip()
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        if self.start_error:
+            return Outcome("error", error=f"reference unavailable: {self.start_error}")
+        started = time.perf_counter()
+        try:
+            answer = self.process.request(request.to_wire(), timeout=self.timeout)
+        except (ProtocolError, OSError) as error:
+            return Outcome("error", error=str(error), stderr=self.process.stderr_tail(), elapsed_ms=_ms(started))
+        elapsed = _ms(started)
+        polluted = bool(answer.get("polluted"))
+        notes = ["upstream code polluted a shared prototype; the process was restarted"] if polluted else []
+        if polluted:
+            self.process.stop()
+        if not answer.get("ok"):
+            return Outcome(
+                "error", error=str(answer.get("error")), stderr=self.process.stderr_tail(), elapsed_ms=elapsed
+            )
+        if "thrown" in answer:
+            return Outcome("thrown", thrown=answer["thrown"], polluted=polluted, elapsed_ms=elapsed, notes=notes)
+        record = answer.get("record")
+        if not isinstance(record, dict):
+            return Outcome("error", error=f"answer has no record: {str(answer)[:200]}", elapsed_ms=elapsed)
+        return Outcome("ok", record=record, polluted=polluted, elapsed_ms=elapsed, notes=notes)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "argv": self.process.argv, "info": self.info, "starts": self.process.starts}
+
+    def close(self) -> None:
+        self.process.stop()
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
