@@ -1,0 +1,117 @@
+"""pytest plugin: every scenario in cases/ is a pytest item (`pytest cases/`, `-k` by id or tag).
+
+Options: `--reference R` (repeatable, default the pinned release), `--conformance-profile P`.
+One Session (one warm reference process per reference) serves the whole pytest run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .compare import render_field_diff
+from .releases import ReferenceSpec, load_manifest
+from .run import ERROR, FAIL, KNOWN, STALE, CaseResult, Session
+from .scenario import Scenario, ScenarioError, load_scenario
+
+_SESSION_KEY = pytest.StashKey[Session]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("letta-conformance")
+    group.addoption("--reference", action="append", dest="conformance_references",
+                    help="npm:VERSION, bundle:PATH or checkout:PATH (repeatable)")  # fmt: skip
+    group.addoption("--conformance-profile", dest="conformance_profile", help="Python profile to compare with")
+
+
+def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
+    if file_path.suffix == ".yaml" and "cases" in file_path.parts:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _session(config: pytest.Config) -> Session:
+    if _SESSION_KEY not in config.stash:
+        refs = config.getoption("conformance_references") or [f"npm:{load_manifest()['default']}"]
+        config.stash[_SESSION_KEY] = Session(
+            [ReferenceSpec.parse(r) for r in refs], profile_override=config.getoption("conformance_profile")
+        )
+    return config.stash[_SESSION_KEY]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SESSION_KEY in config.stash:
+        config.stash[_SESSION_KEY].close()
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            scenario = load_scenario(self.path)
+        except ScenarioError as error:
+            yield InvalidScenarioItem.from_parent(self, name=self.path.stem, error=error)
+            return
+        if scenario.kind != "compile":
+            return  # lifecycle probes are run by their own runner
+        item = ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
+        for tag in scenario.tags:
+            item.keywords[tag] = True
+        yield item
+
+
+class InvalidScenarioItem(pytest.Item):
+    def __init__(self, *, error: ScenarioError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(self.error)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, (self.error.line or 1) - 1, f"invalid scenario {self.path.name}"
+
+
+class ConformanceFailure(Exception):
+    def __init__(self, results: list[CaseResult]) -> None:
+        super().__init__(f"{len(results)} reference(s) failed")
+        self.results = results
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+
+    def runtest(self) -> None:
+        results = _session(self.config).run_case(self.scenario)
+        failing = [r for r in results if r.status in (FAIL, STALE, ERROR)]
+        if failing:
+            raise ConformanceFailure(failing)
+        known = [r for r in results if r.status == KNOWN]
+        if known:
+            pytest.xfail("; ".join(f"[{r.reference}] " + "; ".join(r.reasons) for r in known))
+        if not results:
+            pytest.fail("no reference applies to this case (check its `profiles`)")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if not isinstance(excinfo.value, ConformanceFailure):
+            return str(super().repr_failure(excinfo))
+        lines = [f"{self.scenario.id}: {self.scenario.description}", f"  file: {self.scenario.path}"]
+        for result in excinfo.value.results:
+            lines.append(f"  [{result.reference}] {result.status} (profile {result.profile})")
+            lines += [f"    {reason}" for reason in result.reasons]
+            for diff in result.diffs:
+                lines.append("    " + render_field_diff(diff).replace("\n", "\n    "))
+            for outcome in (result.reference_outcome, result.port_outcome):
+                if outcome is not None and outcome.stderr:
+                    lines.append("    stderr:\n      " + outcome.stderr.replace("\n", "\n      "))
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, f"scenario {self.scenario.id}"

@@ -1,0 +1,30 @@
+"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), lint."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit tests of the port and the harness, then every scenario against the pinned reference."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests", "cases", *session.posargs)
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The corpus against the pinned default letta-code release; reports in reports/."""
+    session.install("-e", ".")
+    session.run("conformance", "run", "cases", "--report", "reports", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("-e", ".[lint]")
+    session.run("ruff", "check", "memfs_prompt", "harness", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "memfs_prompt", "harness", "tests", "noxfile.py")
+    session.run("mypy", "memfs_prompt", "harness")
