@@ -8,6 +8,7 @@ directory (ls-tree lists relative to the working directory), and the blobs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -81,10 +82,10 @@ class CatFileBatch:
         return answers
 
     def close(self) -> int:
-        if self._proc.stdin:
-            self._proc.stdin.close()
-        if self._proc.stdout:
-            self._proc.stdout.close()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            with contextlib.suppress(OSError):  # git may have exited already (not a repository)
+                if stream:
+                    stream.close()
         return self._proc.wait()
 
 
