@@ -42,7 +42,7 @@ def first_diff_offset(left: bytes, right: bytes) -> int | None:
     """Offset of the first differing byte, the shorter length when one is a prefix, None when equal."""
     if left == right:
         return None
-    for index, (a, b) in enumerate(zip(left, right)):
+    for index, (a, b) in enumerate(zip(left, right, strict=False)):
         if a != b:
             return index
     return min(len(left), len(right))

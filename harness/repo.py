@@ -188,6 +188,7 @@ def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> Materiali
                 state.update(generated_files(spec["generate"]))
             tree = _write_tree(repo, state)
             head = _write_commit(repo, tree, head, commit.get("message", f"commit {index + 1}"), index)
+        assert head is not None
         (repo_dir / ".git" / "refs" / "heads" / "main").write_text(head + "\n")
         subprocess.run(["git", "read-tree", "HEAD"], cwd=repo_dir, env=env, check=True, capture_output=True)
     _write_worktree(repo_dir, state)

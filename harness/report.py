@@ -45,9 +45,8 @@ class RunReport:
 
 
 def reproduce_commands(result: CaseResult) -> list[str]:
-    cmds = [
-        f"conformance run {shlex.quote(result.path)} --reference {shlex.quote(_reference_arg(result))} -k {shlex.quote(result.case_id)}"
-    ]
+    reference = shlex.quote(_reference_arg(result))
+    cmds = [f"conformance run {shlex.quote(result.path)} --reference {reference} -k {shlex.quote(result.case_id)}"]
     req = result.request
     if req:
         cmds.append(
@@ -61,9 +60,7 @@ def reproduce_commands(result: CaseResult) -> list[str]:
             + ("" if req.get("includeMemfs", True) else " --no-memfs")
         )  # fmt: skip
         if result.reference != "golden":
-            cmds.append(
-                f"conformance diff-repo {shlex.quote(req['memoryDir'])} --reference {shlex.quote(_reference_arg(result))}"
-            )
+            cmds.append(f"conformance diff-repo {shlex.quote(req['memoryDir'])} --reference {reference}")
     return cmds
 
 

@@ -224,8 +224,7 @@ class Session:
             case_id=scenario.id, reference=label, profile=profile.name, status=status, tags=scenario.tags,
             path=str(scenario.path), description=scenario.description, pins=scenario.pins, diffs=diffs,
             reasons=reasons, reference_outcome=reference, port_outcome=port,
-            structured=structured_diff(reference.record if reference else {"coreMemory": (scenario.expect or {}).get("coreMemory")},
-                                       port.record) if diffs else "",
+            structured=structured_diff(_expected_record(scenario, reference), port.record) if diffs else "",
             memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
             seconds=time.perf_counter() - started,
         )  # fmt: skip
@@ -240,3 +239,9 @@ class Session:
                 if progress:
                     progress(result)
         return results
+
+
+def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:
+    if reference is not None:
+        return reference.record
+    return {"coreMemory": (scenario.expect or {}).get("coreMemory")}

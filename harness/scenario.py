@@ -125,11 +125,11 @@ def load_scenario(path: Path) -> Scenario:
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
-        error = min(errors, key=lambda e: len(list(e.absolute_path)))
-        where = list(error.absolute_path)
+        first = min(errors, key=lambda e: len(list(e.absolute_path)))
+        where = list(first.absolute_path)
         line = _node_at(root, where).start_mark.line + 1
         field_name = "/".join(str(p) for p in where) or "(top level)"
-        raise ScenarioError(path, line, f"{field_name}: {error.message}{_fix_hint(error)}")
+        raise ScenarioError(path, line, f"{field_name}: {first.message}{_fix_hint(first)}")
     _check_content(path, root, data)
     inputs = {**DEFAULT_INPUTS, **data.get("inputs", {})}
     return Scenario(

@@ -85,7 +85,7 @@ def collect_memory_files(
         paths = listed_memory_paths(head)
         v2 = profile.memfs_v2 and is_v2_repository(paths)
         to_read = [p for p in paths if not v2 or v2_reads_body(p)]
-        contents = dict(zip(to_read, head.read_paths(to_read)))
+        contents = dict(zip(to_read, head.read_paths(to_read), strict=True))
         files = []
         for path in paths:
             if v2 and not v2_reads_body(path):

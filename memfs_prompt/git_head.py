@@ -118,7 +118,7 @@ class CommittedHead:
             return [None] * len(paths)
         answers = self.batch.read_many([b"HEAD:" + p.encode("utf-8") for p in paths])
         results: list[bytes | None] = []
-        for path, answer in zip(paths, answers):
+        for path, answer in zip(paths, answers, strict=True):
             if answer is None:
                 results.append(None)
             elif answer.type == "blob":
@@ -177,7 +177,7 @@ def _walk(batch: CatFileBatch, root: bytes) -> list[TreeEntry]:
         wanted = [oid for oid in dict.fromkeys(pending) if oid not in trees]
         answers = batch.read_many([oid.encode("ascii") for oid in wanted])
         pending = []
-        for oid, answer in zip(wanted, answers):
+        for oid, answer in zip(wanted, answers, strict=True):
             content = answer.content if answer else b""
             trees[oid] = content
             pending.extend(o for mode, _, o in _tree_entries(content) if mode == b"40000")

@@ -9,6 +9,7 @@ process is restarted for the next request; it never yields a record.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import queue
@@ -61,7 +62,7 @@ class JsonLinesProcess:
     def _pump_stdout(self, proc: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
         assert proc.stdout is not None
         pending = b""
-        for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr]
+        for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr,attr-defined]
             pending += chunk
             *complete, pending = pending.split(b"\n")
             for line in complete:
@@ -129,15 +130,11 @@ class JsonLinesProcess:
             except (ProcessLookupError, PermissionError):
                 proc.kill()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
+            with contextlib.suppress(OSError):
                 if stream:
                     stream.close()
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
 
 
 class JsonLinesRunner(Runner):
