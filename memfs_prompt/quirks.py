@@ -159,7 +159,8 @@ def bun_pragma_literal(value: str) -> str:
 def js_iso_string(moment: datetime) -> str:
     """`Date.prototype.toISOString()`: UTC, milliseconds, `Z`."""
     utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # years 0..9999 are zero-padded to four digits (strftime's %Y is not, on glibc)
+    return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
 
 
 def format_utc_timestamp(moment: datetime) -> str:
