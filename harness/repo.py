@@ -149,6 +149,7 @@ def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
             os.symlink(os.fsdecode(blob.data), target)
         else:
             target.write_bytes(blob.data)
+            target.chmod(0o755 if blob.mode == MODE_EXEC else 0o644)
 
 
 def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> MaterializedRepo:

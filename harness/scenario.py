@@ -97,6 +97,14 @@ def _node_at(node: yaml.Node, path: list[Any]) -> yaml.Node:
     return node
 
 
+def _key_node_at(node: yaml.Node, path: list[Any]) -> yaml.Node | None:
+    """The key node of the last path element (a mapping key's own line)."""
+    parent = _node_at(node, path[:-1])
+    if isinstance(parent, yaml.MappingNode):
+        return next((k for k, _ in parent.value if k.value == path[-1]), None)
+    return None
+
+
 def _fix_hint(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         return " (remove it, or check its spelling against harness/schema.json)"
@@ -109,10 +117,12 @@ def _fix_hint(error: jsonschema.ValidationError) -> str:
 
 def load_scenario(path: Path) -> Scenario:
     """Parse and validate one file; raises ScenarioError naming the file, line and fix."""
+    raw = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ScenarioError(path, None, f"not UTF-8 ({error.reason} at byte {error.start}); save it as UTF-8") from None
+        line = raw[: error.start].count(b"\n") + 1
+        raise ScenarioError(path, line, f"not UTF-8 ({error.reason} at byte {error.start}); save it as UTF-8") from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -127,7 +137,14 @@ def load_scenario(path: Path) -> Scenario:
     if errors:
         first = min(errors, key=lambda e: len(list(e.absolute_path)))
         where = list(first.absolute_path)
-        line = _node_at(root, where).start_mark.line + 1
+        if first.validator == "additionalProperties" and isinstance(first.instance, dict):
+            allowed = set(first.schema.get("properties", {}))
+            extra = [k for k in first.instance if k not in allowed]
+            where = where + extra[:1]  # point at the unexpected key itself
+            key_node = _key_node_at(root, where)
+            line = (key_node or _node_at(root, where)).start_mark.line + 1
+        else:
+            line = _node_at(root, where).start_mark.line + 1
         field_name = "/".join(str(p) for p in where) or "(top level)"
         raise ScenarioError(path, line, f"{field_name}: {first.message}{_fix_hint(first)}")
     _check_content(path, root, data)
@@ -146,7 +163,7 @@ def load_scenario(path: Path) -> Scenario:
             Divergence(tuple(d["references"]), tuple(d["fields"]), d["kind"], d["reason"], d.get("link"))
             for d in data.get("divergences", ())
         ),
-        line=1,
+        line=_node_at(root, ["id"]).start_mark.line + 1,
         raw=data,
     )
 
@@ -196,7 +213,9 @@ def load_scenarios(paths: list[Path]) -> LoadResult:
             continue
         if scenario.id in seen:
             errors.append(
-                ScenarioError(path, 1, f"id {scenario.id!r} is already used by {seen[scenario.id]}; give it a new id")
+                ScenarioError(
+                    path, scenario.line, f"id {scenario.id!r} is already used by {seen[scenario.id]}; give it a new id"
+                )
             )
             continue
         seen[scenario.id] = path

@@ -77,3 +77,22 @@ if __name__ == "__main__":  # print measurements for the literals in test_frontm
         section = Path(f"/tmp/lc/{version}-frontmatter.ts").read_text(encoding="utf-8")
         results[version] = measure_frontmatter(bun, section, list(INPUTS.values()))
     print(json.dumps({v: dict(zip(INPUTS, r)) for v, r in results.items()}, ensure_ascii=False, indent=1))
+
+
+def reference_compile(bun: Path, bundle: Path, requests: list[dict[str, Any]], env: dict[str, str]) -> list[Any]:
+    """Answers of upstream compileLocalSystemPrompt (via reference/driver.mjs) to `compile` requests, in order."""
+    from harness.releases import DRIVER_PATH
+
+    lines = [json.dumps({"id": i + 1, "op": "compile", **r}, ensure_ascii=True) for i, r in enumerate(requests)]
+    done = subprocess.run(
+        [str(bun), str(DRIVER_PATH), str(bundle)],
+        input=("\n".join(lines) + "\n").encode("ascii"),
+        capture_output=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    answers = [json.loads(line) for line in done.stdout.split(b"\n") if line]
+    if len(answers) != len(requests):
+        raise RuntimeError(f"driver answered {len(answers)} of {len(requests)}: {done.stderr.decode()[-2000:]}")
+    return answers

@@ -1,0 +1,94 @@
+"""The real reference: bun 1.4.5 running letta-code 0.32.18 through reference/driver.mjs.
+
+Skipped only when LETTA_CONFORMANCE_OFFLINE=1. Otherwise a reference that cannot be fetched,
+verified or started fails these tests.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
+
+from harness.releases import ReferenceSpec
+from harness.run import PASS, judge
+from harness.runners.base import CompileRequest
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.python_port import PythonPortRunner
+from harness.scenario import Scenario
+from memfs_prompt import profile_for_release
+
+pytestmark = pytest.mark.integration
+
+RELEASE = "0.32.18"
+
+
+@pytest.fixture
+def reference(tmp_path: Path, reference_bun: Path, release_bundle):
+    release_bundle(RELEASE)  # fetch and verify first, so a failure names the release
+    runner = BunReferenceRunner(ReferenceSpec("npm", RELEASE), tmp_path / "ref-home", ceiling=tmp_path, timeout=120)
+    runner.start()
+    assert runner.start_error is None, runner.start_error
+    yield runner
+    runner.close()
+
+
+def request_for(memory: Path) -> CompileRequest:
+    return CompileRequest(memory, SYSTEM, AGENT, CONVERSATION, NOW)
+
+
+def test_hello_names_the_upstream_symbols(reference: BunReferenceRunner) -> None:
+    symbols = reference.info["symbols"]
+    assert set(symbols) == {"compileLocalSystemPrompt", "initSystemPromptCompilation"}
+    assert symbols["compileLocalSystemPrompt"].startswith("compileLocalSystemPrompt")
+    assert reference.info["missing"] == []
+    assert reference.info["bun"] == "1.4.5"
+    assert reference.info["version"] == RELEASE
+    assert reference.describe()["version"] == RELEASE
+
+
+def test_compile_on_a_small_repo_matches_the_python_port(tmp_path, git_env, reference) -> None:
+    memory = build(RepoSpec(files=SMALL, noise={"system/human.md": "uncommitted\n"}), tmp_path, git_env)
+    request = request_for(memory)
+    upstream = reference.compile(request)
+    port = PythonPortRunner(profile_for_release(RELEASE), git_env).compile(request)
+    assert upstream.status == "ok", upstream.error
+    assert port.record == upstream.record
+    assert list(port.record) == list(upstream.record)  # type: ignore[arg-type]
+    scenario = Scenario("small", "d", tmp_path / "small.yaml", (), {}, {})
+    assert judge(scenario, RELEASE, upstream, port)[0] == PASS
+
+
+def test_a_proto_path_reports_pollution_and_the_runner_restarts(tmp_path, git_env, reference) -> None:
+    polluting = build(RepoSpec(files={"system/__proto__/x.md": "polluting\n", "system/a.md": "a\n"}),
+                      tmp_path / "p", git_env)  # fmt: skip
+    clean = build(RepoSpec(files={"system/a.md": "a\n"}), tmp_path / "c", git_env)
+    starts = reference.process.starts
+    outcome = reference.compile(request_for(polluting))
+    assert outcome.polluted
+    assert outcome.status in ("ok", "thrown")
+    assert any("restarted" in note for note in outcome.notes)
+    port = PythonPortRunner(profile_for_release(RELEASE), git_env).compile(request_for(polluting))
+    assert port.status == outcome.status and port.record == outcome.record
+
+    after = reference.compile(request_for(clean))
+    assert after.status == "ok" and not after.polluted
+    assert reference.process.starts == starts + 1
+    # The fresh process does not see the polluted prototype: same record as the port on the clean repo.
+    assert after.record == PythonPortRunner(profile_for_release(RELEASE), git_env).compile(request_for(clean)).record
+
+
+def test_conformance_diff_repo_exits_0_on_a_plain_repo(tmp_path, git_env, reference_bun, release_bundle) -> None:
+    release_bundle(RELEASE)
+    memory = build(RepoSpec(files=SMALL), tmp_path, git_env)
+    env = {**os.environ}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "diff-repo", str(memory), "--reference", f"npm:{RELEASE}"],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("identical:")

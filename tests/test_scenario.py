@@ -1,0 +1,140 @@
+"""harness.scenario: a bad scenario file is reported with its path, the line at fault and how to fix it,
+and never stops the good files from loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.scenario import DEFAULT_INPUTS, ScenarioError, load_scenario, load_scenarios
+
+GOOD = 'id: good-one\ndescription: fine\nrepo:\n  commits:\n    - files:\n        a.md: "x"\n'
+
+
+def write(directory: Path, name: str, data: str | bytes) -> Path:
+    path = directory / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+def load_error(path: Path) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    return info.value
+
+
+def test_invalid_yaml_names_the_file_and_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.yaml", "# comment\nid: bad-yaml\ndescription: a: b\nrepo: {}\n")
+    error = load_error(path)
+    assert (error.path, error.line) == (path, 3)
+    assert str(error).startswith(f"{path}:3: invalid YAML")
+    assert "mapping values are not allowed" in str(error)
+
+
+def test_unknown_top_level_key_names_its_line_and_says_to_remove_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "unknown.yaml", "id: unk\ndescription: d\nrepo: {}\n\ncolour: red\n")
+    error = load_error(path)
+    assert "'colour'" in str(error)
+    assert "remove it" in str(error)
+    assert error.line == 5, str(error)  # the line of `colour:`, not of the mapping that holds it
+
+
+def test_unknown_nested_key_names_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "unknown.yaml", "id: unk\ndescription: d\nrepo:\n  commits: []\n  colour: red\n")
+    error = load_error(path)
+    assert "'colour'" in str(error) and "repo" in str(error)
+    assert error.line == 5, str(error)
+
+
+def test_wrong_enum_value_names_its_line_and_the_allowed_values(tmp_path: Path) -> None:
+    path = write(tmp_path, "enum.yaml", "id: enum\ndescription: d\nrepo:\n  kind: svn\n")
+    error = load_error(path)
+    assert error.line == 4
+    assert str(error).startswith(f"{path}:4: repo/kind:")
+    assert "'svn'" in str(error) and "'unborn'" in str(error) and "schema.json" in str(error)
+
+
+def test_wrong_divergence_field_enum_is_rejected(tmp_path: Path) -> None:
+    text = (
+        "id: div\ndescription: d\nrepo: {}\ndivergences:\n  - references: ['*']\n    fields: [contents]\n"
+        "    kind: upstream-bug\n    reason: r\n"
+    )
+    error = load_error(write(tmp_path, "div.yaml", text))
+    assert error.line == 6 and "'contents'" in str(error)
+
+
+def test_bad_base64_names_the_file_entry_and_says_how_to_fix(tmp_path: Path) -> None:
+    text = (
+        "id: b64\ndescription: d\nrepo:\n  commits:\n    - files:\n        ok.md: \"x\"\n"
+        "        bad.md:\n          base64: \"!!!notbase64\"\n"
+    )
+    error = load_error(write(tmp_path, "b64.yaml", text))
+    assert error.line in (7, 8)  # `bad.md:` or its `base64:` line
+    assert "bad.md" in str(error) and "base64" in str(error) and "encode" in str(error)
+
+
+def test_bad_base64_in_a_path_base64_list_entry_is_reported(tmp_path: Path) -> None:
+    text = (
+        "id: b64list\ndescription: d\nrepo:\n  commits:\n    - files:\n        - path: a.md\n"
+        "          content: {base64: \"@@@\"}\n"
+    )
+    error = load_error(write(tmp_path, "b64.yaml", text))
+    assert "a.md" in str(error) and "base64" in str(error)
+    assert error.line is not None and error.line >= 5
+
+
+def test_non_utf8_file_names_the_file_the_line_and_the_fix(tmp_path: Path) -> None:
+    path = write(tmp_path, "latin.yaml", b"id: latin\nrepo: {}\ndescription: caf\xe9\n")
+    error = load_error(path)
+    assert str(path) in str(error)
+    assert "UTF-8" in str(error) and "save it as UTF-8" in str(error)
+    assert error.line == 3, str(error)  # the byte 0xE9 is on line 3
+
+
+def test_duplicate_ids_across_two_files_name_both_files_and_the_id_line(tmp_path: Path) -> None:
+    first = write(tmp_path, "a.yaml", GOOD)
+    second = write(tmp_path, "b.yaml", "# the same id again\nid: good-one\ndescription: d\nrepo: {}\n")
+    result = load_scenarios([tmp_path])
+    assert [s.path for s in result.scenarios] == [first]
+    assert len(result.errors) == 1
+    error = result.errors[0]
+    assert error.path == second
+    assert str(first) in str(error) and "new id" in str(error)
+    assert error.line == 2, str(error)
+
+
+def test_good_files_still_load_when_bad_ones_are_present(tmp_path: Path) -> None:
+    write(tmp_path, "a-good.yaml", GOOD)
+    write(tmp_path, "b-bad-yaml.yaml", "id: [\n")
+    write(tmp_path, "c-latin.yaml", b"id: x\ndescription: \xff\n")
+    write(tmp_path, "sub/d-good.yaml", GOOD.replace("good-one", "good-two"))
+    write(tmp_path, "sub/e-schema.yaml", "id: Not_Valid\ndescription: d\nrepo: {}\n")
+    result = load_scenarios([tmp_path])
+    assert sorted(s.id for s in result.scenarios) == ["good-one", "good-two"]
+    assert sorted(e.path.name for e in result.errors) == ["b-bad-yaml.yaml", "c-latin.yaml", "e-schema.yaml"]
+
+
+def test_a_file_that_is_not_a_mapping_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    error = load_error(write(tmp_path, "list.yaml", "- just\n- a list\n"))
+    assert error.line == 1 and "mapping" in str(error)
+
+
+def test_an_empty_file_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    error = load_error(write(tmp_path, "empty.yaml", ""))
+    assert error.path.name == "empty.yaml"
+
+
+def test_a_good_file_gets_default_inputs_and_its_own_overrides(tmp_path: Path) -> None:
+    path = write(tmp_path, "ok.yaml", GOOD + "inputs:\n  agent_id: a-1\n  include_memfs: false\n")
+    scenario = load_scenario(path)
+    assert scenario.inputs == {**DEFAULT_INPUTS, "agent_id": "a-1", "include_memfs": False}
+    assert scenario.kind == tmp_path.name
+
+
+def test_the_checked_in_corpus_loads_without_errors() -> None:
+    cases = Path(__file__).resolve().parent.parent / "cases"
+    result = load_scenarios([cases])
+    assert result.errors == []
+    assert len(result.scenarios) > 10
