@@ -70,10 +70,11 @@ class CatFileBatch:
             header = out.readline()
             if not header:
                 raise OSError("git cat-file --batch ended early")
-            parts = header.rstrip(b"\n").split(b" ")
-            if len(parts) != 3:  # "<name> missing" / "ambiguous"
+            line = header.rstrip(b"\n")
+            if line.endswith((b" missing", b" ambiguous")):  # the name itself may hold spaces
                 answers.append(None)
                 continue
+            parts = line.split(b" ")
             size = int(parts[2])
             content = out.read(size)
             out.read(1)  # the newline after the content

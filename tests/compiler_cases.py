@@ -79,7 +79,9 @@ CASES: dict[str, CompileCase] = {
     "unborn": CompileCase("unborn"),
     "small_no_memfs": CompileCase("small", include_memfs=False),
     "dollar": CompileCase("dollar", system="A{CORE_MEMORY}B"),
-    "append_after_trim_end": CompileCase("missing", system="No variable\u0085\u3000 \n\t\ufeff", previous_message_count=7),
+    "append_after_trim_end": CompileCase(
+        "missing", system="No variable\u0085\u3000 \n\t\ufeff", previous_message_count=7
+    ),
     "append_dollar": CompileCase("dollar", system="prefix $ text  \n"),
     "two_variables": CompileCase("missing", system="{CORE_MEMORY}|{CORE_MEMORY}"),
     "space_name_missing": CompileCase("space_name_missing"),

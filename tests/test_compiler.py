@@ -168,9 +168,14 @@ def test_one_git_process_even_for_a_wide_and_deep_tree(tmp_path, git_env, monkey
     files = {f"system/d{i}/e{j}/f{k}.md": f"{i}{j}{k}\n" for i in range(4) for j in range(4) for k in range(3)}
     files.update({f"notes/n{i}.md": "n\n" for i in range(40)})
     memory = build(RepoSpec(files=files), tmp_path, git_env)
-    calls = []
+    calls: list[object] = []
     real = memfs_prompt.git_head.subprocess.Popen
-    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: calls.append(a) or real(*a, **k))
+
+    def counting_popen(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", counting_popen)
     record = compile_case(CASES["small"], memory, git_env)
     assert record.core_memory.count("<projection>$MEMORY_DIR/system/d") == 48
     assert all(f"n{i}.md" in record.core_memory for i in range(40))
@@ -209,13 +214,15 @@ I am mini-letta, a helpful assistant that remembers.
 # human.md's body starts with a blank line ("初始正文为空，后来追加的行前面留着一个换行"), which the
 # trimmed body must not show.
 SPEC_8_6_REPO = {
-    "human.md": "---\ndescription: What I know about the user.\n---\n\n- 我叫小陆，主要写 TypeScript\n- 我更喜欢用 tabs 缩进\n",
+    "human.md": "---\ndescription: What I know about the user.\n---\n"
+    "\n- 我叫小陆，主要写 TypeScript\n- 我更喜欢用 tabs 缩进\n",
     "persona.md": "---\ndescription: Who I am and how I behave.\n---\n"
     "I am mini-letta, a helpful assistant that remembers.\n- 回答末尾总是加上 🦉\n",
     "MEMORY.md": "# Memory\n\n- [persona](persona.md) — Who I am and how I behave.\n"
     "- [human](human.md) — What I know about the user.\n"
     "- [projects](projects/MEMORY.md) — project notes, read on demand\n",
-    "projects/MEMORY.md": "---\ndescription: project notes, read on demand\n---\n# Projects\n\n- [mini-letta](mini-letta.md)\n",
+    "projects/MEMORY.md": "---\ndescription: project notes, read on demand\n---\n"
+    "# Projects\n\n- [mini-letta](mini-letta.md)\n",
     "projects/mini-letta.md": "---\ndescription: the mini-letta project\n---\nSECRET on-demand project body\n",
     "skills/release-notes/SKILL.md": "---\nname: release-notes\ndescription: write release notes\n---\nSKILL BODY\n",
 }

@@ -12,12 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from harness.runners.base import CompileRequest, Outcome
 from harness.runners.jsonl_process import JsonLinesProcess, JsonLinesRunner, ProtocolError
 
 CHILD = textwrap.dedent(
-    r'''
+    r"""
     import json, os, sys, time
 
     def send(obj):
@@ -68,7 +70,7 @@ CHILD = textwrap.dedent(
             send({"id": rid, "ok": True})
         else:
             send({"id": rid, "ok": True, "record": record, "polluted": False})
-    '''
+    """
 )
 
 FAULTS = {
@@ -214,5 +216,29 @@ def test_process_request_raises_protocol_error_and_stops(child: list[str]) -> No
 def test_outcome_to_json_leaves_out_empty_fields() -> None:
     assert Outcome("error", error="x").to_json() == {"status": "error", "error": "x"}
     assert Outcome("ok", record={"content": ""}, polluted=True).to_json() == {
-        "status": "ok", "record": {"content": ""}, "polluted": True
+        "status": "ok",
+        "record": {"content": ""},
+        "polluted": True,
     }
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.characters(exclude_categories=["Cs"]), max_size=40))
+def test_any_text_round_trips_through_the_child(child: list[str], text: str) -> None:
+    # Modes the child acts on are words; any other text is echoed back unchanged.
+    assume(text not in FAULTS and text not in ("polluted", "thrown", "not-ok", "no-record"))
+    runner = ROUND_TRIP_RUNNERS.setdefault(tuple(child), JsonLinesRunner("fake", child, None, timeout=5.0))
+    outcome = runner.compile(request(text))
+    assert outcome.status == "ok", outcome.error
+    assert outcome.record["content"] == text  # type: ignore[index]
+    assert runner.process.starts == 1
+
+
+ROUND_TRIP_RUNNERS: dict[tuple[str, ...], JsonLinesRunner] = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _close_round_trip_runners():
+    yield
+    for runner in ROUND_TRIP_RUNNERS.values():
+        runner.close()

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the measured date table keeps one row per line)
 """memfs_prompt.quirks: each JS/git behaviour against what the real runtime does.
 
 Sources of the expected values:
@@ -10,6 +11,7 @@ Sources of the expected values:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import subprocess
 from datetime import UTC, datetime, timedelta, timezone
@@ -242,7 +244,9 @@ def test_locale_compare_key_orders_labels_like_bun() -> None:
 
 # Measured (bun 1.4.5): the printable ASCII characters (U+0020..U+007E) sorted with localeCompare;
 # no two compare equal.
-MEASURED_ASCII_ORDER = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStTuUvVwWxXyYzZ"
+MEASURED_ASCII_ORDER = (
+    " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStTuUvVwWxXyYzZ"
+)
 
 
 def test_locale_compare_key_sorts_printable_ascii_like_bun() -> None:
@@ -253,7 +257,7 @@ def test_locale_compare_key_sorts_printable_ascii_like_bun() -> None:
 
 def test_locale_compare_key_has_no_ties_among_printable_ascii() -> None:
     keys = [locale_compare_key(ch) for ch in MEASURED_ASCII_ORDER]
-    assert all(a < b for a, b in zip(keys, keys[1:]))
+    assert all(a < b for a, b in itertools.pairwise(keys))
 
 
 # Measured (bun 1.4.5): sign of a.localeCompare(b).
@@ -338,7 +342,10 @@ def test_sha256_of_a_lone_surrogate_hashes_the_replacement_character() -> None:
     [
         ("a\udc00b", "05087813392efc16fe8ff448920c6328e53af865df39419436659d9ffda90f7b"),
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-        ("You are a helpful agent.\n\n{CORE_MEMORY}", "d82c8e8ba7e9fe012df5760c1ae3da1e5f31f9a0af8ec58d271078544074d52c"),
+        (
+            "You are a helpful agent.\n\n{CORE_MEMORY}",
+            "d82c8e8ba7e9fe012df5760c1ae3da1e5f31f9a0af8ec58d271078544074d52c",
+        ),
         ("\U0001f600", "f0443a342c5ef54783a111b51ba56c938e474c32324d90c3a60c9c8e3a37e2d9"),
     ],
 )

@@ -162,7 +162,10 @@ def test_later_commits_delete_and_rename(tmp_path: Path, git_env) -> None:
 def test_worktree_noise_is_in_the_work_tree_but_not_in_head(tmp_path: Path, git_env) -> None:
     repo = {
         "commits": [{"files": {"system/human.md": "committed\n", "gone.md": "committed\n"}}],
-        "worktree": {"files": {"system/human.md": "uncommitted\n", "untracked.md": "untracked\n"}, "delete": ["gone.md"]},
+        "worktree": {
+            "files": {"system/human.md": "uncommitted\n", "untracked.md": "untracked\n"},
+            "delete": ["gone.md"],
+        },
     }
     built = build_repo(load_scenario(scenario_file(tmp_path / "cases", repo)), tmp_path / "b", git_env)
     work = built.memory_dir
@@ -220,3 +223,22 @@ def test_materialize_repo_builds_once_per_spec_and_reuses_it(tmp_path: Path) -> 
     second = materialize_repo(scenario, cache)
     assert (second.root, second.head) == (first.root, first.head)
     assert marker.stat().st_mtime_ns == stamp
+
+
+def test_trees_are_sorted_the_way_git_sorts_them(tmp_path: Path, git_env) -> None:
+    # git orders a tree's entries by name, a subtree's name compared as if it ended in "/":
+    # "a-b" < "a.md" < "a/" < "a0" (git fsck --strict reports treeNotSorted otherwise).
+    files = {"a/x.md": "x\n", "a.md": "a\n", "a-b": "ab\n", "a0": "0\n", "a/b/c.md": "c\n", "ab/x": "x\n"}
+    built = build_repo(load_scenario(scenario_file(tmp_path / "cases", {"commits": [{"files": files}]})),
+                       tmp_path / "b", git_env)  # fmt: skip
+    done = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=built.memory_dir, env=git_env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    top = git(built.memory_dir, git_env, "ls-tree", "--name-only", "HEAD").decode().split("\n")[:-1]
+    assert top == ["a-b", "a.md", "a", "a0", "ab"]
+
+
+def test_the_bytes_repository_passes_git_fsck(bytes_repo, git_env) -> None:
+    done = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=bytes_repo.memory_dir, env=git_env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -12,6 +12,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.compare import compare_outcomes, first_diff_offset, visible
 from harness.report import RunReport, report_json, write_reports
@@ -211,7 +213,12 @@ def test_write_reports_writes_json_junit_and_html(tmp_path: Path) -> None:
     root = ET.parse(paths["junit"]).getroot()
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     suite = suites["conformance[0.32.18]"]
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("4", "1", "1", "1")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
+        "4",
+        "1",
+        "1",
+        "1",
+    )
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert cases["a-pass"].find("*") is None
     assert cases["b-fail"].find("failure") is not None
@@ -278,3 +285,13 @@ def test_session_runs_a_case_against_a_reference(tmp_path: Path, alter, status) 
         ("s", "0.32.18", "letta-code@0.32.17", status)
     ]
     assert runner.requests[0].memory_dir.is_dir()
+
+
+@given(st.binary(max_size=20), st.binary(max_size=20))
+def test_first_diff_offset_is_the_length_of_the_common_prefix(left: bytes, right: bytes) -> None:
+    offset = first_diff_offset(left, right)
+    if left == right:
+        assert offset is None
+        return
+    assert offset is not None and left[:offset] == right[:offset]
+    assert offset == min(len(left), len(right)) or left[offset] != right[offset]

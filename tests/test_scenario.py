@@ -67,8 +67,8 @@ def test_wrong_divergence_field_enum_is_rejected(tmp_path: Path) -> None:
 
 def test_bad_base64_names_the_file_entry_and_says_how_to_fix(tmp_path: Path) -> None:
     text = (
-        "id: b64\ndescription: d\nrepo:\n  commits:\n    - files:\n        ok.md: \"x\"\n"
-        "        bad.md:\n          base64: \"!!!notbase64\"\n"
+        'id: b64\ndescription: d\nrepo:\n  commits:\n    - files:\n        ok.md: "x"\n'
+        '        bad.md:\n          base64: "!!!notbase64"\n'
     )
     error = load_error(write(tmp_path, "b64.yaml", text))
     assert error.line in (7, 8)  # `bad.md:` or its `base64:` line
@@ -78,7 +78,7 @@ def test_bad_base64_names_the_file_entry_and_says_how_to_fix(tmp_path: Path) -> 
 def test_bad_base64_in_a_path_base64_list_entry_is_reported(tmp_path: Path) -> None:
     text = (
         "id: b64list\ndescription: d\nrepo:\n  commits:\n    - files:\n        - path: a.md\n"
-        "          content: {base64: \"@@@\"}\n"
+        '          content: {base64: "@@@"}\n'
     )
     error = load_error(write(tmp_path, "b64.yaml", text))
     assert "a.md" in str(error) and "base64" in str(error)

@@ -76,7 +76,7 @@ if __name__ == "__main__":  # print measurements for the literals in test_frontm
     for version in sys.argv[1:]:
         section = Path(f"/tmp/lc/{version}-frontmatter.ts").read_text(encoding="utf-8")
         results[version] = measure_frontmatter(bun, section, list(INPUTS.values()))
-    print(json.dumps({v: dict(zip(INPUTS, r)) for v, r in results.items()}, ensure_ascii=False, indent=1))
+    print(json.dumps({v: dict(zip(INPUTS, r, strict=True)) for v, r in results.items()}, ensure_ascii=False, indent=1))
 
 
 def reference_compile(bun: Path, bundle: Path, requests: list[dict[str, Any]], env: dict[str, str]) -> list[Any]:

@@ -1,0 +1,110 @@
+"""harness.releases without the network: `npm pack` is faked (pytest-subprocess), the integrity check is real."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from harness.releases import ReferenceSpec, ReferenceUnavailable, ensure_release, fetch_verified, sri_sha512
+
+# The SRI value of zero bytes (sha512 of "" in base64), as npm and browsers print it.
+SRI_OF_EMPTY = "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="
+
+
+def tarball_bytes() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        data = b'{"name": "fake", "version": "1.0.0"}\n'
+        info = tarfile.TarInfo("package/package.json")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+TARBALL = tarball_bytes()
+TARBALL_SRI = "sha512-" + base64.b64encode(hashlib.sha512(TARBALL).digest()).decode()
+
+
+def fake_npm_pack(fp, data: bytes = TARBALL, returncode: int = 0, stderr: str = "") -> None:
+    def write_tarball(process) -> None:
+        dest = Path(process.args[process.args.index("--pack-destination") + 1])
+        if returncode == 0:
+            (dest / "fake-1.0.0.tgz").write_bytes(data)
+
+    fp.register(["npm", "pack", fp.any()], callback=write_tarball, returncode=returncode, stderr=stderr)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [("0.32.18", "npm", "0.32.18"), ("npm:0.25.3", "npm", "0.25.3"), ("bundle:/x/letta.js", "bundle", "/x/letta.js"),
+     ("checkout:../lc", "checkout", "../lc")],
+)  # fmt: skip
+def test_reference_spec_parse(text: str, kind: str, value: str) -> None:
+    assert ReferenceSpec.parse(text) == ReferenceSpec(kind, value)
+
+
+@pytest.mark.parametrize("text", ["svn:x", "npm:", "bundle:"])
+def test_reference_spec_parse_rejects_unknown_forms(text: str) -> None:
+    with pytest.raises(ValueError, match="npm:VERSION"):
+        ReferenceSpec.parse(text)
+
+
+def test_sri_sha512_is_npm_integrity_format(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert sri_sha512(empty) == SRI_OF_EMPTY
+
+
+def test_fetch_verified_unpacks_a_matching_tarball_once(tmp_path: Path, fp) -> None:
+    fake_npm_pack(fp)
+    dest = tmp_path / "fake"
+    assert fetch_verified("fake@1.0.0", TARBALL_SRI, dest) == dest
+    assert (dest / "package" / "package.json").exists()
+    assert (dest / ".verified").read_text().strip() == TARBALL_SRI
+    assert fp.call_count(["npm", "pack", fp.any()]) == 1
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)  # verified already: npm is not run again
+    assert fp.call_count(["npm", "pack", fp.any()]) == 1
+
+
+def test_fetch_verified_refuses_a_tarball_with_other_bytes(tmp_path: Path, fp) -> None:
+    fake_npm_pack(fp, data=TARBALL + b"tampered")
+    dest = tmp_path / "fake"
+    with pytest.raises(ReferenceUnavailable, match="integrity mismatch") as info:
+        fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    assert TARBALL_SRI in str(info.value)
+    assert not (dest / ".verified").exists()
+    assert not (dest / "package").exists()
+
+
+def test_fetch_verified_refetches_when_the_pin_changes(tmp_path: Path, fp) -> None:
+    fake_npm_pack(fp)
+    fake_npm_pack(fp)
+    dest = tmp_path / "fake"
+    dest.mkdir()
+    (dest / ".verified").write_text(SRI_OF_EMPTY + "\n")  # verified against another pin
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    assert fp.call_count(["npm", "pack", fp.any()]) == 1
+
+
+def test_npm_pack_failure_is_reported_with_its_stderr(tmp_path: Path, fp) -> None:
+    fake_npm_pack(fp, returncode=1, stderr="npm ERR! 404 Not Found")
+    with pytest.raises(ReferenceUnavailable, match="404 Not Found"):
+        fetch_verified("fake@9.9.9", TARBALL_SRI, tmp_path / "fake")
+
+
+def test_missing_npm_is_reported(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    with pytest.raises(ReferenceUnavailable, match="npm is not on PATH"):
+        fetch_verified("fake@1.0.0", TARBALL_SRI, tmp_path / "fake")
+
+
+def test_an_unpinned_release_is_refused_before_any_download(fp) -> None:
+    with pytest.raises(ReferenceUnavailable, match="not pinned") as info:
+        ensure_release("0.0.1")
+    assert "0.32.18" in str(info.value)
+    assert fp.call_count(["npm", "pack", fp.any()]) == 0
