@@ -208,9 +208,7 @@ def render_html(report: RunReport) -> str:
 def write_reports(report: RunReport, directory: Path) -> dict[str, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     paths = {"json": directory / "report.json", "junit": directory / "junit.xml", "html": directory / "index.html"}
-    paths["json"].write_text(
-        json.dumps(report_json(report), indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8"
-    )
+    paths["json"].write_text(json.dumps(report_json(report), indent=1, ensure_ascii=True) + "\n", encoding="ascii")
     paths["junit"].write_bytes(junit_xml(report))
-    paths["html"].write_text(render_html(report), encoding="utf-8")
+    paths["html"].write_text(render_html(report), encoding="utf-8", errors="replace")  # lone surrogates
     return paths

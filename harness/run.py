@@ -17,7 +17,7 @@ from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve
 
 from .compare import FieldDiff, compare_outcomes, structured_diff
 from .gitenv import isolated_env
-from .releases import ReferenceSpec, cache_root
+from .releases import ReferenceSpec, bundle_version, cache_root
 from .repo import MaterializedRepo, materialize_repo
 from .runners.base import CompileRequest, Outcome, Runner
 from .runners.bun_reference import BunReferenceRunner
@@ -71,9 +71,15 @@ class ReferenceUnderTest:
 def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
     if override:
         return resolve_profile(override)
-    if spec.kind == "npm":
-        return profile_for_release(spec.value.removeprefix("letta-code@"))
-    return DEFAULT
+    version = spec.value.removeprefix("letta-code@") if spec.kind == "npm" else None
+    if spec.kind == "bundle":
+        version = bundle_version(Path(spec.value).expanduser())
+    if version is None:
+        return DEFAULT
+    try:
+        return profile_for_release(version)
+    except KeyError:
+        return DEFAULT  # an unreleased build: compared with the newest behaviour
 
 
 def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:

@@ -128,8 +128,8 @@ def load_scenario(path: Path) -> Scenario:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        raise ScenarioError(path, line, f"invalid YAML: {getattr(error, 'problem', error)}") from None
+        yaml_line: int | None = mark.line + 1 if mark else None
+        raise ScenarioError(path, yaml_line, f"invalid YAML: {getattr(error, 'problem', error)}") from None
     if not isinstance(data, dict) or root is None:
         raise ScenarioError(path, 1, "a scenario is a mapping with id, description and repo")
     validator = jsonschema.Draft202012Validator(_schema())
