@@ -152,12 +152,17 @@ def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
             target.chmod(0o755 if blob.mode == MODE_EXEC else 0o644)
 
 
+def memory_dir_of(repo_dir: Path, spec: dict[str, Any]) -> Path:
+    """The directory compilers are pointed at: the repository, or its `memory_subdir`."""
+    return repo_dir / spec["memory_subdir"] if spec.get("memory_subdir") else repo_dir
+
+
 def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> MaterializedRepo:
     """Build the scenario's repository at dest/memory (dest must be empty)."""
     spec = scenario.repo
     kind = spec.get("kind", "git")
     repo_dir = dest / "memory"
-    memory_dir = repo_dir / spec["memory_subdir"] if spec.get("memory_subdir") else repo_dir
+    memory_dir = memory_dir_of(repo_dir, spec)
     if kind == "missing":
         dest.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
@@ -227,9 +232,8 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         marker.write_text("ok\n")
-    spec = scenario.repo
     repo_dir = dest / "memory"
-    memory_dir = repo_dir / spec["memory_subdir"] if spec.get("memory_subdir") else repo_dir
+    memory_dir = memory_dir_of(repo_dir, scenario.repo)
     head_file = repo_dir / ".git" / "refs" / "heads" / "main"
     head = head_file.read_text().strip() if head_file.exists() else None
     return MaterializedRepo(dest, memory_dir, head)

@@ -13,10 +13,12 @@ from typing import Any
 import jsonschema
 import yaml
 
+from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM
+
 DEFAULT_INPUTS: dict[str, Any] = {
-    "system": "You are a helpful agent.\n\n{CORE_MEMORY}",
-    "agent_id": "agent-conformance",
-    "conversation_id": "conv-conformance",
+    "system": DEFAULT_SYSTEM,
+    "agent_id": DEFAULT_AGENT_ID,
+    "conversation_id": DEFAULT_CONVERSATION_ID,
     "now": "2026-01-02T03:04:05.678Z",
     "previous_message_count": 0,
     "include_memfs": True,
