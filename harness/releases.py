@@ -86,11 +86,85 @@ def npm_pack(spec: str, dest: Path) -> Path:
     return tarballs[0]
 
 
+FILES_LISTING = ".files.json"  # what the verified tarball unpacked to: relative path -> [size, sha256]
+_checked_this_process: set[Path] = set()
+
+
+def _listing(dest: Path, names: list[str]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for name in names:
+        path = dest / name
+        out[name] = [path.stat().st_size, hashlib.sha256(path.read_bytes()).hexdigest()]
+    return out
+
+
+def _unpacked_files(dest: Path) -> list[str]:
+    """Files the tarball unpacked (under package/), not what the harness adds beside them later."""
+    found = []
+    for path in (dest / "package").rglob("*"):
+        relative = path.relative_to(dest)
+        if "node_modules" in relative.parts or path.name.startswith(".conformance-driver-"):
+            continue
+        if path.is_file() and not path.is_symlink():
+            found.append(str(relative))
+    return sorted(found)
+
+
+def cache_damage(dest: Path) -> str | None:
+    """Why the unpacked files under dest no longer are what the verified tarball held, or None.
+
+    A cache written before listings existed gets its listing now (trusted on first use).
+    """
+    listing_path = dest / FILES_LISTING
+    try:
+        listing = json.loads(listing_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not (dest / "package").is_dir():
+            return "package/ is missing"
+        listing_path.write_text(json.dumps(_listing(dest, _unpacked_files(dest)), sort_keys=True) + "\n")
+        return None
+    except (OSError, ValueError) as error:
+        return f"{FILES_LISTING} is unreadable ({error})"
+    for name, (size, digest) in sorted(listing.items()):
+        path = dest / name
+        try:
+            actual_size = path.stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        if actual_size != size:
+            return f"{name} is {actual_size} bytes, {size} when verified"
+        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            return f"{name} has other bytes than when verified"
+    return None
+
+
 def fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
-    """Fetch `spec`, verify its sha512 against the pinned value, unpack it to dest (idempotent)."""
+    """Fetch `spec`, verify its sha512 against the pinned value, unpack it to dest (idempotent).
+
+    A cached copy is used only when its marker names the pinned integrity and its files still
+    have the sizes and sha256 recorded at unpacking; a truncated or altered cache is fetched again.
+    """
     marker = dest / ".verified"
+    damage = None
     if marker.exists() and marker.read_text().strip() == integrity:
-        return dest
+        if dest in _checked_this_process:
+            return dest
+        damage = cache_damage(dest)
+        if damage is None:
+            _checked_this_process.add(dest)
+            return dest
+        marker.unlink()
+    try:
+        _fetch_and_unpack(spec, integrity, dest)
+    except ReferenceUnavailable as error:
+        if damage:
+            raise ReferenceUnavailable(f"the cached {spec} in {dest} is damaged ({damage}) and {error}") from None
+        raise
+    _checked_this_process.add(dest)
+    return dest
+
+
+def _fetch_and_unpack(spec: str, integrity: str, dest: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="npm-pack-") as tmp:
         tarball = npm_pack(spec, Path(tmp))
         actual = sri_sha512(tarball)
@@ -104,16 +178,18 @@ def fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
         staging.mkdir(parents=True)
         with tarfile.open(tarball) as archive:
             archive.extractall(staging, filter="data")
+        listing = _listing(staging, _unpacked_files(staging))
+        (staging / FILES_LISTING).write_text(json.dumps(listing, sort_keys=True) + "\n")
         shutil.rmtree(dest, ignore_errors=True)
         staging.rename(dest)
-    marker.write_text(integrity + "\n")
-    return dest
+    (dest / ".verified").write_text(integrity + "\n")
 
 
 def ensure_bun() -> Path:
     """The pinned bun: from PATH when it is the pinned version, else from the npm registry."""
     pinned = load_manifest()["bun"]
     on_path = shutil.which("bun")
+    version = ""
     if on_path:
         try:
             version = subprocess.run([on_path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
@@ -122,7 +198,13 @@ def ensure_bun() -> Path:
         if version == pinned["version"]:
             return Path(on_path)
     dest = cache_root() / "bun" / pinned["version"]
-    fetch_verified(f"{pinned['package']}@{pinned['version']}", pinned["integrity"], dest)
+    try:
+        fetch_verified(f"{pinned['package']}@{pinned['version']}", pinned["integrity"], dest)
+    except ReferenceUnavailable as error:
+        found = f"bun on PATH ({on_path}) is {version or 'unusable'}" if on_path else "bun is not on PATH"
+        raise ReferenceUnavailable(
+            f"{found}, not the pinned {pinned['version']}, and fetching it failed: {error}"
+        ) from None
     binary = dest / "package" / pinned["binary"]
     binary.chmod(0o755)
     return binary

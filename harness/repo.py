@@ -1,8 +1,9 @@
 """Materializing a scenario's repository: real git objects with deterministic authors and dates.
 
-Objects are written through GitPython's object database (no `git add`, so no autocrlf,
-filters, hooks or name restrictions of the porcelain); names are raw bytes; trees are
-sorted the way git sorts them. Repositories are cached by the digest of their spec.
+Objects are written by gitdb's loose-object database, in process (no `git add`, so no
+autocrlf, filters, hooks or name restrictions of the porcelain, and no git process that could
+see the user's GIT_* variables or configuration); names are raw bytes; trees are sorted the
+way git sorts them. Repositories are cached by the digest of their spec.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from git import Repo
+from gitdb import LooseObjectDB
 from gitdb.base import IStream
 
 from .gitenv import isolated_env
@@ -106,7 +107,7 @@ def _tree_sort_key(item: tuple[bytes, Any]) -> bytes:
     return name + (b"/" if isinstance(value, dict) else b"")
 
 
-def _write_tree(repo: Repo, files: dict[bytes, Blob]) -> bytes:
+def _write_tree(repo: LooseObjectDB, files: dict[bytes, Blob]) -> bytes:
     """Store blobs and nested trees; return the root tree's binary sha."""
     nested: dict[bytes, Any] = {}
     for path, blob in files.items():
@@ -122,21 +123,21 @@ def _write_tree(repo: Repo, files: dict[bytes, Blob]) -> bytes:
             if isinstance(value, dict):
                 body += MODE_TREE + b" " + name + b"\0" + store(value)
             else:
-                sha = repo.odb.store(IStream("blob", len(value.data), BytesIO(value.data))).binsha
+                sha = repo.store(IStream("blob", len(value.data), BytesIO(value.data))).binsha
                 body += value.mode + b" " + name + b"\0" + sha
-        return repo.odb.store(IStream("tree", len(body), BytesIO(bytes(body)))).binsha
+        return repo.store(IStream("tree", len(body), BytesIO(bytes(body)))).binsha
 
     return store(nested)
 
 
-def _write_commit(repo: Repo, tree: bytes, parent: str | None, message: str, index: int) -> str:
+def _write_commit(repo: LooseObjectDB, tree: bytes, parent: str | None, message: str, index: int) -> str:
     stamp = f"{EPOCH + 60 * index} +0000".encode()
     lines = [b"tree " + tree.hex().encode()]
     if parent:
         lines.append(b"parent " + parent.encode())
     lines += [b"author " + AUTHOR + b" " + stamp, b"committer " + AUTHOR + b" " + stamp, b"", message.encode()]
     data = b"\n".join(lines) + b"\n"
-    return repo.odb.store(IStream("commit", len(data), BytesIO(data))).hexsha.decode("ascii")
+    return repo.store(IStream("commit", len(data), BytesIO(data))).hexsha.decode("ascii")
 
 
 def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
@@ -179,7 +180,7 @@ def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> Materiali
     subprocess.run(
         ["git", "init", "-q", "--initial-branch=main", str(repo_dir)], env=env, check=True, capture_output=True
     )
-    repo = Repo(repo_dir)
+    repo = LooseObjectDB(str(repo_dir / ".git" / "objects"))
     head = None
     if kind == "git":
         state = {}

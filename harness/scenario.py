@@ -25,6 +25,10 @@ DEFAULT_INPUTS: dict[str, Any] = {
 }
 
 
+MAX_SCENARIO_BYTES = 1024 * 1024  # a scenario is a description; big content comes from `repeat` or `generate`
+MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
+
+
 class ScenarioError(Exception):
     """A scenario file that cannot be used; the message names the file, the line and the fix."""
 
@@ -119,6 +123,12 @@ def _fix_hint(error: jsonschema.ValidationError) -> str:
 
 def load_scenario(path: Path) -> Scenario:
     """Parse and validate one file; raises ScenarioError naming the file, line and fix."""
+    size = path.stat().st_size
+    if size > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            path, None, f"{size} bytes is over the {MAX_SCENARIO_BYTES}-byte limit for a scenario file; "
+            "make big contents with `repeat` or `generate`"
+        )  # fmt: skip
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -132,6 +142,13 @@ def load_scenario(path: Path) -> Scenario:
         mark = getattr(error, "problem_mark", None)
         yaml_line: int | None = mark.line + 1 if mark else None
         raise ScenarioError(path, yaml_line, f"invalid YAML: {getattr(error, 'problem', error)}") from None
+    alias = next((e for e in yaml.parse(text, Loader=yaml.SafeLoader) if isinstance(e, yaml.AliasEvent)), None)
+    if alias is not None:
+        raise ScenarioError(
+            path,
+            alias.start_mark.line + 1,
+            f"YAML alias *{alias.anchor} is not allowed in scenarios; write the value out",
+        )
     if not isinstance(data, dict) or root is None:
         raise ScenarioError(path, 1, "a scenario is a mapping with id, description and repo")
     validator = jsonschema.Draft202012Validator(_schema())
@@ -180,6 +197,15 @@ def _check_content(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
         files = commit.get("files", {})
         entries = files.items() if isinstance(files, dict) else [(e.get("path"), e["content"]) for e in files]
         for name, content in entries:
+            if isinstance(content, dict) and "text" in content:
+                size = len(content["text"].encode("utf-8", "surrogatepass")) * content.get("repeat", 1)
+                if size > MAX_FILE_BYTES:
+                    where = ["repo", "commits", index, "files"] + ([name] if name else [])
+                    line = _node_at(root, where).start_mark.line + 1
+                    raise ScenarioError(
+                        path, line, f"{name}: text x repeat is {size} bytes, over the {MAX_FILE_BYTES}-byte limit; "
+                        "lower `repeat`"
+                    )  # fmt: skip
             if isinstance(content, dict) and "base64" in content:
                 try:
                     base64.b64decode(content["base64"], validate=True)

@@ -2,8 +2,10 @@
 
 Lines are split on b"\\n" only: JSON text may hold U+2028, U+0085 and other characters
 that str.splitlines() would break on. A crash, a hang past the timeout, garbage, a
-partial line or an answer with the wrong id ends the request as an error and the
-process is restarted for the next request; it never yields a record.
+partial line, an answer line over MAX_LINE_BYTES or an answer with the wrong id ends the
+request as an error and the process is restarted for the next request; it never yields a record.
+Output left over after an answer (a second answer, stray lines) restarts the process before
+the next request, so one misbehaving case cannot make the next one fail.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from typing import Any
 
 from .base import CompileRequest, Outcome, Runner
 
+MAX_LINE_BYTES = 256 * 1024 * 1024  # an answer line longer than this is garbage, not a record
+_PARTIAL, _TOO_LONG = b"\0partial", b"\0too-long"
+
 
 class ProtocolError(Exception):
     pass
@@ -37,6 +42,7 @@ class JsonLinesProcess:
         self._stderr: collections.deque[str] = collections.deque(maxlen=200)
         self._next_id = 0
         self.starts = 0
+        self.stale_restarts = 0  # restarts because of output left over after an answer
 
     @property
     def running(self) -> bool:
@@ -61,14 +67,20 @@ class JsonLinesProcess:
 
     def _pump_stdout(self, proc: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
         assert proc.stdout is not None
-        pending = b""
+        pending = bytearray()
         for chunk in iter(lambda: proc.stdout.read1(1 << 16), b""):  # type: ignore[union-attr,attr-defined]
             pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                lines.put(line)
+            if b"\n" in chunk:
+                *complete, rest = bytes(pending).split(b"\n")
+                for line in complete:
+                    lines.put(line)
+                pending = bytearray(rest)
+            if len(pending) > MAX_LINE_BYTES:  # stop buffering; request() kills the process
+                lines.put(_TOO_LONG)
+                pending.clear()
+                break
         if pending:
-            lines.put(pending + b"\0partial")
+            lines.put(bytes(pending) + _PARTIAL)
         lines.put(None)
 
     def _pump_stderr(self, proc: subprocess.Popen[bytes]) -> None:
@@ -81,6 +93,9 @@ class JsonLinesProcess:
 
     def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request and wait for its answer; raises ProtocolError (and leaves the process stopped)."""
+        if self.running and not self._lines.empty():
+            self.stop()  # output nobody asked for (a second answer, stray lines): start clean
+            self.stale_restarts += 1
         if not self.running:
             self.start()
         assert self._proc is not None and self._proc.stdin is not None
@@ -98,7 +113,9 @@ class JsonLinesProcess:
             raise self._fail(f"no answer within {timeout:g} s (killed)") from None
         if raw is None:
             raise self._fail(f"the process exited (code {self._wait_code()}) without answering")
-        if raw.endswith(b"\0partial"):
+        if raw == _TOO_LONG:
+            raise self._fail(f"answer line longer than {MAX_LINE_BYTES} bytes (killed)")
+        if raw.endswith(_PARTIAL):
             raise self._fail("the process exited in the middle of an answer line")
         try:
             answer = json.loads(raw.decode("utf-8"))
