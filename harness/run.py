@@ -7,6 +7,7 @@ no longer diverges is `stale-divergence`, a failure, so the list stays true.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -194,9 +195,13 @@ class Session:
             repo = materialize_repo(scenario, self.cache)
         except Exception as error:  # the case is an error; the run goes on
             targets = ["golden"] if scenario.expect else [r.label for r in self.references]
+            reason = f"could not build the repository: {type(error).__name__}: {error}"
+            if isinstance(error, subprocess.CalledProcessError) and error.stderr:
+                stderr = error.stderr.decode("utf-8", "replace") if isinstance(error.stderr, bytes) else error.stderr
+                reason += f": {stderr.strip()[-500:]}"
             return [
                 CaseResult(scenario.id, label, "", ERROR, scenario.tags, str(scenario.path), scenario.description,
-                           scenario.pins, reasons=[f"could not build the repository: {type(error).__name__}: {error}"])
+                           scenario.pins, reasons=[reason])
                 for label in targets
             ]  # fmt: skip
         request = build_request(scenario, repo)

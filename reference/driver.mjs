@@ -13,7 +13,7 @@
 // After an answer with "polluted": true the driver exits: upstream code changed a shared
 // prototype, so later answers from this process could depend on this case.
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync, existsSync, renameSync } from "node:fs";
+import { readFileSync, writeFileSync, existsSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 const bundlePath = process.argv[2];
@@ -77,10 +77,11 @@ function prepareModule() {
   const digest = createHash("sha256").update(text).update(readFileSync(new URL(import.meta.url))).digest("hex").slice(0, 16);
   // Next to the bundle, so the bundle's own require()s (sharp, ...) resolve as in a real install.
   const modulePath = join(dirname(bundlePath), `.conformance-driver-${digest}.mjs`);
-  if (!existsSync(modulePath)) {
-    const exports = Object.entries(found).map(([name, local]) => `${local} as ${name}`).join(", ");
-    // The `// @bun` pragma of 0.25.x bundles is kept: the reference is the bundle as bun runs it.
-    const body = `${withoutCliEntry(text)}\nexport { ${exports} };\n`;
+  const exports = Object.entries(found).map(([name, local]) => `${local} as ${name}`).join(", ");
+  // The `// @bun` pragma of 0.25.x bundles is kept: the reference is the bundle as bun runs it.
+  const body = `${withoutCliEntry(text)}\nexport { ${exports} };\n`;
+  // Written once per bundle and driver; rewritten when a previous copy was cut short or altered.
+  if (!existsSync(modulePath) || statSync(modulePath).size !== Buffer.byteLength(body)) {
     const tmp = `${modulePath}.${process.pid}.tmp`;
     writeFileSync(tmp, body);
     renameSync(tmp, modulePath);

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.releases import ReferenceSpec, ReferenceUnavailable, ensure_release, fetch_verified, sri_sha512
+from harness import releases
+from harness.releases import (
+    ReferenceSpec,
+    ReferenceUnavailable,
+    cache_damage,
+    ensure_release,
+    fetch_verified,
+    sri_sha512,
+)
 
 # The SRI value of zero bytes (sha512 of "" in base64), as npm and browsers print it.
 SRI_OF_EMPTY = "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="
@@ -108,3 +116,82 @@ def test_an_unpinned_release_is_refused_before_any_download(fp) -> None:
         ensure_release("0.0.1")
     assert "0.32.18" in str(info.value)
     assert fp.call_count(["npm", "pack", fp.any()]) == 0
+
+
+# --- a damaged cache ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_process_cache(monkeypatch) -> None:
+    """Each test is a new process as far as the once-per-process cache check is concerned."""
+    monkeypatch.setattr(releases, "_checked_this_process", set())
+
+
+def test_a_truncated_cached_file_is_fetched_again(tmp_path: Path, fp, fresh_process_cache) -> None:
+    fake_npm_pack(fp)
+    fake_npm_pack(fp)
+    dest = tmp_path / "fake"
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    package_json = dest / "package" / "package.json"
+    package_json.write_bytes(package_json.read_bytes()[:5])  # truncated after verification
+    releases._checked_this_process.clear()  # a later run
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    assert fp.call_count(["npm", "pack", fp.any()]) == 2
+    assert package_json.read_bytes() == b'{"name": "fake", "version": "1.0.0"}\n'
+
+
+def test_a_same_size_corruption_is_found_by_its_digest(tmp_path: Path, fp, fresh_process_cache) -> None:
+    fake_npm_pack(fp)
+    dest = tmp_path / "fake"
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    package_json = dest / "package" / "package.json"
+    package_json.write_bytes(package_json.read_bytes().replace(b"fake", b"evil"))
+    assert cache_damage(dest) == "package/package.json has other bytes than when verified"
+
+
+def test_a_damaged_cache_that_cannot_be_fetched_again_says_both(tmp_path: Path, fp, fresh_process_cache) -> None:
+    fake_npm_pack(fp)
+    fake_npm_pack(fp, returncode=1, stderr="npm ERR! network down")
+    dest = tmp_path / "fake"
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    (dest / "package" / "package.json").unlink()
+    releases._checked_this_process.clear()
+    with pytest.raises(ReferenceUnavailable) as info:
+        fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    assert "damaged (package/package.json is missing)" in str(info.value)
+    assert "network down" in str(info.value)
+    assert not (dest / ".verified").exists()  # not trusted next time either
+
+
+def test_a_half_done_extraction_is_not_used(tmp_path: Path, fp, fresh_process_cache) -> None:
+    # Interrupted after unpacking into the staging directory, or after the rename but before the marker.
+    fake_npm_pack(fp)
+    dest = tmp_path / "fake"
+    (tmp_path / "fake.partial" / "package").mkdir(parents=True)
+    (dest / "package").mkdir(parents=True)
+    (dest / "package" / "half.js").write_text("half")
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    assert fp.call_count(["npm", "pack", fp.any()]) == 1
+    assert not (dest / "package" / "half.js").exists()
+    assert not (tmp_path / "fake.partial").exists()
+
+
+def test_a_cache_from_before_listings_gets_one_and_is_then_checked(tmp_path: Path, fp, fresh_process_cache) -> None:
+    fake_npm_pack(fp)
+    dest = tmp_path / "fake"
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    (dest / releases.FILES_LISTING).unlink()  # as an older harness left it
+    releases._checked_this_process.clear()
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    assert fp.call_count(["npm", "pack", fp.any()]) == 1  # trusted on first use...
+    (dest / "package" / "package.json").write_text("{}")
+    assert cache_damage(dest) is not None  # ...and checked from then on
+
+
+def test_files_the_harness_adds_beside_the_bundle_are_not_damage(tmp_path: Path, fp, fresh_process_cache) -> None:
+    fake_npm_pack(fp)
+    dest = tmp_path / "fake"
+    fetch_verified("fake@1.0.0", TARBALL_SRI, dest)
+    (dest / "package" / ".conformance-driver-0123.mjs").write_text("derived")
+    (dest / "package" / "node_modules").symlink_to(tmp_path)
+    assert cache_damage(dest) is None
