@@ -28,3 +28,10 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "memfs_prompt", "harness", "tests", "noxfile.py")
     session.run("ruff", "format", "--check", "memfs_prompt", "harness", "tests", "noxfile.py")
     session.run("mypy", "memfs_prompt", "harness")
+
+
+@nox.session
+def determinism(session: nox.Session) -> None:
+    """The whole corpus run twice: report.json, junit.xml and index.html must be byte-identical."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.determinism", "cases", *session.posargs)
