@@ -1,0 +1,120 @@
+"""Ctrl-C (SIGINT to the process group) or SIGTERM during `conformance run` leaves no reference process,
+no grandchild of it, and no temporary or half-built directory behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fake_reference import alive, fake_bundle, install_fake_bun, write_cases
+
+from harness import repo
+from harness.scenario import load_scenario
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def wait_for(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.05)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below pid (from /proc), bun's git children included."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, stack = set(), [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def start_run(tmp_path: Path, args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,  # its own group, as a shell job is
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["SIGINT to the group", "SIGTERM"])
+def test_interrupting_a_run_kills_the_reference_and_its_children_and_leaves_no_temp_dirs(
+    tmp_path: Path, how: str
+) -> None:
+    bin_dir = tmp_path / "bin"
+    install_fake_bun(bin_dir)
+    cases = write_cases(tmp_path / "cases", {"a-first": "", "b-hang": "hang", "c-never": ""})
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LETTA_CONFORMANCE_CACHE": str(cache),
+           "TMPDIR": str(temp)}  # fmt: skip
+    proc = start_run(tmp_path, [str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'b')}", "--timeout", "300",
+                                "--report", str(tmp_path / "report")], env)  # fmt: skip
+    try:
+        wait_for(lambda: (bin_dir / "hanging").exists())
+        bun_pid, sleep_pid = map(int, (bin_dir / "hanging").read_text().split())
+        assert alive(bun_pid) and alive(sleep_pid)
+        if how == "SIGTERM":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    wait_for(lambda: not alive(bun_pid) and not alive(sleep_pid), timeout=10)
+    assert list(temp.iterdir()) == []
+    repos = cache / "repos"
+    assert all((d / ".complete").exists() for d in repos.iterdir()), [d.name for d in repos.iterdir()]
+
+
+def test_an_interrupt_while_building_a_repository_removes_the_staging_directory(tmp_path: Path, monkeypatch) -> None:
+    path = write_cases(tmp_path / "cases", {"a": ""}) / "compile" / "a.yaml"
+
+    def interrupted(root: Path, files: dict) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repo, "_write_worktree", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        repo.materialize_repo(load_scenario(path), tmp_path / "cache")
+    assert list((tmp_path / "cache" / "repos").iterdir()) == []
+
+
+@pytest.mark.integration
+def test_ctrl_c_during_a_real_run_leaves_no_bun_running(tmp_path: Path, reference_bun, release_bundle) -> None:
+    proc = start_run(tmp_path, [str(REPO / "cases"), "--report", str(tmp_path / "report")], dict(os.environ))
+    try:
+        seen: set[int] = set()
+
+        def bun_started() -> bool:
+            seen.update(descendants(proc.pid))
+            return any(b"driver.mjs" in Path(f"/proc/{p}/cmdline").read_bytes() for p in seen if alive(p))
+
+        wait_for(bun_started, timeout=120)
+        time.sleep(0.5)
+        seen.update(descendants(proc.pid))
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    wait_for(lambda: not any(alive(p) for p in seen), timeout=10)
