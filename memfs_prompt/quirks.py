@@ -42,6 +42,7 @@ def _collator():  # type: ignore[no-untyped-def]
     return pyuca.Collator()
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pyuca is slow on long labels; the same labels recur across profiles
 def locale_compare_key(value: str) -> tuple[int, ...]:
     """Sort key for JS `a.localeCompare(b)` under bun: ICU root/en-US collation, whatever LANG says."""
     return tuple(_collator().sort_key(value))

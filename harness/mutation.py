@@ -1,0 +1,274 @@
+"""Mutation testing of memfs_prompt/ against the corpus: does every hand-written mutant make a case fail?
+
+Mutants are data (mutants/mutants.yaml): a file under memfs_prompt/, a snippet that must occur in
+it exactly once, its replacement, and why the change matters. Each mutant is applied to a
+temporary copy of the package; the corpus then runs with that copy first on PYTHONPATH, against
+reference records recorded once per run from the real releases (the references are not mutated,
+so replaying their answers is the same as asking them again). A mutant is killed when any
+case's verdict changes from the unmutated run (or the port crashes or hangs); it survives when
+every verdict stays the same. A surviving mutant must be listed with `equivalent: <why>`.
+
+    python -m harness.mutation [CASES...] [--reference npm:X ...] [--mutants mutants/mutants.yaml] [-k ID]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .releases import REPO_ROOT, ReferenceSpec, load_manifest
+from .runners.base import CompileRequest, Outcome, Runner
+
+PACKAGE = "memfs_prompt"
+DEFAULT_MUTANTS = REPO_ROOT / "mutants" / "mutants.yaml"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str  # relative to memfs_prompt/
+    original: str
+    replacement: str
+    why: str
+    equivalent: str | None = None  # why no case can tell it apart, when that is the case
+
+    def apply(self, package_dir: Path) -> None:
+        """Rewrite the file in package_dir; the snippet must occur exactly once."""
+        path = package_dir / self.file
+        text = path.read_text(encoding="utf-8")
+        count = text.count(self.original)
+        if count != 1:
+            raise ValueError(
+                f"mutant {self.id}: the original snippet occurs {count} times in {PACKAGE}/{self.file} "
+                "(it must occur once); update the mutant to the current source"
+            )
+        path.write_text(text.replace(self.original, self.replacement), encoding="utf-8")
+
+
+def load_mutants(path: Path) -> list[Mutant]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    mutants = []
+    seen: set[str] = set()
+    for index, entry in enumerate(data.get("mutants") or []):
+        missing = [k for k in ("id", "file", "original", "replacement", "why") if not isinstance(entry.get(k), str)]
+        if missing:
+            raise ValueError(f"{path}: mutant #{index + 1} needs {', '.join(missing)} (strings)")
+        if entry["id"] in seen:
+            raise ValueError(f"{path}: mutant id {entry['id']!r} is used twice")
+        seen.add(entry["id"])
+        mutants.append(
+            Mutant(entry["id"], entry["file"], entry["original"], entry["replacement"], entry["why"],
+                   entry.get("equivalent"))
+        )  # fmt: skip
+    return mutants
+
+
+def request_key(request: CompileRequest) -> str:
+    return json.dumps(request.to_wire(), sort_keys=True, ensure_ascii=True)
+
+
+# --- the baseline: real references, unmutated port ------------------------------------------------
+
+
+def record_baseline(paths: list[Path], references: list[str], out: Path) -> dict[str, Any]:
+    """Run the corpus for real once; keep every reference answer and every verdict."""
+    from .run import Session
+    from .scenario import load_scenarios
+
+    loaded = load_scenarios(paths)
+    if loaded.errors:
+        raise ValueError("; ".join(str(e) for e in loaded.errors))
+    specs = [ReferenceSpec.parse(r) for r in references]
+    answers: dict[str, dict[str, Any]] = {spec.label: {} for spec in specs}
+
+    class Recording(Runner):
+        def __init__(self, inner: Runner, label: str) -> None:
+            self.inner, self.label, self.name = inner, label, inner.name
+
+        def start(self) -> None:
+            self.inner.start()
+
+        def compile(self, request: CompileRequest) -> Outcome:
+            outcome = self.inner.compile(request)
+            answers[self.label][request_key(request)] = outcome.to_json()
+            return outcome
+
+        def close(self) -> None:
+            self.inner.close()
+
+    from .runners.bun_reference import BunReferenceRunner
+
+    def factory(spec: ReferenceSpec, cache: Path) -> Runner:
+        return Recording(BunReferenceRunner(spec, cache / "home", cache / "repos"), spec.label)
+
+    compile_cases = [s for s in loaded.scenarios if s.kind == "compile"]
+    with Session(specs, runner_factory=factory) as session:
+        results = session.run(compile_cases)
+    errors = [r for r in results if r.status == "error"]
+    if errors:
+        raise RuntimeError(f"the unmutated run has errors ({errors[0].case_id}: {errors[0].reasons}); fix those first")
+    baseline = {
+        "references": references,
+        "answers": answers,
+        "verdicts": {f"{r.case_id} [{r.reference}]": r.status for r in results},
+    }
+    out.write_text(json.dumps(baseline, sort_keys=True), encoding="utf-8")
+    return baseline
+
+
+class ReplayRunner(Runner):
+    """A reference that answers what the real one answered in the baseline run."""
+
+    def __init__(self, spec: ReferenceSpec, answers: dict[str, Any]) -> None:
+        self.name = f"letta-code@{spec.value}" if spec.kind == "npm" else spec.label
+        self.answers = answers
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        data = self.answers.get(request_key(request))
+        if data is None:
+            return Outcome("error", error="no recorded reference answer for this request")
+        return Outcome(**data)
+
+
+# --- one mutant (runs in a subprocess with the mutated copy first on sys.path) -----------------------
+
+
+def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int:
+    """Replay the corpus; 0 when every verdict matches the baseline, 1 (and the first change) otherwise."""
+    import memfs_prompt
+
+    loaded_from = Path(memfs_prompt.__file__).resolve().parent
+    if loaded_from != expected_package.resolve():
+        print(f"the mutated copy was not imported: memfs_prompt came from {loaded_from}", file=sys.stderr)
+        return 3
+    from .run import Session
+    from .scenario import load_scenarios
+
+    from .runners.python_port import PythonPortRunner
+
+    # References that share a profile get the same port record: compile once per profile and request.
+    port_compile, outcomes = PythonPortRunner.compile, {}
+
+    def compile_once(runner: PythonPortRunner, request: CompileRequest) -> Outcome:
+        key = (runner.profile.name, request_key(request))
+        if key not in outcomes:
+            outcomes[key] = port_compile(runner, request)
+        return outcomes[key]
+
+    PythonPortRunner.compile = compile_once  # type: ignore[method-assign]
+    baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
+    specs = [ReferenceSpec.parse(r) for r in baseline["references"]]
+    scenarios = [s for s in load_scenarios(paths).scenarios if s.kind == "compile"]
+    with Session(
+        specs, runner_factory=lambda spec, cache: ReplayRunner(spec, baseline["answers"][spec.label])
+    ) as session:
+        for scenario in scenarios:
+            for result in session.run_case(scenario):
+                key = f"{result.case_id} [{result.reference}]"
+                expected = baseline["verdicts"].get(key)
+                if result.status != expected:
+                    detail = "; ".join(result.reasons[:1]) or ", ".join(d.field for d in result.diffs)
+                    print(f"{key}: {expected} -> {result.status}" + (f" ({detail})" if detail else ""))
+                    return 1
+    return 0
+
+
+@dataclass
+class MutantResult:
+    mutant: Mutant
+    outcome: str  # killed / survived / equivalent / invalid
+    detail: str
+    seconds: float
+
+
+def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float) -> MutantResult:
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.id}-") as tmp:
+        package = Path(tmp) / PACKAGE
+        shutil.copytree(REPO_ROOT / PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+        try:
+            mutant.apply(package)
+        except ValueError as error:
+            return MutantResult(mutant, "invalid", str(error), 0.0)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([tmp, str(REPO_ROOT)]), "PYTHONDONTWRITEBYTECODE": "1"}
+        command = [sys.executable, "-m", "harness.mutation", "--check", str(baseline), "--package", str(package),
+                   *map(str, paths)]  # fmt: skip
+        try:
+            done = subprocess.run(
+                command, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False
+            )  # cwd: `python -m` puts it first on sys.path, before the unmutated checkout
+        except subprocess.TimeoutExpired:
+            return MutantResult(mutant, "killed", f"the corpus did not finish within {timeout:g} s", timeout)
+    seconds = time.perf_counter() - started
+    if done.returncode == 0:
+        outcome = "equivalent" if mutant.equivalent else "survived"
+        return MutantResult(mutant, outcome, mutant.equivalent or "no case changed its verdict", seconds)
+    if done.returncode == 1:
+        return MutantResult(mutant, "killed", done.stdout.strip().splitlines()[-1], seconds)
+    if done.returncode == 3:
+        return MutantResult(mutant, "invalid", done.stderr.strip(), seconds)
+    last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    return MutantResult(mutant, "killed", f"the port crashed: {last}", seconds)
+
+
+def summary(results: list[MutantResult]) -> tuple[str, bool]:
+    counts = {k: sum(1 for r in results if r.outcome == k) for k in ("killed", "survived", "equivalent", "invalid")}
+    scored = counts["killed"] + counts["survived"]
+    score = f"{counts['killed']}/{scored} killed" + (f" ({100 * counts['killed'] / scored:.0f}%)" if scored else "")
+    lines = [f"{r.outcome:<10} {r.mutant.id:<40} {r.detail}" for r in results]
+    lines.append(
+        f"mutation score: {score}; {counts['equivalent']} equivalent (explained), {counts['survived']} survived, "
+        f"{counts['invalid']} invalid"
+    )
+    return "\n".join(lines), counts["survived"] == 0 and counts["invalid"] == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.mutation", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--reference", action="append", help="default: every pinned release")
+    parser.add_argument("--mutants", type=Path, default=DEFAULT_MUTANTS)
+    parser.add_argument("-k", help="only mutants whose id contains one of these comma-separated words")
+    parser.add_argument("--baseline", type=Path, help="baseline file: recorded there when missing, reused when present")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds one mutant's corpus run may take")
+    parser.add_argument("--check", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--package", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    paths = [p.resolve() for p in args.paths] or [REPO_ROOT / "cases"]
+    if args.check:
+        return check(args.check, paths, args.package)
+
+    mutants = load_mutants(args.mutants)
+    if args.k:
+        words = [w for w in args.k.split(",") if w]
+        mutants = [m for m in mutants if any(w in m.id for w in words)]
+    references = args.reference or [f"npm:{v}" for v in load_manifest()["releases"]]
+    with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
+        baseline = args.baseline or Path(tmp) / "baseline.json"
+        if not baseline.exists():
+            print(f"recording reference answers: {', '.join(references)}", file=sys.stderr)
+            record_baseline(paths, references, baseline)
+        results = []
+        for mutant in mutants:
+            result = run_mutant(mutant, baseline, paths, args.timeout)
+            print(f"{result.outcome:<10} {mutant.id} ({result.seconds:.0f} s): {result.detail}", file=sys.stderr)
+            results.append(result)
+    text, ok = summary(results)
+    print(text)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
