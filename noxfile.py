@@ -1,4 +1,4 @@
-"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), lint."""
+"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), lint, determinism, mutants."""
 
 from __future__ import annotations
 
@@ -35,3 +35,10 @@ def determinism(session: nox.Session) -> None:
     """The whole corpus run twice: report.json, junit.xml and index.html must be byte-identical."""
     session.install("-e", ".")
     session.run("python", "-m", "harness.determinism", "cases", *session.posargs)
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """Hand-written mutants of memfs_prompt/ (mutants/mutants.yaml) against the corpus and every pinned release."""
+    session.install("-e", ".")
+    session.run("python", "-m", "harness.mutation", *session.posargs)

@@ -153,9 +153,8 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         print(f"the mutated copy was not imported: memfs_prompt came from {loaded_from}", file=sys.stderr)
         return 3
     from .run import Session
-    from .scenario import load_scenarios
-
     from .runners.python_port import PythonPortRunner
+    from .scenario import load_scenarios
 
     # References that share a profile get the same port record: compile once per profile and request.
     port_compile, outcomes = PythonPortRunner.compile, {}
@@ -177,6 +176,9 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
             for result in session.run_case(scenario):
                 key = f"{result.case_id} [{result.reference}]"
                 expected = baseline["verdicts"].get(key)
+                if expected is None:
+                    print(f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr)
+                    return 3
                 if result.status != expected:
                     detail = "; ".join(result.reasons[:1]) or ", ".join(d.field for d in result.diffs)
                     print(f"{key}: {expected} -> {result.status}" + (f" ({detail})" if detail else ""))
