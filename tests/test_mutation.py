@@ -1,0 +1,95 @@
+"""harness.mutation: the mutant list stays applicable, and a mutant that changes output is killed while
+one that does not survives (the machinery, on a one-case corpus with a replayed reference)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fake_reference import write_cases
+
+from harness.mutation import DEFAULT_MUTANTS, Mutant, load_mutants, request_key, run_mutant, summary
+from harness.releases import ReferenceSpec
+from harness.run import Session
+from harness.runners.base import CompileRequest, Outcome, Runner
+from harness.runners.python_port import PythonPortRunner
+from harness.scenario import load_scenarios
+from memfs_prompt import profile_for_release
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memfs_prompt"
+
+
+def test_every_listed_mutant_applies_exactly_once_and_compiles(tmp_path: Path) -> None:
+    import shutil
+
+    mutants = load_mutants(DEFAULT_MUTANTS)
+    assert len(mutants) >= 60
+    for mutant in mutants:
+        copy = tmp_path / mutant.id / "memfs_prompt"
+        shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        mutant.apply(copy)
+        mutated = (copy / mutant.file).read_text(encoding="utf-8")
+        assert mutated != (PACKAGE / mutant.file).read_text(encoding="utf-8"), mutant.id
+        compile(mutated, mutant.file, "exec")
+
+
+def test_a_snippet_that_is_not_there_once_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("x = 1\nx = 1\n")
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        Mutant("twice", "m.py", "x = 1", "x = 2", "why").apply(tmp_path)
+    with pytest.raises(ValueError, match="occurs 0 times"):
+        Mutant("gone", "m.py", "y = 1", "y = 2", "why").apply(tmp_path)
+
+
+def test_load_mutants_names_missing_fields_and_duplicate_ids(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("mutants:\n  - {id: a, file: f.py, original: x}\n")
+    with pytest.raises(ValueError, match="mutant #1 needs replacement, why"):
+        load_mutants(path)
+    path.write_text("mutants:\n" + "  - {id: a, file: f.py, original: x, replacement: y, why: z}\n" * 2)
+    with pytest.raises(ValueError, match="'a' is used twice"):
+        load_mutants(path)
+
+
+class PortAsReference(Runner):
+    """For testing the machinery only: the unmutated port's records stand in for a reference's."""
+
+    def __init__(self, answers: dict[str, dict]) -> None:
+        self.name = "letta-code@0.32.18"
+        self.port = PythonPortRunner(profile_for_release("0.32.18"))
+        self.answers = answers
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        outcome = self.port.compile(request)
+        self.answers[request_key(request)] = outcome.to_json()
+        return outcome
+
+
+@pytest.fixture
+def one_case_baseline(tmp_path: Path, monkeypatch) -> tuple[Path, list[Path]]:
+    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
+    cases = write_cases(tmp_path / "cases", {"a-case": ""})
+    answers: dict[str, dict] = {}
+    with Session([ReferenceSpec("npm", "0.32.18")], runner_factory=lambda s, c: PortAsReference(answers)) as session:
+        results = session.run(load_scenarios([cases]).scenarios)
+    baseline = tmp_path / "baseline.json"
+    verdicts = {f"{r.case_id} [{r.reference}]": r.status for r in results}
+    data = {"references": ["npm:0.32.18"], "answers": {"0.32.18": answers}, "verdicts": verdicts}
+    baseline.write_text(json.dumps(data))
+    return baseline, [cases]
+
+
+def test_a_mutant_that_changes_output_is_killed_and_one_that_does_not_survives(one_case_baseline) -> None:
+    baseline, paths = one_case_baseline
+    killed = Mutant("meridiem", "quirks.py", 'meridiem = "AM" if utc.hour < 12 else "PM"',
+                    'meridiem = "PM" if utc.hour < 12 else "AM"', "why")  # fmt: skip
+    inert = Mutant("comment", "quirks.py", "EXEC_MAX_BUFFER = 1024 * 1024", "EXEC_MAX_BUFFER = 1024 * 1024  # x", "w")
+    head = "def js_trim(value: str) -> str:\n"
+    crash = Mutant("crash", "quirks.py", head, head + "    1 / 0\n", "why")
+    results = [run_mutant(m, baseline, paths, timeout=120) for m in (killed, inert, crash)]
+    assert [r.outcome for r in results] == ["killed", "survived", "killed"]
+    assert "a-case [0.32.18]: pass -> fail" in results[0].detail
+    assert "ZeroDivisionError" in results[2].detail
+    text, ok = summary(results)
+    assert not ok and "mutation score: 2/3 killed (67%)" in text
