@@ -48,9 +48,21 @@ def first_diff_offset(left: bytes, right: bytes) -> int | None:
     return min(len(left), len(right))
 
 
+class _Missing:
+    """A field the record does not have, which is not the same as a field that is null."""
+
+    def __repr__(self) -> str:
+        return ABSENT
+
+
+MISSING: Any = _Missing()
+
+
 def as_bytes(value: Any) -> bytes:
-    if value is None:
+    if value is MISSING:
         return ABSENT.encode()
+    if value is None:
+        return b"null"
     text = value if isinstance(value, str) else repr(value)
     return text.encode("utf-8", "surrogatepass")
 
@@ -82,7 +94,8 @@ class FieldDiff:
 
 
 def outcome_value(outcome: Outcome, field: str) -> Any:
-    return (outcome.record or {}).get(field)
+    """The field's value, or MISSING: upstream's JSON.stringify drops undefined, so absent and null differ."""
+    return (outcome.record or {}).get(field, MISSING)
 
 
 def compare_outcomes(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> list[FieldDiff]:

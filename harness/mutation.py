@@ -6,7 +6,9 @@ temporary copy of the package; the corpus then runs with that copy first on PYTH
 reference records recorded once per run from the real releases (the references are not mutated,
 so replaying their answers is the same as asking them again). A mutant is killed when any
 case's verdict changes from the unmutated run (or the port crashes or hangs); it survives when
-every verdict stays the same. A surviving mutant must be listed with `equivalent: <why>`.
+every verdict stays the same. A surviving mutant must be listed with `equivalent: <why>` (no case
+can tell it apart; not scored) or `known_survivor: <why>` (scored as survived, does not fail the
+session); a listed mutant that gets killed is reported as invalid, so the notes stay true.
 
     python -m harness.mutation [CASES...] [--reference npm:X ...] [--mutants mutants/mutants.yaml] [-k ID]
 """
@@ -42,6 +44,7 @@ class Mutant:
     replacement: str
     why: str
     equivalent: str | None = None  # why no case can tell it apart, when that is the case
+    known_survivor: str | None = None  # why it survives for now (no honest case can pin it yet)
 
     def apply(self, package_dir: Path) -> None:
         """Rewrite the file in package_dir; the snippet must occur exactly once."""
@@ -69,7 +72,7 @@ def load_mutants(path: Path) -> list[Mutant]:
         seen.add(entry["id"])
         mutants.append(
             Mutant(entry["id"], entry["file"], entry["original"], entry["replacement"], entry["why"],
-                   entry.get("equivalent"))
+                   entry.get("equivalent"), entry.get("known_survivor"))
         )  # fmt: skip
     return mutants
 
@@ -180,7 +183,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
                     print(f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr)
                     return 3
                 if result.status != expected:
-                    detail = "; ".join(result.reasons[:1]) or ", ".join(d.field for d in result.diffs)
+                    detail = ", ".join(d.field for d in result.diffs) or "; ".join(result.reasons[:1])
                     print(f"{key}: {expected} -> {result.status}" + (f" ({detail})" if detail else ""))
                     return 1
     return 0
@@ -189,7 +192,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
 @dataclass
 class MutantResult:
     mutant: Mutant
-    outcome: str  # killed / survived / equivalent / invalid
+    outcome: str  # killed / survived / known-survivor / equivalent / invalid
     detail: str
     seconds: float
 
@@ -214,8 +217,14 @@ def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float
             return MutantResult(mutant, "killed", f"the corpus did not finish within {timeout:g} s", timeout)
     seconds = time.perf_counter() - started
     if done.returncode == 0:
-        outcome = "equivalent" if mutant.equivalent else "survived"
-        return MutantResult(mutant, outcome, mutant.equivalent or "no case changed its verdict", seconds)
+        if mutant.equivalent:
+            return MutantResult(mutant, "equivalent", mutant.equivalent, seconds)
+        if mutant.known_survivor:
+            return MutantResult(mutant, "known-survivor", mutant.known_survivor, seconds)
+        return MutantResult(mutant, "survived", "no case changed its verdict", seconds)
+    if mutant.equivalent or mutant.known_survivor:
+        note = "equivalent" if mutant.equivalent else "known_survivor"
+        return MutantResult(mutant, "invalid", f"listed as {note} but a case kills it: remove the note", seconds)
     if done.returncode == 1:
         return MutantResult(mutant, "killed", done.stdout.strip().splitlines()[-1], seconds)
     if done.returncode == 3:
@@ -225,12 +234,14 @@ def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float
 
 
 def summary(results: list[MutantResult]) -> tuple[str, bool]:
-    counts = {k: sum(1 for r in results if r.outcome == k) for k in ("killed", "survived", "equivalent", "invalid")}
-    scored = counts["killed"] + counts["survived"]
+    kinds = ("killed", "survived", "known-survivor", "equivalent", "invalid")
+    counts = {k: sum(1 for r in results if r.outcome == k) for k in kinds}
+    scored = counts["killed"] + counts["survived"] + counts["known-survivor"]
     score = f"{counts['killed']}/{scored} killed" + (f" ({100 * counts['killed'] / scored:.0f}%)" if scored else "")
-    lines = [f"{r.outcome:<10} {r.mutant.id:<40} {r.detail}" for r in results]
+    lines = [f"{r.outcome:<14} {r.mutant.id:<40} {r.detail}" for r in results]
     lines.append(
-        f"mutation score: {score}; {counts['equivalent']} equivalent (explained), {counts['survived']} survived, "
+        f"mutation score: {score}; {counts['equivalent']} equivalent (explained, not scored), "
+        f"{counts['known-survivor']} known survivors (explained), {counts['survived']} survived, "
         f"{counts['invalid']} invalid"
     )
     return "\n".join(lines), counts["survived"] == 0 and counts["invalid"] == 0
@@ -265,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for mutant in mutants:
             result = run_mutant(mutant, baseline, paths, args.timeout)
-            print(f"{result.outcome:<10} {mutant.id} ({result.seconds:.0f} s): {result.detail}", file=sys.stderr)
+            print(f"{result.outcome:<14} {mutant.id} ({result.seconds:.0f} s): {result.detail}", file=sys.stderr)
             results.append(result)
     text, ok = summary(results)
     print(text)

@@ -46,8 +46,8 @@ def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return directory
 
 
-def run(tmp_path: Path, cases: dict[str, str], *extra: str, reference: str | None = None) -> tuple[int, dict, str]:
-    """`conformance run` in process on the given cases; returns (exit code, report.json, stderr)."""
+def run(tmp_path: Path, cases: dict[str, str], *extra: str, reference: str | None = None) -> tuple[int, dict]:
+    """`conformance run` in process on the given cases; returns (exit code, report.json)."""
     cases_dir = write_cases(tmp_path / "cases", cases)
     bundle = fake_bundle(tmp_path / "bundle")
     report_dir = tmp_path / "report"
@@ -55,7 +55,7 @@ def run(tmp_path: Path, cases: dict[str, str], *extra: str, reference: str | Non
             "--no-timing", *extra]  # fmt: skip
     code = cli.main(argv)
     report = json.loads((report_dir / "report.json").read_text()) if (report_dir / "report.json").exists() else {}
-    return code, report, ""
+    return code, report
 
 
 def statuses(report: dict) -> dict[str, str]:
@@ -68,7 +68,7 @@ def reasons(report: dict, case_id: str) -> str:
 
 def test_honest_fake_reference_passes(tmp_path: Path, bin_dir: Path) -> None:
     # The control: without a fault the fake agrees, so every failure below is the fault's doing.
-    code, report, _ = run(tmp_path, {"a-honest": "", "b-honest": ""})
+    code, report = run(tmp_path, {"a-honest": "", "b-honest": ""})
     assert statuses(report) == {"a-honest": "pass", "b-honest": "pass"}
     assert code == 0
     assert len(pids_started(bin_dir)) == 1  # one process for the whole run
@@ -76,7 +76,7 @@ def test_honest_fake_reference_passes(tmp_path: Path, bin_dir: Path) -> None:
 
 PROCESS_FAULTS = {
     "crash": ("error", "exited (code 3) without answering"),
-    "hang": ("error", "no answer within 2 s"),
+    "hang": ("error", "no answer within 5 s"),
     "garbage": ("error", "not JSON"),
     "partial": ("error", "in the middle of an answer line"),
     "stale-id": ("error", "does not match request id"),
@@ -90,18 +90,18 @@ PROCESS_FAULTS = {
 @pytest.mark.parametrize("fault", list(PROCESS_FAULTS))
 def test_a_reference_fault_is_never_a_pass_and_the_run_goes_on(tmp_path: Path, bin_dir: Path, fault: str) -> None:
     status, reason = PROCESS_FAULTS[fault]
-    code, report, _ = run(tmp_path, {"a-before": "", "b-fault": fault, "c-after": ""}, "--timeout", "2")
+    code, report = run(tmp_path, {"a-before": "", "b-fault": fault, "c-after": ""}, "--timeout", "5")
     assert statuses(report) == {"a-before": "pass", "b-fault": status, "c-after": "pass"}
     assert reason in reasons(report, "b-fault")
     assert code == 1
     if status == "fail":
         diff = next(r for r in report["results"] if r["case"] == "b-fault")["diffs"]
-        assert [d["field"] for d in diff] == ["coreMemory", "content"] or "coreMemory" in {d["field"] for d in diff}
+        assert "coreMemory" in {d["field"] for d in diff}
 
 
 def test_an_answer_line_over_the_limit_is_an_error(tmp_path: Path, bin_dir: Path, monkeypatch) -> None:
     monkeypatch.setattr(jsonl_process, "MAX_LINE_BYTES", 1 << 20)  # the fake writes 4 MiB without a newline
-    code, report, _ = run(tmp_path, {"a-before": "", "b-fault": "huge", "c-after": ""}, "--timeout", "30")
+    code, report = run(tmp_path, {"a-before": "", "b-fault": "huge", "c-after": ""}, "--timeout", "30")
     assert statuses(report) == {"a-before": "pass", "b-fault": "error", "c-after": "pass"}
     assert "longer than 1048576 bytes" in reasons(report, "b-fault")
     assert code == 1
@@ -110,7 +110,7 @@ def test_an_answer_line_over_the_limit_is_an_error(tmp_path: Path, bin_dir: Path
 def test_a_second_answer_does_not_become_the_next_cases_answer(tmp_path: Path, bin_dir: Path) -> None:
     # `twice` answers correctly and then again: the extra line is left over. The next case must be
     # judged on its own answer, from a fresh process, not errored (or worse, given the stale record).
-    code, report, _ = run(tmp_path, {"a-twice": "twice", "b-after": "", "c-after": ""})
+    code, report = run(tmp_path, {"a-twice": "twice", "b-after": "", "c-after": ""})
     assert statuses(report) == {"a-twice": "pass", "b-after": "pass", "c-after": "pass"}
     assert len(pids_started(bin_dir)) == 2
     assert code == 0
@@ -120,7 +120,7 @@ def test_pollution_restarts_the_reference_and_later_cases_are_judged_in_a_fresh_
     tmp_path: Path, bin_dir: Path
 ) -> None:
     cases = {"a-first": "", "b-polluted": "polluted", "c-next": "", "d-polluted-wrong": "polluted-wrong", "e-last": ""}
-    code, report, _ = run(tmp_path, cases)
+    code, report = run(tmp_path, cases)
     assert statuses(report) == {"a-first": "pass", "b-polluted": "pass", "c-next": "pass",
                                 "d-polluted-wrong": "fail", "e-last": "pass"}  # fmt: skip
     assert "polluted a shared prototype" in reasons(report, "b-polluted")
@@ -131,21 +131,21 @@ def test_pollution_restarts_the_reference_and_later_cases_are_judged_in_a_fresh_
 def test_a_bundle_the_reference_cannot_load_errors_every_case(tmp_path: Path, bin_dir: Path) -> None:
     bundle = fake_bundle(tmp_path / "broken")
     bundle.write_text("truncated garb")
-    code, report, _ = run(tmp_path, {"a": "", "b": ""}, reference=f"bundle:{bundle}")
+    code, report = run(tmp_path, {"a": "", "b": ""}, reference=f"bundle:{bundle}")
     assert statuses(report) == {"a": "error", "b": "error"}
     assert "cannot load bundle" in reasons(report, "a")
     assert code == 1
 
 
 def test_a_missing_bundle_errors_every_case(tmp_path: Path, bin_dir: Path) -> None:
-    code, report, _ = run(tmp_path, {"a": ""}, reference=f"bundle:{tmp_path / 'nowhere' / 'letta.js'}")
+    code, report = run(tmp_path, {"a": ""}, reference=f"bundle:{tmp_path / 'nowhere' / 'letta.js'}")
     assert statuses(report) == {"a": "error"} and "does not exist" in reasons(report, "a")
     assert code == 1
 
 
 def test_bun_of_the_wrong_version_is_not_used(tmp_path: Path, bin_dir: Path) -> None:
     install_fake_bun(bin_dir, version="1.0.0")  # the pinned one cannot be fetched: npm fails
-    code, report, _ = run(tmp_path, {"a": "", "b": ""})
+    code, report = run(tmp_path, {"a": "", "b": ""})
     assert statuses(report) == {"a": "error", "b": "error"}
     message = reasons(report, "a")
     assert "is 1.0.0, not the pinned" in message and "ENOTFOUND" in message
@@ -157,7 +157,7 @@ def test_bun_missing_and_npm_missing_say_so(tmp_path: Path, bin_dir: Path, monke
     (bin_dir / "bun").unlink()
     (bin_dir / "npm").unlink()
     monkeypatch.setenv("PATH", str(bin_dir))  # no system npm either (git is found by isolated_env's fallback)
-    code, report, _ = run(tmp_path, {"a": ""})
+    code, report = run(tmp_path, {"a": ""})
     assert statuses(report) == {"a": "error"}
     assert "bun is not on PATH" in reasons(report, "a") and "npm is not on PATH" in reasons(report, "a")
     assert code == 1
@@ -165,7 +165,7 @@ def test_bun_missing_and_npm_missing_say_so(tmp_path: Path, bin_dir: Path, monke
 
 def test_a_release_tarball_with_other_bytes_errors_every_case(tmp_path: Path, bin_dir: Path) -> None:
     (bin_dir / "npm-mode").write_text("tamper\n")
-    code, report, _ = run(tmp_path, {"a": "", "b": ""}, reference="npm:0.32.18")
+    code, report = run(tmp_path, {"a": "", "b": ""}, reference="npm:0.32.18")
     assert statuses(report) == {"a": "error", "b": "error"}
     assert "integrity mismatch" in reasons(report, "a")
     assert not (tmp_path / "cache" / "letta-code" / "0.32.18" / ".verified").exists()
@@ -181,7 +181,7 @@ def test_disk_full_while_materializing_errors_that_case_only(tmp_path: Path, bin
         real(root, files)
 
     monkeypatch.setattr(repo, "_write_worktree", write_worktree)
-    code, report, _ = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
+    code, report = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
     assert statuses(report) == {"a-before": "pass", "b-disk-full": "error", "c-after": "pass"}
     assert "No space left on device" in reasons(report, "b-disk-full")
     assert code == 1
@@ -190,7 +190,7 @@ def test_disk_full_while_materializing_errors_that_case_only(tmp_path: Path, bin
     assert all((p / ".complete").exists() for p in repos.iterdir())  # nothing half-built is kept
 
     monkeypatch.setattr(repo, "_write_worktree", real)  # space again: the case builds and passes
-    code, report, _ = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
+    code, report = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
     assert set(statuses(report).values()) == {"pass"} and code == 0
 
 

@@ -295,3 +295,12 @@ def test_first_diff_offset_is_the_length_of_the_common_prefix(left: bytes, right
         return
     assert offset is not None and left[:offset] == right[:offset]
     assert offset == min(len(left), len(right)) or left[offset] != right[offset]
+
+
+def test_a_null_field_is_not_the_same_as_an_absent_one() -> None:
+    # Upstream's JSON.stringify drops undefined: a port emitting `memfsRevision: null` where upstream
+    # has no key must fail (found by the mutant revision-null-in-record).
+    with_null = Outcome("ok", record={**RECORD, "memfsRevision": None})
+    status, diffs, _ = judge(scenario(), "0.32.18", ok(memfsRevision=None), with_null)
+    assert status == FAIL and [d.field for d in diffs] == ["memfsRevision"]
+    assert diffs[0].to_json()["reference_context"] == "<absent>" and diffs[0].to_json()["port_context"] == "null"
