@@ -16,8 +16,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from .compare import as_bytes, visible
+from .compare import FieldDiff, as_bytes, visible
 from .run import FAILING, CaseResult
+from .runners.base import Outcome
 from .scenario import ScenarioError
 
 SCHEMA = "letta-conformance/report/1"
@@ -94,6 +95,8 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "port_outcome": outcome(result.port_outcome),
         "reproduce": reproduce_commands(result),
     }
+    if result.reference_outcome is None and result.diffs:  # golden: the expected bytes of each differing field
+        data["expected"] = {d.field: d.reference for d in result.diffs}
     if timing:
         data["timing"] = {
             "seconds": round(result.seconds, 4),
@@ -101,6 +104,42 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
             "port_ms": round(result.port_outcome.elapsed_ms, 3) if result.port_outcome else None,
         }
     return data
+
+
+def _outcome_from_json(data: dict[str, Any] | None, elapsed_ms: float | None) -> Outcome | None:
+    if data is None:
+        return None
+    return Outcome(**data, elapsed_ms=elapsed_ms or 0.0)
+
+
+def _side_value(outcome: Outcome | None, field: str) -> Any:
+    if outcome is None:
+        return None
+    return outcome.thrown if field == "thrown" else (outcome.record or {}).get(field)
+
+
+def result_from_json(data: dict[str, Any]) -> CaseResult:
+    """A result back from its report.json entry: `result_json` of it gives the same entry again."""
+    timing = data.get("timing") or {}
+    reference = _outcome_from_json(data["reference_outcome"], timing.get("reference_ms"))
+    port = _outcome_from_json(data["port_outcome"], timing.get("port_ms"))
+    expected = data.get("expected") or {}
+    diffs = [
+        FieldDiff(
+            d["field"],
+            expected.get(d["field"]) if reference is None else _side_value(reference, d["field"]),
+            _side_value(port, d["field"]),
+            d["offset"],
+        )
+        for d in data["diffs"]
+    ]
+    return CaseResult(
+        case_id=data["case"], reference=data["reference"], profile=data["profile"], status=data["status"],
+        tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
+        diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
+        structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),
+        request=data["request"], seconds=timing.get("seconds", 0.0),
+    )  # fmt: skip
 
 
 def report_json(report: RunReport) -> dict[str, Any]:
