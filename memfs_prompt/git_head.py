@@ -44,6 +44,7 @@ class CatFileBatch:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            bufsize=1 << 16,  # fewer reads when git is ahead
         )
 
     def read_many(self, names: list[bytes]) -> list[GitObject | None]:
@@ -112,12 +113,23 @@ class CommittedHead:
     revision: str | None
     entries: list[TreeEntry]
     batch: CatFileBatch | None
+    at_top: bool = False  # the listing is of the commit's root tree, so an entry's oid is what HEAD:<path> names
+
+    def object_names(self, paths: list[str]) -> list[bytes]:
+        """What to ask cat-file for each path: the listed entry's oid when that is what `HEAD:<path>` resolves
+        to (git then skips resolving the path through every tree above it), else `HEAD:<path>` itself."""
+        oids = {e.path: e.oid.encode("ascii") for e in self.entries} if self.at_top else {}
+        names = []
+        for path in paths:
+            raw = path.encode("utf-8")
+            names.append(oids.get(raw) or b"HEAD:" + raw)
+        return names
 
     def read_paths(self, paths: list[str]) -> list[bytes | None]:
         """Contents of `git show HEAD:<path>` for each path; None where git show would fail."""
         if self.batch is None or not paths:
             return [None] * len(paths)
-        answers = self.batch.read_many([b"HEAD:" + p.encode("utf-8") for p in paths])
+        answers = self.batch.read_many(self.object_names(paths))
         results: list[bytes | None] = []
         for path, answer in zip(paths, answers, strict=True):
             if answer is None:
@@ -164,9 +176,11 @@ def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) 
         batch.close()
         return CommittedHead(None, [], None)
     entries: list[TreeEntry] = []
+    at_top = False
     if subtree is not None and subtree.type == "tree":
         entries = _walk(batch, subtree.content)
-    return CommittedHead(head.oid, entries, batch)
+        at_top = head.content.startswith(b"tree " + subtree.oid.encode("ascii") + b"\n")
+    return CommittedHead(head.oid, entries, batch, at_top)
 
 
 def _walk(batch: CatFileBatch, root: bytes) -> list[TreeEntry]:
