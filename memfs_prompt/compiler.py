@@ -147,7 +147,7 @@ def compile_system_prompt(
 ) -> CompiledPrompt:
     """Compile the system prompt for the memory repository at `memory_dir`, as `profile` does.
 
-    `git_env` is the environment for the one git process (default: inherited, as upstream's is).
+    `git_env` is the environment for the git processes (default: inherited, as upstream's is).
     """
     compiled_at = now if now is not None else datetime.now(UTC)
     if include_memfs or not profile.honours_include_memfs:
