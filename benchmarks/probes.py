@@ -15,14 +15,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
-from harness.runners.base import CompileRequest
+from harness.runners.base import CompileRequest, Outcome
 from harness.runners.bun_reference import BunReferenceRunner
 from memfs_prompt import compile_system_prompt
 from memfs_prompt.cli import parse_now
+from memfs_prompt.compiler import CompiledPrompt
 from memfs_prompt.profiles import Profile
 
 NOW = "2026-01-02T03:04:05.678Z"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,17 @@ def timed(action: Callable[[], object], *, budget: float = 1.0, least: int = 3, 
     return Timing(statistics.median(samples), min(samples), runs)
 
 
+def recorded(action: Callable[[], T]) -> tuple[Callable[[], None], list[T]]:
+    """`action`, keeping what each call returned (the last answer of a timed probe, to compare outputs)."""
+    seen: list[T] = []
+    return (lambda: seen.append(action())), seen
+
+
 def request_for(memory_dir: Path) -> CompileRequest:
     return CompileRequest(memory_dir, "You are a helpful agent.\n\n{CORE_MEMORY}", "agent-bench", "conv-bench", NOW)
 
 
-def port_compile(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> Callable[[], object]:
+def port_compile(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> Callable[[], CompiledPrompt]:
     now = parse_now(NOW)
     request = request_for(memory_dir)
     return lambda: compile_system_prompt(memory_dir, system=request.system, agent_id=request.agent_id,
@@ -106,10 +115,10 @@ def port_process(memory_dir: Path, profile: Profile, git_env: dict[str, str]) ->
     return run
 
 
-def reference_compile(runner: BunReferenceRunner, memory_dir: Path) -> Callable[[], object]:
+def reference_compile(runner: BunReferenceRunner, memory_dir: Path) -> Callable[[], Outcome]:
     request = request_for(memory_dir)
 
-    def run() -> object:
+    def run() -> Outcome:
         outcome = runner.compile(request)
         if outcome.status != "ok":
             raise RuntimeError(f"the reference could not compile {memory_dir}: {outcome.error or outcome.thrown}")
