@@ -14,7 +14,7 @@ import contextlib
 import os
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,9 +50,14 @@ class CatFileBatch:
         )
 
     def read_many(self, names: list[bytes]) -> list[GitObject | None]:
-        """The object for each name, None where git says `missing`.
+        """The object for each name, None where git says `missing`."""
+        return list(self.iter_many(names))
 
-        Requests are written from a thread so a long list cannot deadlock on full pipes.
+    def iter_many(self, names: list[bytes]) -> Iterator[GitObject | None]:
+        """The object for each name as git answers it, None where git says `missing`.
+
+        Requests are written from a thread so a long list cannot deadlock on full pipes, and
+        the caller can work on one answer while git looks up the next.
         """
         assert self._proc.stdin is not None and self._proc.stdout is not None
         payload = b"".join(name + b"\n" for name in names)
@@ -62,12 +67,11 @@ class CatFileBatch:
             try:
                 stdin.write(payload)
                 stdin.flush()
-            except BrokenPipeError:
+            except (BrokenPipeError, ValueError):  # git exited, or close() closed the pipe
                 pass
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
-        answers: list[GitObject | None] = []
         out = self._proc.stdout
         for _ in names:
             header = out.readline()
@@ -75,18 +79,18 @@ class CatFileBatch:
                 raise OSError("git cat-file --batch ended early")
             line = header.rstrip(b"\n")
             if line.endswith((b" missing", b" ambiguous")):  # the name itself may hold spaces
-                answers.append(None)
+                yield None
                 continue
             parts = line.split(b" ")
             size = int(parts[2])
             content = out.read(size)
             out.read(1)  # the newline after the content
-            answers.append(GitObject(parts[0].decode("ascii"), parts[1].decode("ascii"), content))
+            yield GitObject(parts[0].decode("ascii"), parts[1].decode("ascii"), content)
         writer.join()
-        return answers
 
     def close(self) -> int:
-        for stream in (self._proc.stdin, self._proc.stdout):
+        # stdout first: a writer still blocked on a full pipe is then freed by git's exit, not waited for
+        for stream in (self._proc.stdout, self._proc.stdin):
             with contextlib.suppress(OSError):  # git may have exited already (not a repository)
                 if stream:
                     stream.close()
@@ -129,20 +133,23 @@ class CommittedHead:
 
     def read_paths(self, paths: list[str]) -> list[bytes | None]:
         """Contents of `git show HEAD:<path>` for each path; None where git show would fail."""
+        return list(self.iter_paths(paths))
+
+    def iter_paths(self, paths: list[str]) -> Iterator[bytes | None]:
+        """`read_paths`, one path at a time as git answers."""
         if self.batch is None or not paths:
-            return [None] * len(paths)
-        answers = self.batch.read_many(self.object_names(paths))
-        results: list[bytes | None] = []
+            yield from [None] * len(paths)
+            return
+        answers = self.batch.iter_many(self.object_names(paths))
         for path, answer in zip(paths, answers, strict=True):
             if answer is None:
-                results.append(None)
+                yield None
             elif answer.type == "blob":
-                results.append(answer.content)
+                yield answer.content
             elif answer.type == "tree":
-                results.append(git_show_tree_text(path, answer.content))
+                yield git_show_tree_text(path, answer.content)
             else:
-                results.append(None)
-        return results
+                yield None
 
     def close(self) -> None:
         if self.batch is not None:
