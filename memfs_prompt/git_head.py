@@ -35,12 +35,22 @@ class GitObject:
     content: bytes
 
 
-class CatFileBatch:
-    """A `git cat-file --batch` process answering object requests in order."""
+USAGE_ERROR = 129  # git's exit code for an unknown option
+_git_lacks_batch_command = False  # learnt once per process: git before 2.36
 
-    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None) -> None:
+
+class CatFileBatch:
+    """A `git cat-file` process answering object requests in order, `--batch` style.
+
+    With `--batch-command --buffer` (git 2.36+) git writes each round's answers in one go at
+    `flush` instead of one write per object; with an older git, plain `--batch`.
+    """
+
+    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None, *, command_mode: bool | None = None) -> None:
+        self.command_mode = not _git_lacks_batch_command if command_mode is None else command_mode
+        mode = ["--batch-command", "--buffer"] if self.command_mode else ["--batch"]
         self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
+            ["git", "cat-file", *mode],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -60,7 +70,10 @@ class CatFileBatch:
         the caller can work on one answer while git looks up the next.
         """
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        payload = b"".join(name + b"\n" for name in names)
+        if self.command_mode:
+            payload = b"".join(b"contents " + name + b"\n" for name in names) + b"flush\n"
+        else:
+            payload = b"".join(name + b"\n" for name in names)
         stdin = self._proc.stdin
 
         def write() -> None:
@@ -168,7 +181,7 @@ def git_show_tree_text(path: str, tree: bytes) -> bytes:
 def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) -> CommittedHead:
     """Read HEAD as upstream sees it from `memory_dir`; revision None when there is none.
 
-    Two git processes run side by side: `git cat-file --batch` (HEAD, then the blobs) and
+    Two git processes run side by side: `git cat-file` (HEAD, then the blobs) and
     `git ls-tree -r -z HEAD`, upstream's own listing (relative to the directory) with raw names.
     `env` is the environment git runs under (default: this process's), as upstream inherits its own.
     """
@@ -194,7 +207,10 @@ def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) 
         try:
             head, subtree = batch.read_many([b"HEAD", b"HEAD:./"])
         except OSError:  # not a repository: git exits before answering
-            batch.close()
+            if batch.close() == USAGE_ERROR and batch.command_mode:  # a git before 2.36
+                global _git_lacks_batch_command
+                _git_lacks_batch_command = True
+                return open_committed_head(memory_dir, env)
             return CommittedHead(None, [], None)
         if head is None or head.type != "commit":
             batch.close()

@@ -100,3 +100,32 @@ def test_the_listing_is_git_ls_tree_s(make_repo, git_env) -> None:
     expected = subprocess.run(["git", "ls-tree", "-r", "--name-only", "-z", "HEAD"], cwd=repo.path, env=git_env,
                               capture_output=True, check=True).stdout.split(b"\0")[:-1]  # fmt: skip
     assert listed == expected
+
+
+def test_a_git_without_batch_command_compiles_the_same(make_repo, git_env, tmp_path, monkeypatch) -> None:
+    import shutil
+
+    import memfs_prompt.git_head as git_head
+    from memfs_prompt import compile_system_prompt
+    from memfs_prompt.cli import parse_now
+
+    repo = make_repo({"system/a.md": "---\ndescription: d\n---\nA\n", "notes/b.md": "B\n"})
+    old_git = tmp_path / "old-git"
+    old_git.mkdir()
+    (old_git / "git").write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do [ "$arg" = --batch-command ] && { echo "error: unknown option" >&2; exit 129; }; done\n'
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    (old_git / "git").chmod(0o755)
+    monkeypatch.setattr(git_head, "_git_lacks_batch_command", False)
+
+    def compiled(env: dict[str, str]) -> dict:
+        return compile_system_prompt(repo.path, system="{CORE_MEMORY}", agent_id="a", conversation_id="c",
+                                     now=parse_now("2026-01-01T00:00:00Z"), git_env=env).to_json()  # fmt: skip
+
+    current = compiled(git_env)
+    assert git_head._git_lacks_batch_command is False
+    older = compiled({**git_env, "PATH": f"{old_git}:{git_env['PATH']}"})
+    assert git_head._git_lacks_batch_command is True  # learnt, and plain --batch used from then on
+    assert older == current and "<projection>" in current["coreMemory"]
