@@ -100,6 +100,8 @@ def measure_compiles(args: argparse.Namespace, spec: ReferenceSpec, cache: Path)
                     "port_vs_floor": round(port.median_ms / floor.median_ms, 2),
                     "reference_vs_port": round(reference.median_ms / port.median_ms, 1),
                     "reference_vs_process": round(reference.median_ms / process.median_ms, 1),
+                    "fastest": {"port_ms": round(port.min_ms, 2), "floor_ms": round(floor.min_ms, 2),
+                                "process_ms": round(process.min_ms, 2), "reference_ms": round(reference.min_ms, 2)},
                     "identical_output": theirs == ours,
                     "runs": {"port": port.runs, "floor": floor.runs, "process": process.runs,
                              "reference": reference.runs},
@@ -142,15 +144,28 @@ def measure_compiles(args: argparse.Namespace, spec: ReferenceSpec, cache: Path)
 
 
 def targets(v1_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's targets on the 1,000-file repository, from the medians (and, for a loaded machine, the minima)."""
     row = next((r for r in v1_rows if r["files"] == 1000), None)
     if row is None:
         return {}
-    checks = {
-        "port_vs_reference_at_1000": (row["reference_vs_port"], row["reference_vs_port"] >= 20.0, ">= 20x"),
-        "port_vs_floor_at_1000": (row["port_vs_floor"], row["port_vs_floor"] <= 2.0, "<= 2x the floor"),
-        "process_vs_reference_at_1000": (row["reference_vs_process"], row["reference_vs_process"] >= 5.0, ">= 5x"),
-    }
-    return {name: {"value": value, "met": met, "target": text} for name, (value, met, text) in checks.items()}
+    fast = row["fastest"]
+    ratios = {
+        "port_vs_reference_at_1000": (row["reference_vs_port"], fast["reference_ms"] / fast["port_ms"], ">=", 20.0),
+        "port_vs_floor_at_1000": (row["port_vs_floor"], fast["port_ms"] / fast["floor_ms"], "<=", 2.0),
+        "process_vs_reference_at_1000": (
+            row["reference_vs_process"], fast["reference_ms"] / fast["process_ms"], ">=", 5.0
+        ),
+    }  # fmt: skip
+    out = {}
+    for name, (median, fastest, sense, bound) in ratios.items():
+        met = median >= bound if sense == ">=" else median <= bound
+        out[name] = {
+            "value": median,
+            "value_from_minima": round(fastest, 2),
+            "target": f"{sense} {bound:g}x",
+            "met": met,
+        }
+    return out
 
 
 def machine() -> dict[str, Any]:
@@ -205,8 +220,10 @@ def table(result: dict[str, Any]) -> str:
     lines += v2_table(compiles["v2"])
     lines.append("")
     for name, check in result["targets"].items():
+        verdict = "met" if check["met"] else "MISSED"
         lines.append(
-            f"target {name}: {check['value']}x (want {check['target']}): {'met' if check['met'] else 'MISSED'}"
+            f"target {name}: {check['value']}x from medians, {check['value_from_minima']}x from minima "
+            f"(want {check['target']}): {verdict}"
         )
     s = result.get("startup")
     if s:
@@ -223,19 +240,21 @@ def table(result: dict[str, Any]) -> str:
     )
     c = result.get("corpus")
     if c:
-        full, py, m = c["full"], c["python_only"], c["materialization"]
+        py, ref, m = c["python_only"], c["with_reference"], c["materialization"]
         lines.append(
-            f"corpus, {c['cases']} cases: conformance run -j 1 {full['seconds']:.1f} s; Python only "
+            f"corpus, {c['cases']} cases, in process: with the reference {ref['seconds']:.1f} s, Python only "
             f"{py['seconds']:.1f} s ({py['compiles']} compiles)"
         )
         lines.append(
-            f"  reference share {c['reference_share_s']:.1f} s vs one start-up + its {full['reference_compiles']} "
-            f"compiles {c['startup_plus_compiles_s']:.1f} s; reference processes started: {full['reference_starts']}"
+            f"  reference share {c['reference_share_s']:.1f} s vs its start-up + its {ref['reference_compiles']} "
+            f"compiles {c['startup_plus_compiles_s']:.1f} s; processes started: {ref['reference_starts']} "
+            f"(1 + {ref['restarts_after_pollution']} restarts after cases that polluted a prototype)"
         )
-        for par in c.get("parallel", []):
+        base = c["cli"][0]["seconds"]
+        for run in c["cli"]:
             lines.append(
-                f"  conformance run -j {par['jobs']}: {par['seconds']:.1f} s, {par['reference_starts']} reference "
-                f"processes, {full['seconds'] / par['seconds']:.2f}x the -j 1 throughput"
+                f"  conformance run -j {run['jobs']}: {run['seconds']:.1f} s ({base / run['seconds']:.2f}x -j 1), "
+                f"report.json starts {run['reference_starts']}, ok {run['ok']}"
             )
         lines.append(
             f"  materialization per case: cold {m['cold_ms_per_case']:.1f} ms, cached {m['cached_ms_per_case']:.2f} ms"
@@ -274,18 +293,17 @@ def main(argv: list[str] | None = None) -> int:
         materialized = corpus.materialization(scenarios)
         log("corpus: Python only")
         python_only = corpus.python_only(scenarios, spec)
-        log("corpus: conformance run -j 1")
-        full = corpus.full_run(args.cases, spec, 1)
-        parallel = []
-        for jobs in args.jobs:
+        log("corpus: the same cases with the reference, in process")
+        in_process = corpus.full_in_process(scenarios, spec)
+        runs = []
+        for jobs in [1, *args.jobs]:
             log(f"corpus: conformance run -j {jobs}")
-            parallel.append(corpus.full_run(args.cases, spec, jobs))
-        warm_start_s = (result.get("startup") or {}).get("warm_ms", full["reference_import_ms"] or 0) / 1000
+            runs.append(corpus.full_run(args.cases, spec, jobs))
         result["corpus"] = {
-            "cases": len(scenarios), "materialization": materialized, "python_only": python_only, "full": full,
-            "parallel": parallel,
-            "reference_share_s": round(full["seconds"] - python_only["seconds"], 3),
-            "startup_plus_compiles_s": round(warm_start_s + full["reference_compile_ms_total"] / 1000, 3),
+            "cases": len(scenarios), "materialization": materialized, "python_only": python_only,
+            "with_reference": in_process, "cli": runs,
+            "reference_share_s": round(in_process["seconds"] - python_only["seconds"], 3),
+            "startup_plus_compiles_s": round(in_process["startup_s"] + in_process["reference_compile_s_total"], 3),
         }  # fmt: skip
     result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -57,6 +57,34 @@ def python_only(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str, Any
     return {"seconds": round(seconds, 3), "compiles": compiles}
 
 
+def full_in_process(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str, Any]:
+    """The run `conformance run` does (Session.run, -j 1), in process, to set against the Python-only run.
+
+    A compile that follows a polluting case includes that restart (the driver exits after
+    upstream code changes a shared prototype), so the reference's share is its first start-up
+    plus the sum of its compile times.
+    """
+    with Session([spec]) as session:
+        for scenario in scenarios:
+            materialize_repo(scenario, session.cache)
+        started = time.perf_counter()
+        session.start()
+        startup_s = time.perf_counter() - started
+        results = session.run(scenarios)
+        seconds = time.perf_counter() - started
+        info = session.describe_references()[0]
+    outcomes = [r.reference_outcome for r in results if r.reference_outcome is not None]
+    return {
+        "seconds": round(seconds, 3),
+        "startup_s": round(startup_s, 3),
+        "reference_compiles": len(outcomes),
+        "reference_compile_s_total": round(sum(o.elapsed_ms for o in outcomes) / 1000, 3),
+        "reference_starts": info.get("starts"),
+        "restarts_after_pollution": sum(1 for o in outcomes if o.polluted),
+        "statuses": sorted({r.status for r in results}),
+    }
+
+
 def full_run(cases: Path, spec: ReferenceSpec, jobs: int) -> dict[str, Any]:
     """`conformance run CASES --reference SPEC -j JOBS --report TMP`, timed start to exit."""
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
