@@ -350,7 +350,12 @@ async function lifecycleStep(request) {
   if (!run) throw new Error(`unknown lifecycle step kind ${JSON.stringify(step.kind)}`);
   if (step.now) session.clock.now = RealDate.parse(step.now);
   return inSession(session, async () => {
-    const observed = await run(session, step);
+    let observed;
+    try {
+      observed = await run(session, step);
+    } catch (error) {
+      return { thrown: `${error?.name ?? "Error"}: ${error?.message ?? String(error)}` };
+    }
     return {
       observed: {
         ...observed,
