@@ -129,6 +129,10 @@ class LocalConversations:
         return conversation
 
     def update_system(self, system: str) -> None:
+        """A changed raw system prompt drops every cached prompt of the agent (upstream's store does)."""
+        if system != self.system:
+            for conversation in self.conversations.values():
+                conversation.compiled = None
         self.system = system
 
     def update_model(self, model: str) -> None:

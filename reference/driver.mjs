@@ -285,7 +285,6 @@ async function lifecycleOpen(request) {
       memoryDir: request.memoryDir,
       executor,
       memfsEnabled: true,
-      complete: async () => request.summary ?? "conversation summary",
     });
     const body = { name: "conformance", system: request.system };
     if (request.model) body.model = request.model;
@@ -332,13 +331,6 @@ const STEPS = {
   async recompile(session) {
     await session.backend.recompileConversation(session.conversationId, { agent_id: session.agentId });
     return {};
-  },
-  async compact(session, step) {
-    const result = await session.backend.compactConversationMessages(session.conversationId, {
-      agent_id: session.agentId,
-      compaction_settings: { mode: step.mode ?? "all" },
-    });
-    return { compacted: { before: result.num_messages_before, after: result.num_messages_after } };
   },
 };
 
