@@ -68,8 +68,7 @@ def probe(repo, agent):
 
 def table(turns):
     return [
-        (FACT in t.system_prompt, FACT in (t.mid_conversation_system_prompt or ""), len(t.ui_messages))
-        for t in turns
+        (FACT in t.system_prompt, FACT in (t.mid_conversation_system_prompt or ""), len(t.ui_messages)) for t in turns
     ]
 
 
