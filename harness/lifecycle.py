@@ -101,6 +101,8 @@ def observe(record: dict[str, Any], facts: dict[str, str], previous_system: str 
         obs["model"] = executed.get("model")
     if "model" in record and executed is None:
         obs["model"] = record["model"]
+    if "compacted" in record:
+        obs["compacted_messages"] = [record["compacted"].get("before"), record["compacted"].get("after")]
     stored = record.get("stored") or []
     obs["conversation_id"] = record.get("conversationId")
     obs["stored_messages"] = len(stored)
@@ -135,7 +137,7 @@ def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
             steps.append({"kind": "commit", "commit": value, "now": now})
         elif kind in ("system", "model"):
             steps.append({"kind": kind, kind: value, "now": now})
-        else:  # new_conversation, recompile
+        else:  # new_conversation, recompile, compact
             steps.append({"kind": kind, "now": now})
     return steps
 
