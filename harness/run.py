@@ -46,6 +46,9 @@ class CaseResult:
     memory_dir: str = ""
     request: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    # lifecycle probes: [{"turn": int, "step": str, "python": {observation: value},
+    #                     "reference": {observation: value}, "diffs": [{"observation", "python", "reference"}]}]
+    turns: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
