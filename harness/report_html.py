@@ -113,7 +113,10 @@ def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
 
 
 def compared_fields(result: CaseResult) -> list[str]:
-    """The record fields this result's verdict compared (none when a side could not run)."""
+    """The record fields (for a lifecycle probe, the observations) this result's verdict compared
+    (none when a side could not run)."""
+    if result.turns:
+        return observations(result)
     statuses = [o.status for o in (result.reference_outcome, result.port_outcome) if o is not None]
     if "error" in statuses or result.port_outcome is None:
         return []
@@ -126,6 +129,8 @@ def compared_fields(result: CaseResult) -> list[str]:
 
 def field_rows(result: CaseResult) -> list[dict[str, Any]]:
     """One row per compared field: sizes on both sides and whether (and where) they differ."""
+    if result.turns:
+        return []  # a lifecycle probe's comparisons are its turn table
     diffs = {d.field: d for d in result.diffs}
     port_record = (result.port_outcome.record if result.port_outcome else None) or {}
     ref_record = (result.reference_outcome.record if result.reference_outcome else None) or {}
@@ -157,31 +162,49 @@ def _size(value: Any) -> str:
     return json.dumps(value, default=repr)
 
 
+def observations(result: CaseResult) -> list[str]:
+    """A lifecycle result's observation names, in first-seen order over its turns."""
+    names: dict[str, None] = {}
+    for turn in result.turns:
+        for side in ("reference", "python"):
+            names.update(dict.fromkeys(turn.get(side) or {}))
+        names.update(dict.fromkeys(d.get("observation") for d in turn.get("diffs") or []))
+    return list(names)
+
+
 def turn_rows(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
-    """Lifecycle probes: one row per turn and observation, both sides, differing ones flagged and marked."""
+    """Lifecycle probes: one row per turn and observation, both sides, the differing ones (the turn's `diffs`)
+    flagged and marked. A probe run on the Python port alone (golden) shows its reference side as not run."""
     rows = []
+    ran_reference = any(turn.get("reference") for turn in result.turns)
+    not_run = Side(Markup('<span class="muted">not run</span>'), 0)
     for number, turn in enumerate(result.turns):
         python, reference = turn.get("python") or {}, turn.get("reference") or {}
-        differing = {d.get("observation") for d in turn.get("diffs") or []}
-        names = list(python) + [k for k in reference if k not in python] + sorted(differing - {*python, *reference})
-        for name in names:
-            ref_value, port_value = reference.get(name), python.get(name)
+        differing = {d.get("observation"): d for d in turn.get("diffs") or []}
+        names = list(reference) + [k for k in python if k not in reference]
+        names += [k for k in differing if k not in names]
+        for position, name in enumerate(names):
             row = {"turn": turn.get("turn"), "step": turn.get("step", ""), "observation": name}
-            if name in differing or ref_value != port_value:
-                pair = diff_pair(_turn_value(ref_value), _turn_value(port_value), f"{anchor}-t{number}-{name}",
+            if name in differing:
+                diff = differing[name]
+                pair = diff_pair(_turn_value(diff.get("reference", reference.get(name))),
+                                 _turn_value(diff.get("python", python.get(name))), f"{anchor}-t{number}-{position}",
                                  TURN_BEFORE, TURN_AFTER)  # fmt: skip
                 rows.append({**row, "differs": True, "reference": pair["reference"], "port": pair["port"]})
             else:
-                value = _turn_value(port_value)
-                html = Markup('<span class="glyph">absent</span>') if value is None else _short(value)
-                rows.append({**row, "differs": False, "reference": Side(html, 0), "port": Side(html, 0)})
+                port_side = _plain(python.get(name), name in python)
+                ref_side = _plain(reference.get(name), name in reference) if ran_reference else not_run
+                rows.append({**row, "differs": False, "reference": ref_side, "port": port_side})
     return rows
 
 
-def _turn_value(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+def _plain(value: Any, present: bool) -> Side:
+    return Side(_short(_turn_value(value)) if present else Markup('<span class="glyph">absent</span>'), 0)
+
+
+def _turn_value(value: Any) -> str:
+    """An observation as text: strings as they are, anything else (null, booleans, lists) as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
 
 
 def _short(text: str) -> Markup:
