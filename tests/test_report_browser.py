@@ -120,10 +120,15 @@ def test_a_person_sees_the_failing_case_its_glyphs_and_the_marked_first_differen
     assert error.locator("pre.stderr").inner_text() == STDERR
     assert "known-divergence" in section(page, "known-fffd").locator("h3").inner_text()
 
-    turns = section(page, "lifecycle-update-once").locator("table.turns tr.differs")
+    lifecycle = section(page, "lifecycle-update-once")
+    turns = lifecycle.locator("table.turns tr.differs")
     turns.first.scroll_into_view_if_needed()
     assert turns.locator("td.obs").all_inner_texts() == ["reminder", "fact_seen"]
     assert turns.nth(1).locator("mark.first-diff").all_inner_texts() == ["f", "t"]
+    rows = lifecycle.locator("table.turns tr.differs, table.turns tr.same")
+    assert [row.is_visible() for row in rows.all()].count(True) == 2  # identical observations hidden at first
+    lifecycle.locator("input.only-diffs").uncheck()
+    assert all(row.is_visible() for row in rows.all()) and rows.count() == 7
     screenshot(page, "report-lifecycle.png", capsys)
     screenshot(page, "report-full.png", capsys, full_page=True)
 

@@ -130,7 +130,7 @@ def test_lifecycle_turns_are_a_table_with_both_sides_and_the_differing_observati
     section = re.search(r'<section class="case"[^>]*data-case="lifecycle-update-once".*?</section>', html, re.S)
     assert section
     rows = re.findall(r'<tr class="(differs|same)"><td>(\d)</td><td>([^<]*)</td><td class="obs">([^<]*)</td>',
-                      section.group(0).split('<table class="turns">')[1])  # fmt: skip
+                      section.group(0).split('<table class="turns')[1])  # fmt: skip
     assert [(kind, turn, obs) for kind, turn, _, obs in rows] == [
         ("same", "1", "fact_seen"), ("same", "1", "messages"),
         ("same", "2", "fact_seen"), ("same", "2", "messages"), ("differs", "2", "reminder"),
