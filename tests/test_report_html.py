@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 from report_examples import FAILURES, REFERENCES, case, mixed_report, record
 
-from harness.compare import structured_diff
+from harness.compare import first_diff_offset, first_difference, structured_diff
 from harness.report import RunReport, report_json, write_reports
 from harness.report_html import SHOW_AFTER, SHOW_BEFORE, diff_pair, glyph_html, render_html
 from harness.reproduce import reproduce_commands, shell_quote
@@ -211,3 +211,16 @@ def test_reproduce_arguments_survive_the_shell_on_one_line(text: str) -> None:
     assert "\n" not in quoted and "\r" not in quoted
     out = subprocess.run(["bash", "-c", f"printf %s {quoted}"], capture_output=True, check=True).stdout
     assert out.decode("utf-8") == text
+
+
+@pytest.mark.parametrize("at", [0, 1, 4095, 4096, 4097, 8191, 8192, 12_000, 12_287])
+def test_first_difference_is_found_across_comparison_blocks(at: int) -> None:
+    base = bytes(range(256)) * 48  # 12,288 bytes: three 4 KiB blocks
+    changed = base[:at] + bytes([base[at] ^ 0xFF]) + base[at + 1 :]
+    assert first_difference(base, changed) == first_diff_offset(changed, base) == at
+    assert first_difference(base, base[:at]) == at  # a prefix: the shorter length
+    assert first_difference(base.decode("latin-1"), changed.decode("latin-1")) == at
+
+
+def test_the_page_is_the_same_bytes_for_the_same_run() -> None:
+    assert render_html(mixed_report()) == render_html(mixed_report())
