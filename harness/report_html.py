@@ -65,6 +65,11 @@ class Side:
     size: int  # bytes (UTF-8)
     cut_before: int = 0  # bytes left out before the window
     cut_after: int = 0  # bytes left out after it
+    absent: bool = False  # the field is missing on this side
+
+    @property
+    def described(self) -> str:
+        return "absent" if self.absent else f"{self.size} bytes"
 
 
 def _text(value: Any) -> str | None:
@@ -73,7 +78,8 @@ def _text(value: Any) -> str | None:
 
 def _side(text: str | None, index: int, anchor: str, before: int, after: int) -> Side:
     if text is None:
-        return Side(Markup(f'<mark class="first-diff" id="{anchor}"><span class="glyph">absent</span></mark>'), 0)
+        html = Markup(f'<mark class="first-diff" id="{anchor}"><span class="glyph">absent</span></mark>')
+        return Side(html, 0, absent=True)
     start, end = max(0, index - before), min(len(text), index + after)
     if index < len(text):
         at = glyph_html(text, index, index + 1)
