@@ -91,6 +91,7 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
         conversation_id=args.conversation_id,
         now=args.now,
         previous_message_count=args.previous_message_count,
+        include_memfs=not args.no_memfs,
     )
     try:
         parse_now(args.now)
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
     diff.add_argument("--now", default="2026-01-02T03:04:05.678Z")
     diff.add_argument("--previous-message-count", type=int, default=0)
+    diff.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
     diff.set_defaults(func=cmd_diff_repo)
 
     lister = commands.add_parser("list", help="list scenarios")
