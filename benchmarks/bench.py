@@ -267,7 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", default=f"npm:{load_manifest()['default']}")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(workloads.V1_SIZES))
     parser.add_argument("--v2-sizes", type=int, nargs="+", default=list(workloads.V2_DEFERRED_SIZES))
-    parser.add_argument("--cases", type=Path, default=ROOT / "cases")
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        default=ROOT / "cases" / "compile",
+        help="compile cases (lifecycle probes have no Python-only run)",
+    )
     parser.add_argument("--jobs", type=int, nargs="*", default=[2], help="-j values for parallel corpus runs")
     parser.add_argument("--skip-corpus", action="store_true")
     parser.add_argument("--skip-startup", action="store_true")

@@ -237,3 +237,17 @@ def parse_ls_tree(output: bytes) -> list[TreeEntry]:
             mode, _, oid = meta.split(b" ")
             entries.append(TreeEntry(path, mode, oid.decode("ascii")))
     return entries
+
+
+def committed_revision(memory_dir: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """Upstream `getCommittedMemfsRevision`: `git rev-parse --verify HEAD` in `memory_dir`, None if none."""
+    if not os.path.isdir(memory_dir):
+        return None
+    result = subprocess.run(
+        ["git", "rev-parse", "--verify", "HEAD"],
+        cwd=memory_dir,
+        env=dict(env) if env is not None else None,
+        capture_output=True,
+    )
+    revision = result.stdout.decode("utf-8", "replace").strip()
+    return revision if result.returncode == 0 and revision else None
