@@ -218,7 +218,7 @@ class Session:
         self.references = self._new_slot()
         self._slots: list[list[ReferenceUnderTest]] = [self.references]
         self._started: set[int] = set()
-        self._ports: dict[str, PythonPortRunner] = {}
+        self._ports: dict[tuple[int, str], PythonPortRunner] = {}
         self._lock = threading.Lock()
 
     def _new_slot(self) -> list[ReferenceUnderTest]:
@@ -237,11 +237,13 @@ class Session:
                 ref.runner.start()
             self._started.add(slot)
 
-    def port(self, profile: Profile) -> PythonPortRunner:
+    def port(self, profile: Profile, slot: int = 0) -> PythonPortRunner:
+        """The Python port for `profile` in slot `slot` (a lifecycle replay keeps state in it, so one per slot)."""
         with self._lock:
-            if profile.name not in self._ports:
-                self._ports[profile.name] = PythonPortRunner(profile, self.git_env)
-            return self._ports[profile.name]
+            key = (slot, profile.name)
+            if key not in self._ports:
+                self._ports[key] = PythonPortRunner(profile, self.git_env)
+            return self._ports[key]
 
     def describe_references(self) -> list[dict[str, Any]]:
         """One entry per reference, from the slot that started it most; `starts` counts every slot's processes."""
@@ -283,7 +285,7 @@ class Session:
         request = build_request(scenario, repo)
         if scenario.expect:
             profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name))
-            port = self.port(profile).compile(request)
+            port = self.port(profile, slot).compile(request)
             status, diffs, reasons = judge_golden(scenario, port)
             results.append(
                 self._result(scenario, "golden", profile, status, diffs, reasons, None, port, request, started)
@@ -294,7 +296,7 @@ class Session:
             if scenario.profiles and ref.profile.name not in scenario.profiles and ref.label not in scenario.profiles:
                 continue
             reference = ref.runner.compile(request)
-            port = self.port(ref.profile).compile(request)
+            port = self.port(ref.profile, slot).compile(request)
             status, diffs, reasons = judge(scenario, ref.label, reference, port)
             reasons += reference.notes
             results.append(
@@ -312,7 +314,7 @@ class Session:
         results = []
         targets: list[tuple[str, Profile, dict[str, Runner]]] = []
         if golden is not None:
-            targets.append(("golden", golden, {"python": self.port(golden)}))
+            targets.append(("golden", golden, {"python": self.port(golden, slot)}))
         else:
             self.start(slot)
             for ref in self._slot(slot):
@@ -322,7 +324,9 @@ class Session:
                     and ref.label not in scenario.profiles
                 ):
                     continue
-                targets.append((ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile)}))
+                targets.append(
+                    (ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile, slot)})
+                )
         for label, profile, sides in targets:
             started = time.perf_counter()
             try:

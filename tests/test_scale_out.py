@@ -210,3 +210,21 @@ def test_each_worker_has_its_own_reference_started_once(corpus, tmp_path: Path) 
 def test_jobs_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="jobs"):
         Session([], cache=tmp_path, jobs=0)
+
+
+@pytest.mark.integration
+def test_real_reference_two_jobs_equal_one_on_lifecycle_probes_and_compile_cases(reference_bun, release_bundle) -> None:
+    """Lifecycle replays keep state in their runners: each worker must have its own (reference and port)."""
+    release_bundle("0.32.18")
+    loaded = load_scenarios([CASES / "lifecycle", CASES / "compile"])
+    lifecycle = [s for s in loaded.scenarios if s.kind == "lifecycle"][:6]
+    compile_cases = [s for s in loaded.scenarios if s.kind == "compile"][:6]
+    scenarios = [x for pair in zip(lifecycle, compile_cases, strict=True) for x in pair]
+    reports = []
+    for jobs in (1, 2):
+        with Session([ReferenceSpec("npm", "0.32.18")], jobs=jobs) as session:
+            results = session.run(scenarios)
+            references = session.describe_references()
+        reports.append(as_json(RunReport(results, references, [], ["conformance", "run"], timing=False)))
+        assert {r.status for r in results} <= {"pass", "known-divergence"}, [r.reasons for r in results]
+    assert reports[0] == reports[1]
