@@ -153,6 +153,40 @@ def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
             target.chmod(0o755 if blob.mode == MODE_EXEC else 0o644)
 
 
+def next_state(state: dict[bytes, Blob], commit: dict[str, Any]) -> dict[bytes, Blob]:
+    """The committed files after one scenario commit (renames, then deletions, then files)."""
+    state = dict(state)
+    for old, new in commit.get("rename", {}).items():
+        state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
+    for gone in commit.get("delete", ()):
+        state.pop(gone.encode("utf-8"), None)
+    state.update(file_entries(commit.get("files", {})))
+    return state
+
+
+def committed_state(spec: dict[str, Any]) -> dict[bytes, Blob]:
+    """The files at HEAD of a scenario's repo spec (kind git)."""
+    state: dict[bytes, Blob] = {}
+    for index, commit in enumerate(spec.get("commits") or [{"message": "generated"}]):
+        state = next_state(state, commit)
+        if index == 0 and spec.get("generate"):
+            state.update(generated_files(spec["generate"]))
+    return state
+
+
+def append_commit(repo_dir: Path, state: dict[bytes, Blob], commit: dict[str, Any], index: int) -> tuple[dict, str]:
+    """Commit one more scenario commit on top of HEAD (a lifecycle step); commit `index` sets its date."""
+    repo = LooseObjectDB(str(repo_dir / ".git" / "objects"))
+    ref = repo_dir / ".git" / "refs" / "heads" / "main"
+    state = next_state(state, commit)
+    head = _write_commit(
+        repo, _write_tree(repo, state), ref.read_text().strip(), commit.get("message", f"commit {index + 1}"), index
+    )
+    ref.write_text(head + "\n")
+    _write_worktree(repo_dir, state)
+    return state, head
+
+
 def memory_dir_of(repo_dir: Path, spec: dict[str, Any]) -> Path:
     """The directory compilers are pointed at: the repository, or its `memory_subdir`."""
     return repo_dir / spec["memory_subdir"] if spec.get("memory_subdir") else repo_dir
@@ -186,11 +220,7 @@ def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> Materiali
         state = {}
         commits = spec.get("commits") or [{"message": "generated"}]
         for index, commit in enumerate(commits):
-            for old, new in commit.get("rename", {}).items():
-                state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
-            for gone in commit.get("delete", ()):
-                state.pop(gone.encode("utf-8"), None)
-            state.update(file_entries(commit.get("files", {})))
+            state = next_state(state, commit)
             if index == 0 and spec.get("generate"):
                 state.update(generated_files(spec["generate"]))
             tree = _write_tree(repo, state)
@@ -217,22 +247,32 @@ def _apply_worktree_noise(repo_dir: Path, noise: dict[str, Any], env: dict[str, 
 
 
 def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
-    """The scenario's repository, built once per spec digest under cache_root and reused after."""
+    """The scenario's repository, built once per spec digest under cache_root and reused after.
+
+    Safe when several threads or processes (parallel cases, CI shards on one machine) want
+    the same repository: each builds in its own staging directory, marked complete before
+    it is renamed into place, and the first rename wins.
+    """
     dest = cache_root / "repos" / scenario.repo_digest()
     marker = dest / ".complete"
     env = isolated_env(cache_root / "home", ceiling=cache_root / "repos")
     if not marker.exists():
         if dest.exists():
-            shutil.rmtree(dest)  # a build interrupted part-way
+            shutil.rmtree(dest, ignore_errors=True)  # a build interrupted part-way
         dest.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
         try:
             build_repo(scenario, staging, env)
-            staging.rename(dest)
+            (staging / ".complete").write_text("ok\n")
+            try:
+                staging.rename(dest)
+            except OSError:
+                if not marker.exists():
+                    raise
+                shutil.rmtree(staging, ignore_errors=True)  # another worker built it first
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        marker.write_text("ok\n")
     repo_dir = dest / "memory"
     memory_dir = memory_dir_of(repo_dir, scenario.repo)
     head_file = repo_dir / ".git" / "refs" / "heads" / "main"

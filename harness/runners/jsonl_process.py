@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .base import CompileRequest, Outcome, Runner
+from .base import CompileRequest, LifecycleOpen, Outcome, Runner
 
 MAX_LINE_BYTES = 256 * 1024 * 1024  # an answer line longer than this is garbage, not a record
 _PARTIAL, _TOO_LONG = b"\0partial", b"\0too-long"
@@ -43,6 +43,10 @@ class JsonLinesProcess:
         self._next_id = 0
         self.starts = 0
         self.stale_restarts = 0  # restarts because of output left over after an answer
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     @property
     def running(self) -> bool:
@@ -163,6 +167,7 @@ class JsonLinesRunner(Runner):
         self.timeout = timeout
         self.info: dict[str, Any] = {}
         self.start_error: str | None = None
+        self._session = 0
 
     def start(self) -> None:
         try:
@@ -172,11 +177,27 @@ class JsonLinesRunner(Runner):
             self.start_error = f"{error}\n{self.process.stderr_tail()}".strip()
 
     def compile(self, request: CompileRequest) -> Outcome:
+        return self._ask(request.to_wire(), "record")
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        self._session += 1
+        return self._ask(request.to_wire(f"s{self._session}"), "opened", keep=("opened", "compiled"))
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        return self._ask({"op": "lifecycle_step", "session": f"s{self._session}", "step": step}, "observed")
+
+    def lifecycle_close(self) -> None:
+        if self.process.running and not self.start_error:
+            with contextlib.suppress(ProtocolError, OSError):
+                self.process.request({"op": "lifecycle_close", "session": f"s{self._session}"}, timeout=self.timeout)
+
+    def _ask(self, payload: dict[str, Any], key: str, keep: tuple[str, ...] = ()) -> Outcome:
+        """One request; the answer's `key` (or the `keep` keys) become the outcome's record."""
         if self.start_error:
             return Outcome("error", error=f"reference unavailable: {self.start_error}")
         started = time.perf_counter()
         try:
-            answer = self.process.request(request.to_wire(), timeout=self.timeout)
+            answer = self.process.request(payload, timeout=self.timeout)
         except (ProtocolError, OSError) as error:
             return Outcome("error", error=str(error), stderr=self.process.stderr_tail(), elapsed_ms=_ms(started))
         elapsed = _ms(started)
@@ -190,9 +211,9 @@ class JsonLinesRunner(Runner):
             )
         if "thrown" in answer:
             return Outcome("thrown", thrown=answer["thrown"], polluted=polluted, elapsed_ms=elapsed, notes=notes)
-        record = answer.get("record")
-        if not isinstance(record, dict):
-            return Outcome("error", error=f"answer has no record: {str(answer)[:200]}", elapsed_ms=elapsed)
+        record = {k: answer.get(k) for k in keep} if keep else answer.get(key)
+        if not isinstance(record, dict) or (keep and not isinstance(answer.get(key), dict)):
+            return Outcome("error", error=f"answer has no {key}: {str(answer)[:200]}", elapsed_ms=elapsed)
         return Outcome("ok", record=record, polluted=polluted, elapsed_ms=elapsed, notes=notes)
 
     def describe(self) -> dict[str, Any]:
