@@ -85,8 +85,9 @@ def request_key(request: CompileRequest) -> str:
 
 
 def record_baseline(paths: list[Path], references: list[str], out: Path) -> dict[str, Any]:
-    """Run the corpus for real once; keep every reference answer and every verdict."""
+    """Run the corpus for real once; keep every reference compile answer and every verdict."""
     from .run import Session
+    from .runners.bun_reference import BunReferenceRunner
     from .scenario import load_scenarios
 
     loaded = load_scenarios(paths)
@@ -95,29 +96,14 @@ def record_baseline(paths: list[Path], references: list[str], out: Path) -> dict
     specs = [ReferenceSpec.parse(r) for r in references]
     answers: dict[str, dict[str, Any]] = {spec.label: {} for spec in specs}
 
-    class Recording(Runner):
-        def __init__(self, inner: Runner, label: str) -> None:
-            self.inner, self.label, self.name = inner, label, inner.name
-
-        def start(self) -> None:
-            self.inner.start()
-
+    class Recording(BunReferenceRunner):
         def compile(self, request: CompileRequest) -> Outcome:
-            outcome = self.inner.compile(request)
-            answers[self.label][request_key(request)] = outcome.to_json()
+            outcome = super().compile(request)
+            answers[self.spec.label][request_key(request)] = outcome.to_json()
             return outcome
 
-        def close(self) -> None:
-            self.inner.close()
-
-    from .runners.bun_reference import BunReferenceRunner
-
-    def factory(spec: ReferenceSpec, cache: Path) -> Runner:
-        return Recording(BunReferenceRunner(spec, cache / "home", cache / "repos"), spec.label)
-
-    compile_cases = [s for s in loaded.scenarios if s.kind == "compile"]
-    with Session(specs, runner_factory=factory) as session:
-        results = session.run(compile_cases)
+    with Session(specs, runner_factory=lambda spec, cache: Recording(spec, cache / "home", cache / "repos")) as session:
+        results = session.run(loaded.scenarios)
     errors = [r for r in results if r.status == "error"]
     if errors:
         raise RuntimeError(f"the unmutated run has errors ({errors[0].case_id}: {errors[0].reasons}); fix those first")
@@ -168,24 +154,38 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
             outcomes[key] = port_compile(runner, request)
         return outcomes[key]
 
-    PythonPortRunner.compile = compile_once  # type: ignore[method-assign]
     baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
     specs = [ReferenceSpec.parse(r) for r in baseline["references"]]
-    scenarios = [s for s in load_scenarios(paths).scenarios if s.kind == "compile"]
-    with Session(
-        specs, runner_factory=lambda spec, cache: ReplayRunner(spec, baseline["answers"][spec.label])
-    ) as session:
-        for scenario in scenarios:
-            for result in session.run_case(scenario):
-                key = f"{result.case_id} [{result.reference}]"
-                expected = baseline["verdicts"].get(key)
-                if expected is None:
-                    print(f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr)
-                    return 3
-                if result.status != expected:
-                    detail = ", ".join(d.field for d in result.diffs) or "; ".join(result.reasons[:1])
-                    print(f"{key}: {expected} -> {result.status}" + (f" ({detail})" if detail else ""))
-                    return 1
+    scenarios = load_scenarios(paths).scenarios
+    compile_cases = [s for s in scenarios if s.kind == "compile"]
+    lifecycle_cases = [s for s in scenarios if s.kind == "lifecycle"]
+
+    def replayed(spec: ReferenceSpec, cache: Path) -> Runner:
+        return ReplayRunner(spec, baseline["answers"][spec.label])
+
+    # Compile cases against the recorded answers (fast); lifecycle probes against the live references,
+    # since a turn loop's answers depend on the conversation so far.
+    for cases, factory in ((compile_cases, replayed), (lifecycle_cases, None)):
+        if not cases:
+            continue
+        PythonPortRunner.compile = compile_once if factory else port_compile  # type: ignore[method-assign]
+        with Session(specs, runner_factory=factory) as session:
+            for scenario in cases:
+                for result in session.run_case(scenario):
+                    key = f"{result.case_id} [{result.reference}]"
+                    expected = baseline["verdicts"].get(key)
+                    if expected is None:
+                        print(
+                            f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr
+                        )
+                        return 3
+                    if result.status != expected:
+                        fields = {d.field for d in result.diffs} | {
+                            d["observation"] for row in result.turns for d in row.get("diffs", [])
+                        }
+                        detail = ", ".join(sorted(fields)) or "; ".join(result.reasons[:1])
+                        print(f"{key}: {expected} -> {result.status}" + (f" ({detail})" if detail else ""))
+                        return 1
     return 0
 
 
