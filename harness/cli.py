@@ -165,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     lister.add_argument("paths", nargs="*", type=Path)
     lister.add_argument("-k")
     lister.set_defaults(func=cmd_list)
+
+    from . import snapshot
+
+    snapshot.register(commands)
     return parser
 
 

@@ -48,6 +48,8 @@ def file_bytes(content: str | dict[str, Any]) -> Blob:
         return Blob(MODE_FILE, content.encode("utf-8"))
     if "symlink" in content:
         return Blob(MODE_LINK, content["symlink"].encode("utf-8"))
+    if "symlink_base64" in content:
+        return Blob(MODE_LINK, base64.b64decode(content["symlink_base64"]))
     mode = MODE_EXEC if content.get("executable") else MODE_FILE
     if "base64" in content:
         return Blob(mode, base64.b64decode(content["base64"]))
@@ -80,6 +82,32 @@ def file_entries(files: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[byt
         name = base64.b64decode(entry["path_base64"]) if "path_base64" in entry else entry["path"].encode("utf-8")
         out.append((name, file_bytes(entry["content"])))
     return out
+
+
+def path_bytes(path: str | dict[str, str]) -> bytes:
+    """A `delete` entry's bytes: text as UTF-8, or `{path_base64}`."""
+    return base64.b64decode(path["path_base64"]) if isinstance(path, dict) else path.encode("utf-8")
+
+
+def apply_commit(state: dict[bytes, Blob], commit: dict[str, Any]) -> None:
+    """One commit's changes, in order: rename, delete, then add or replace files."""
+    for old, new in commit.get("rename", {}).items():
+        state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
+    for gone in commit.get("delete", ()):
+        state.pop(path_bytes(gone), None)
+    state.update(file_entries(commit.get("files", {})))
+
+
+def commit_states(spec: dict[str, Any]) -> list[dict[bytes, Blob]]:
+    """The tree after each commit of a `git` repo spec (a generated tree lands in the first commit)."""
+    state: dict[bytes, Blob] = {}
+    states = []
+    for index, commit in enumerate(spec.get("commits") or [{"message": "generated"}]):
+        apply_commit(state, commit)
+        if index == 0 and spec.get("generate"):
+            state.update(generated_files(spec["generate"]))
+        states.append(dict(state))
+    return states
 
 
 def generated_files(spec: dict[str, Any]) -> dict[bytes, Blob]:
@@ -129,12 +157,15 @@ def _write_tree(repo: Repo, files: dict[bytes, Blob]) -> bytes:
     return store(nested)
 
 
-def _write_commit(repo: Repo, tree: bytes, parent: str | None, message: str, index: int) -> str:
-    stamp = f"{EPOCH + 60 * index} +0000".encode()
+def _write_commit(repo: Repo, tree: bytes, parent: str | None, commit: dict[str, Any], index: int) -> str:
+    default = AUTHOR + f" {EPOCH + 60 * index} +0000".encode()
+    author = commit["author"].encode("utf-8") if "author" in commit else default
+    committer = commit["committer"].encode("utf-8") if "committer" in commit else default
+    message = commit.get("message", f"commit {index + 1}")
     lines = [b"tree " + tree.hex().encode()]
     if parent:
         lines.append(b"parent " + parent.encode())
-    lines += [b"author " + AUTHOR + b" " + stamp, b"committer " + AUTHOR + b" " + stamp, b"", message.encode()]
+    lines += [b"author " + author, b"committer " + committer, b"", message.encode("utf-8")]
     data = b"\n".join(lines) + b"\n"
     return repo.odb.store(IStream("commit", len(data), BytesIO(data))).hexsha.decode("ascii")
 
@@ -182,19 +213,12 @@ def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> Materiali
     repo = Repo(repo_dir)
     head = None
     if kind == "git":
-        state = {}
         commits = spec.get("commits") or [{"message": "generated"}]
-        for index, commit in enumerate(commits):
-            for old, new in commit.get("rename", {}).items():
-                state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
-            for gone in commit.get("delete", ()):
-                state.pop(gone.encode("utf-8"), None)
-            state.update(file_entries(commit.get("files", {})))
-            if index == 0 and spec.get("generate"):
-                state.update(generated_files(spec["generate"]))
-            tree = _write_tree(repo, state)
-            head = _write_commit(repo, tree, head, commit.get("message", f"commit {index + 1}"), index)
+        states = commit_states(spec)
+        for index, (commit, tree_state) in enumerate(zip(commits, states, strict=True)):
+            head = _write_commit(repo, _write_tree(repo, tree_state), head, commit, index)
         assert head is not None
+        state = states[-1]
         (repo_dir / ".git" / "refs" / "heads" / "main").write_text(head + "\n")
         subprocess.run(["git", "read-tree", "HEAD"], cwd=repo_dir, env=env, check=True, capture_output=True)
     _write_worktree(repo_dir, state)
