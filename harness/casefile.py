@@ -55,6 +55,18 @@ def model_of(scenario: Scenario) -> RepoModel:
     return RepoModel(models, kind, spec.get("memory_subdir"))
 
 
+def valid_tree(files: dict[bytes, Blob]) -> bool:
+    """Names git can hold in a tree: no empty, `.`, `..` or `.git` component, no file that is also a directory."""
+    names = set(files)
+    for name in names:
+        parts = name.split(b"/")
+        if any(p in (b"", b".", b"..") or p.lower() == b".git" or b"\0" in p for p in parts):
+            return False
+        if any(b"/".join(parts[:i]) in names for i in range(1, len(parts))):
+            return False
+    return True
+
+
 # --- YAML text that reads back as the same string ---------------------------------------------------
 
 

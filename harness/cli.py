@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
 
+from . import fuzz, reduce, snapshot
 from .compare import render_field_diff
 from .releases import ReferenceSpec, load_manifest
 from .report import RunReport, write_reports
@@ -166,9 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     lister.add_argument("-k")
     lister.set_defaults(func=cmd_list)
 
-    from . import snapshot
-
-    snapshot.register(commands)
+    for module in (snapshot, reduce, fuzz):
+        module.register(commands)
     return parser
 
 

@@ -1,25 +1,25 @@
 """Materializing a scenario's repository: real git objects with deterministic authors and dates.
 
-Objects are written through GitPython's object database (no `git add`, so no autocrlf,
-filters, hooks or name restrictions of the porcelain); names are raw bytes; trees are
+Objects are written straight into the object database as loose objects (no `git add`, so no
+autocrlf, filters, hooks or name restrictions of the porcelain; and about 15 times faster than
+GitPython's LooseObjectDB.store, which matters to fuzzing); names are raw bytes; trees are
 sorted the way git sorts them. Repositories are cached by the digest of their spec.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import random
 import shutil
 import subprocess
 import tempfile
+import zlib
 from dataclasses import dataclass
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from git import Repo
-from gitdb.base import IStream
 
 from .gitenv import isolated_env
 from .scenario import Scenario
@@ -134,7 +134,18 @@ def _tree_sort_key(item: tuple[bytes, Any]) -> bytes:
     return name + (b"/" if isinstance(value, dict) else b"")
 
 
-def _write_tree(repo: Repo, files: dict[bytes, Blob]) -> bytes:
+def _store(git_dir: Path, kind: bytes, data: bytes) -> bytes:
+    """Write one loose object (zlib of `<kind> <size>\\0<data>`); return its binary sha."""
+    raw = kind + b" " + str(len(data)).encode("ascii") + b"\0" + data
+    sha = hashlib.sha1(raw).digest()
+    path = git_dir / "objects" / sha[:1].hex() / sha[1:].hex()
+    if not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(zlib.compress(raw, 1))
+    return sha
+
+
+def _write_tree(repo: Path, files: dict[bytes, Blob]) -> bytes:
     """Store blobs and nested trees; return the root tree's binary sha."""
     nested: dict[bytes, Any] = {}
     for path, blob in files.items():
@@ -150,14 +161,14 @@ def _write_tree(repo: Repo, files: dict[bytes, Blob]) -> bytes:
             if isinstance(value, dict):
                 body += MODE_TREE + b" " + name + b"\0" + store(value)
             else:
-                sha = repo.odb.store(IStream("blob", len(value.data), BytesIO(value.data))).binsha
+                sha = _store(repo, b"blob", value.data)
                 body += value.mode + b" " + name + b"\0" + sha
-        return repo.odb.store(IStream("tree", len(body), BytesIO(bytes(body)))).binsha
+        return _store(repo, b"tree", bytes(body))
 
     return store(nested)
 
 
-def _write_commit(repo: Repo, tree: bytes, parent: str | None, commit: dict[str, Any], index: int) -> str:
+def _write_commit(repo: Path, tree: bytes, parent: str | None, commit: dict[str, Any], index: int) -> str:
     default = AUTHOR + f" {EPOCH + 60 * index} +0000".encode()
     author = commit["author"].encode("utf-8") if "author" in commit else default
     committer = commit["committer"].encode("utf-8") if "committer" in commit else default
@@ -167,7 +178,7 @@ def _write_commit(repo: Repo, tree: bytes, parent: str | None, commit: dict[str,
         lines.append(b"parent " + parent.encode())
     lines += [b"author " + author, b"committer " + committer, b"", message.encode("utf-8")]
     data = b"\n".join(lines) + b"\n"
-    return repo.odb.store(IStream("commit", len(data), BytesIO(data))).hexsha.decode("ascii")
+    return _store(repo, b"commit", data).hex()
 
 
 def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
@@ -208,9 +219,12 @@ def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> Materiali
         memory_dir.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
     subprocess.run(
-        ["git", "init", "-q", "--initial-branch=main", str(repo_dir)], env=env, check=True, capture_output=True
-    )
-    repo = Repo(repo_dir)
+        ["git", "init", "-q", "--template=", "--initial-branch=main", str(repo_dir)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )  # no template: no sample hooks to copy (and delete) for every repository
+    repo = repo_dir / ".git"
     head = None
     if kind == "git":
         commits = spec.get("commits") or [{"message": "generated"}]

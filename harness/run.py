@@ -152,6 +152,7 @@ class Session:
         cache: Path | None = None,
         timeout: float = 60.0,
         runner_factory: Callable[[ReferenceSpec, Path], Runner] | None = None,
+        port_factory: Callable[[Profile, dict[str, str]], Runner] | None = None,
     ) -> None:
         self.cache = cache or cache_root()
         self.home = self.cache / "home"
@@ -162,7 +163,8 @@ class Session:
             ReferenceUnderTest(factory(spec, self.cache), profile_for_reference(spec, profile_override))
             for spec in references
         ]
-        self._ports: dict[str, PythonPortRunner] = {}
+        self._port_factory = port_factory or PythonPortRunner
+        self._ports: dict[str, Runner] = {}
         self._started = False
 
     def start(self) -> None:
@@ -171,9 +173,9 @@ class Session:
                 ref.runner.start()
             self._started = True
 
-    def port(self, profile: Profile) -> PythonPortRunner:
+    def port(self, profile: Profile) -> Runner:
         if profile.name not in self._ports:
-            self._ports[profile.name] = PythonPortRunner(profile, self.git_env)
+            self._ports[profile.name] = self._port_factory(profile, self.git_env)
         return self._ports[profile.name]
 
     def close(self) -> None:
