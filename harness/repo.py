@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from .gitenv import isolated_env
 from .scenario import Scenario
 
