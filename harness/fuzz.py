@@ -178,13 +178,16 @@ def repo_models(draw: st.DrawFn) -> RepoModel:
     return RepoModel(commits)
 
 
-compile_inputs = st.one_of(
+SYSTEM_PROMPTS = ("S $& $$ {CORE_MEMORY}", "no placeholder \u00a0\n", "{CORE_MEMORY}{CORE_MEMORY}")
+compile_inputs: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.just({}),
     st.just({}),
     st.just({}),
-    st.fixed_dictionaries({"system": st.sampled_from(("S $& $$ {CORE_MEMORY}", "no placeholder \u00a0\n", "{CORE_MEMORY}{CORE_MEMORY}"))}),
-    st.fixed_dictionaries({"agent_id": st.sampled_from(("a$&b", "agent-<x>")), "previous_message_count": st.integers(0, 3)}),
-)  # fmt: skip
+    st.fixed_dictionaries({"system": st.sampled_from(SYSTEM_PROMPTS)}),
+    st.fixed_dictionaries(
+        {"agent_id": st.sampled_from(("a$&b", "agent-<x>")), "previous_message_count": st.integers(0, 3)}
+    ),
+)
 
 
 def lifecycle_steps() -> st.SearchStrategy[Any] | None:
@@ -301,7 +304,8 @@ def fuzz(
                     inputs=reduction.candidate.inputs,
                 )
                 path = write_case(doc, out_dir, overwrite=True)
-            report.findings.append(Finding(finding.signature, batch_seed, path, f"seed {batch_seed}: {reduction.summary()}"))
+            summary = f"seed {batch_seed}: {reduction.summary()}"
+            report.findings.append(Finding(finding.signature, batch_seed, path, summary))
     finally:
         report.seconds = time.monotonic() - started
         report.errors += oracle.errors

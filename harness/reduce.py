@@ -100,7 +100,7 @@ class Oracle:
         shutil.rmtree(self.session.cache / "repos" / scenario.repo_digest(), ignore_errors=True)
         self.compiles += 1
         self.compile_seconds += time.perf_counter() - started
-        out = {}
+        out: dict[str, Signature | None] = {}
         for result in results:
             if result.reference_outcome is None or result.port_outcome is None:
                 self.errors.append(f"[{result.reference}] " + "; ".join(result.reasons))
@@ -215,7 +215,9 @@ class Reducer:
                 candidate = self._shrink_blob(candidate, name, split)
         return candidate
 
-    def _shrink_blob(self, candidate: Candidate, name: bytes, split: Callable[[bytes], list[bytes] | None]) -> Candidate:
+    def _shrink_blob(
+        self, candidate: Candidate, name: bytes, split: Callable[[bytes], list[bytes] | None]
+    ) -> Candidate:
         blob = candidate.model.head.get(name)
         pieces = split(blob.data) if blob is not None else None
         if blob is None or pieces is None or len(pieces) > 4096:
@@ -229,30 +231,26 @@ class Reducer:
         return with_data(kept) or candidate
 
     def paths(self, candidate: Candidate) -> Candidate:
+        """Drop directories from each path, then characters from each of its components."""
         for name in sorted(candidate.model.head):
-            current = _current_name(candidate, name)
-            if current is None:
-                continue
-            parts = current.split(b"/")
-            dirs = ddmin(parts[:-1], lambda keep, last=parts[-1], old=current: self.holds(
-                _renamed(candidate, old, b"/".join([*keep, last]))))  # fmt: skip
-            new = b"/".join([*dirs, parts[-1]])
-            candidate = _renamed(candidate, current, new) or candidate
-            current = new
-            parts = current.split(b"/")
+            parts = name.split(b"/")
+            candidate, name = self._shrink_name(candidate, name, parts[:-1], _directories_setter(parts[-1]))
+            parts = name.split(b"/")
             for index in range(len(parts)):
                 chars = list(parts[index].decode("utf-8", "surrogateescape"))
-
-                def rebuilt(keep: list[str], index: int = index, parts: list[bytes] = parts) -> bytes:
-                    part = "".join(keep).encode("utf-8", "surrogateescape")
-                    return b"/".join([*parts[:index], part, *parts[index + 1 :]])
-
-                old = b"/".join(parts)
-                kept = ddmin(chars, lambda keep, old=old, rebuilt=rebuilt: self.holds(
-                    _renamed(candidate, old, rebuilt(keep))))  # fmt: skip
-                candidate = _renamed(candidate, old, rebuilt(kept)) or candidate
-                parts = rebuilt(kept).split(b"/")
+                candidate, name = self._shrink_name(candidate, name, chars, _component_setter(parts, index))
+                parts = name.split(b"/")
         return candidate
+
+    def _shrink_name(
+        self, candidate: Candidate, old: bytes, pieces: list[Any], assemble: Callable[[list[Any]], bytes]
+    ) -> tuple[Candidate, bytes]:
+        def test(keep: list[Any]) -> bool:
+            return self.holds(_renamed(candidate, old, assemble(keep)))
+
+        new = assemble(ddmin(pieces, test))
+        renamed = _renamed(candidate, old, new)
+        return (renamed, new) if renamed is not None else (candidate, old)
 
     def modes(self, candidate: Candidate) -> Candidate:
         for name, blob in sorted(candidate.model.head.items()):
@@ -273,8 +271,23 @@ def _with_head_blob(model: RepoModel, name: bytes, blob: Blob) -> RepoModel | No
     return replace(model, commits=[*model.commits[:-1], replace(model.commits[-1], files=head)])
 
 
-def _current_name(candidate: Candidate, name: bytes) -> bytes | None:
-    return name if name in candidate.model.head else None
+def _directories_setter(leaf: bytes) -> Callable[[list[bytes]], bytes]:
+    """The path made of the given directories and `leaf`."""
+
+    def assemble(directories: list[bytes]) -> bytes:
+        return b"/".join([*directories, leaf])
+
+    return assemble
+
+
+def _component_setter(parts: list[bytes], index: int) -> Callable[[list[str]], bytes]:
+    """The path with component `index` made of the given characters."""
+
+    def assemble(chars: list[str]) -> bytes:
+        part = "".join(chars).encode("utf-8", "surrogateescape")
+        return b"/".join([*parts[:index], part, *parts[index + 1 :]])
+
+    return assemble
 
 
 def _renamed(candidate: Candidate, old: bytes, new: bytes) -> Candidate | None:

@@ -86,12 +86,12 @@ def _read_tree(
     listing = _git(root, env, "ls-tree", "-r", "-z", "--full-tree", commit_id)
     if listing.returncode != 0:
         raise SnapshotError(f"git ls-tree {commit_id} failed: {listing.stderr.decode('utf-8', 'replace').strip()}")
-    entries = []
+    entries: list[tuple[bytes, bytes, str]] = []
     for record in listing.stdout.split(b"\0"):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
-        mode, kind, oid = meta.split(b" ")
+        mode, kind, raw_oid = meta.split(b" ")
         if kind != b"blob":
             raise SnapshotError(
                 f"{path.decode('utf-8', 'replace')!r} in {commit_id[:12]} is a {kind.decode()} (a submodule?); "
@@ -100,7 +100,7 @@ def _read_tree(
         if mode not in CANONICAL_MODES:
             notes.append(f"{path.decode('utf-8', 'replace')!r}: mode {mode.decode()} written as 100644")
             mode = MODE_FILE
-        entries.append((path, mode, oid.decode("ascii")))
+        entries.append((path, mode, raw_oid.decode("ascii")))
     wanted = [oid for _, _, oid in entries if oid not in blobs]
     for oid, obj in zip(wanted, batch.read_many([o.encode("ascii") for o in wanted]), strict=True):
         if obj is None:

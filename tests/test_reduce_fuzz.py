@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from unittest import mock
 
@@ -57,7 +58,9 @@ def broken_trim() -> Iterator[None]:
 class BrokenPort(PythonPortRunner):
     """The port with one quirk broken while it compiles (the reference runner is left alone)."""
 
-    def __init__(self, profile: Profile, env: dict[str, str] | None, breakage: Callable[[], contextlib.AbstractContextManager[None]]) -> None:  # fmt: skip
+    def __init__(
+        self, profile: Profile, env: dict[str, str] | None, breakage: Callable[[], AbstractContextManager[None]]
+    ) -> None:
         super().__init__(profile, env)
         self.breakage = breakage
 
@@ -139,8 +142,8 @@ def test_reduce_shrinks_a_whitespace_divergence_to_one_small_file(tmp_path: Path
 def test_reduce_command_rejects_a_case_that_does_not_diverge(tmp_path: Path, capsys) -> None:
     from harness import reduce as reduce_module
 
-    case = write_yaml(tmp_path / "compile" / "calm.yaml",
-                      {"id": "calm", "description": "d", "repo": {"commits": [{"files": {"a.md": "a\n"}}]}})  # fmt: skip
+    calm = {"id": "calm", "description": "d", "repo": {"commits": [{"files": {"a.md": "a\n"}}]}}
+    case = write_yaml(tmp_path / "compile" / "calm.yaml", calm)
     with python_reference_session(tmp_path) as session:
         oracle = Oracle(session)
         with pytest.raises(ValueError, match="does not diverge"):
@@ -162,7 +165,7 @@ def test_fuzz_finds_a_broken_sort_and_saves_a_small_case_that_fails_the_same_way
         saved = load_scenario(finding.path)
         assert saved.id == f"fuzz-{finding.seed}" and "fuzz" in saved.tags
         assert f"--seed {finding.seed}" in saved.description
-        files, size, commits = model_size(candidate_of(saved).model)
+        files, _, commits = model_size(candidate_of(saved).model)
         assert 2 <= files <= 3 and commits == 1
         [result] = session.run_case(saved)
         assert result.status == FAIL
