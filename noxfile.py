@@ -1,4 +1,4 @@
-"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), lint."""
+"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), fuzz, lint."""
 
 from __future__ import annotations
 
@@ -20,6 +20,13 @@ def conformance(session: nox.Session) -> None:
     """The corpus against the pinned default letta-code release; reports in reports/."""
     session.install("-e", ".")
     session.run("conformance", "run", "cases", "--report", "reports", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Hypothesis-generated repositories against the pinned release; new divergences land in cases/compile."""
+    session.install("-e", ".[test]")
+    session.run("conformance", "fuzz", *(session.posargs or ["--seconds", "600"]))
 
 
 @nox.session
