@@ -383,7 +383,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print("lifecycle fuzzing needs the lifecycle runner (issue 5), which is not here yet", file=sys.stderr)
         return 2
     specs = [ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])]
-    with tempfile.TemporaryDirectory(prefix="letta-fuzz-") as tmp, Session(specs, cache=Path(tmp)) as session:
+    with (
+        tempfile.TemporaryDirectory(prefix="letta-fuzz-") as tmp,
+        Session(specs, cache=Path(tmp), profile_override=args.profile) as session,
+    ):
         session.start()
         broken = [r.runner.describe().get("start_error") for r in session.references]
         if any(broken):
@@ -403,6 +406,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument("--seconds", type=float, default=60.0, help="how long to fuzz")
     parser.add_argument("--seed", type=int, default=0, help="first Hypothesis seed (batch b uses seed + b)")
     parser.add_argument("--reference", action="append", help="npm:VERSION, bundle:PATH or checkout:PATH")
+    parser.add_argument("--profile", help="Python profile to compare with (default: the one matching each reference)")
     parser.add_argument("--max-examples", type=int, help="stop after this many repositories")
     parser.add_argument("--out", default="cases/compile", help="where new divergences are saved as cases")
     parser.add_argument("--cases", default="cases/compile", help="corpus whose recorded divergences are known")

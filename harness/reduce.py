@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .casefile import (
+    CaseExists,
     CommitModel,
     RepoModel,
     case_document,
@@ -368,18 +370,26 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     from .cli import default_reference
 
     spec = ReferenceSpec.parse(args.reference or default_reference())
-    with tempfile.TemporaryDirectory(prefix="letta-reduce-") as tmp, Session([spec], cache=Path(tmp)) as session:
+    with (
+        tempfile.TemporaryDirectory(prefix="letta-reduce-") as tmp,
+        Session([spec], cache=Path(tmp), profile_override=args.profile) as session,
+    ):
         oracle = Oracle(session)
         try:
+            if oracle.signature(candidate) is None:
+                why = "; ".join(oracle.errors) or f"the port and {spec.label} agree: nothing to reduce"
+                print(f"does not diverge: {why}", file=sys.stderr)
+                return 2 if oracle.errors else 1
             reduction = reduce_candidate(oracle, candidate, budget=args.budget, seconds=args.seconds)
-        except ValueError as error:
-            errors = [r.reasons for r in session.run_case(candidate_scenario(candidate, "check", oracle.workdir))]
-            print(f"{error} ({spec.label}: {errors})", file=sys.stderr)
-            return 1
         finally:
             oracle.close()
-    doc = reduced_document(reduction, args.id or default_id, origin, tags)
-    path = write_case(doc, out_dir, overwrite=args.force)
+    origin += f" (compared with Python profile {args.profile})" if args.profile else ""
+    doc = reduced_document(reduction, args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id), origin, tags)
+    try:
+        path = write_case(doc, out_dir, overwrite=args.force)
+    except CaseExists as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(f"wrote {path}: {reduction.summary()}")
     for note in reduction.notes:
         print(f"  note: {note}")
@@ -390,6 +400,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = commands.add_parser("reduce", help="shrink a diverging case (or repository) to a minimal one")
     parser.add_argument("case_or_dir", help="a scenario file, or a memory directory")
     parser.add_argument("--reference", help="npm:VERSION, bundle:PATH or checkout:PATH (default: the pinned one)")
+    parser.add_argument("--profile", help="Python profile to compare with (default: the one matching the reference)")
     parser.add_argument("--id", help="id of the new case (default: <id>-reduced)")
     parser.add_argument("--out", help="directory for the new case (default: next to the case, or cases/compile)")
     parser.add_argument("--budget", type=int, default=3000, help="most candidates to try")

@@ -180,3 +180,26 @@ def test_fuzz_finds_a_broken_sort_and_saves_a_small_case_that_fails_the_same_way
         assert known == {finding.signature}
         again = fuzz(session, seconds=300, seed=0, out_dir=out, known=known, max_examples=25, hypothesis_shrink=False)
     assert again.findings == [] and again.known >= 1, again.summary()
+
+
+# --- the real reference ----------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: Path, reference_bun,
+                                                                     release_bundle, capsys) -> None:  # fmt: skip
+    """letta-code 0.32.18 reads YAML block scalars; the 0.31.12 profile does not: reduce keeps that difference."""
+    from harness.cli import main as conformance
+
+    release_bundle(RELEASE)
+    files = {f"system/plain{i}.md": f"---\ndescription: plain {i}\n---\nbody {i}\n" for i in range(4)}
+    files["system/block.md"] = "---\ndescription: |\n  line one\n  line two\nname: x\n---\nbody\n"
+    case = write_yaml(tmp_path / "compile" / "block.yaml",
+                      {"id": "block", "description": "d", "repo": {"commits": [{"files": files}]}})  # fmt: skip
+    argv = ["reduce", str(case), "--reference", f"npm:{RELEASE}", "--profile", "letta-code@0.31.12", "--budget", "600"]
+    assert conformance(argv) == 0
+    assert "files 5 -> 1" in capsys.readouterr().out
+    reduced = load_scenario(tmp_path / "compile" / "block-reduced.yaml")
+    [blob] = candidate_of(reduced).model.head.values()
+    assert b"description:" in blob.data and b"|" in blob.data and len(blob.data) <= 40
+    assert "against 0.32.18" in reduced.description and "letta-code@0.31.12" in reduced.description
