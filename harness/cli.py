@@ -55,12 +55,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     loaded = load_scenarios(args.paths or [DEFAULT_CASES])
     for error in loaded.errors:
         print(f"error: {error}", file=sys.stderr)
-    scenarios = select([s for s in loaded.scenarios if s.kind == "compile"], args.k)
+    scenarios = select(loaded.scenarios, args.k)
     if not scenarios and not loaded.errors:
         print("no scenarios selected", file=sys.stderr)
         return 2
     specs = [ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])]
-    cases_per_run = sum(1 if s.expect else len(specs) for s in scenarios)
+    cases_per_run = sum(1 if s.expect or s.raw.get("golden") else len(specs) for s in scenarios)
     progress = Progress(cases_per_run)
     with Session(specs, profile_override=args.profile, timeout=args.timeout) as session:
         results = session.run(scenarios, progress)

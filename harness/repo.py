@@ -88,24 +88,15 @@ def path_bytes(path: str | dict[str, str]) -> bytes:
     return base64.b64decode(path["path_base64"]) if isinstance(path, dict) else path.encode("utf-8")
 
 
-def apply_commit(state: dict[bytes, Blob], commit: dict[str, Any]) -> None:
-    """One commit's changes, in order: rename, delete, then add or replace files."""
-    for old, new in commit.get("rename", {}).items():
-        state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
-    for gone in commit.get("delete", ()):
-        state.pop(path_bytes(gone), None)
-    state.update(file_entries(commit.get("files", {})))
-
-
 def commit_states(spec: dict[str, Any]) -> list[dict[bytes, Blob]]:
     """The tree after each commit of a `git` repo spec (a generated tree lands in the first commit)."""
     state: dict[bytes, Blob] = {}
     states = []
     for index, commit in enumerate(spec.get("commits") or [{"message": "generated"}]):
-        apply_commit(state, commit)
+        state = next_state(state, commit)
         if index == 0 and spec.get("generate"):
             state.update(generated_files(spec["generate"]))
-        states.append(dict(state))
+        states.append(state)
     return states
 
 
@@ -191,6 +182,33 @@ def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
         else:
             target.write_bytes(blob.data)
             target.chmod(0o755 if blob.mode == MODE_EXEC else 0o644)
+
+
+def next_state(state: dict[bytes, Blob], commit: dict[str, Any]) -> dict[bytes, Blob]:
+    """The committed files after one scenario commit (renames, then deletions, then files)."""
+    state = dict(state)
+    for old, new in commit.get("rename", {}).items():
+        state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
+    for gone in commit.get("delete", ()):
+        state.pop(path_bytes(gone), None)
+    state.update(file_entries(commit.get("files", {})))
+    return state
+
+
+def committed_state(spec: dict[str, Any]) -> dict[bytes, Blob]:
+    """The files at HEAD of a scenario's repo spec (kind git)."""
+    return commit_states(spec)[-1]
+
+
+def append_commit(repo_dir: Path, state: dict[bytes, Blob], commit: dict[str, Any], index: int) -> tuple[dict, str]:
+    """Commit one more scenario commit on top of HEAD (a lifecycle step); commit `index` sets its date."""
+    repo = repo_dir / ".git"
+    ref = repo / "refs" / "heads" / "main"
+    state = next_state(state, commit)
+    head = _write_commit(repo, _write_tree(repo, state), ref.read_text().strip(), commit, index)
+    ref.write_text(head + "\n")
+    _write_worktree(repo_dir, state)
+    return state, head
 
 
 def memory_dir_of(repo_dir: Path, spec: dict[str, Any]) -> Path:

@@ -94,6 +94,8 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "port_outcome": outcome(result.port_outcome),
         "reproduce": reproduce_commands(result),
     }
+    if result.turns:
+        data["turns"] = result.turns
     if timing:
         data["timing"] = {
             "seconds": round(result.seconds, 4),
