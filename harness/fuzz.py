@@ -8,8 +8,7 @@ one Session (one warm reference process). A new divergence is shrunk by Hypothes
 `reduce`, and saved as a case that names the seed reproducing it. Divergences the corpus already
 records (cases with `divergences`, and cases an earlier fuzz run saved) are counted, not reported.
 
-Lifecycle step sequences (issue 5) are not fuzzed yet: `lifecycle_steps()` is the hook where a
-strategy over turn sequences plugs in once the lifecycle runner exists.
+`--lifecycle` fuzzes conversations instead (step sequences, harness.fuzz_lifecycle).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from .casefile import CommitModel, RepoModel, case_document, valid_tree, write_case
+from .fuzz_lifecycle import fuzz_lifecycle, known_lifecycle_signatures
 from .reduce import Candidate, Oracle, candidate_of, reduce_candidate
 from .releases import ReferenceSpec
 from .repo import MODE_EXEC, MODE_FILE, MODE_LINK, Blob
@@ -188,15 +188,6 @@ compile_inputs: st.SearchStrategy[dict[str, Any]] = st.one_of(
         {"agent_id": st.sampled_from(("a$&b", "agent-<x>")), "previous_message_count": st.integers(0, 3)}
     ),
 )
-
-
-def lifecycle_steps() -> st.SearchStrategy[Any] | None:
-    """Hook for issue 5: a strategy over lifecycle step sequences (compile, commit memory, turn...).
-
-    Returns None until the lifecycle runner (cases/lifecycle, CaseResult.turns) exists; `fuzz`
-    then fuzzes compile records only.
-    """
-    return None
 
 
 # --- the loop -------------------------------------------------------------------------------------
@@ -379,9 +370,6 @@ def _run_batch(
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from .cli import default_reference
 
-    if args.lifecycle and lifecycle_steps() is None:
-        print("lifecycle fuzzing needs the lifecycle runner (issue 5), which is not here yet", file=sys.stderr)
-        return 2
     specs = [ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])]
     with (
         tempfile.TemporaryDirectory(prefix="letta-fuzz-") as tmp,
@@ -392,6 +380,13 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         if any(broken):
             print(f"reference could not start: {broken}", file=sys.stderr)
             return 2
+        if args.lifecycle:
+            cases = Path(args.cases).parent / "lifecycle"
+            known = known_lifecycle_signatures(session, [cases])
+            lifecycle = fuzz_lifecycle(session, seconds=args.seconds, seed=args.seed,
+                                       out_dir=Path(args.out).parent / "lifecycle", known=known)  # fmt: skip
+            print(lifecycle.summary())
+            return 1 if lifecycle.findings else 0
         oracle = Oracle(session)
         known = known_signatures(oracle, [Path(args.cases)])
         oracle.close()
@@ -410,5 +405,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument("--max-examples", type=int, help="stop after this many repositories")
     parser.add_argument("--out", default="cases/compile", help="where new divergences are saved as cases")
     parser.add_argument("--cases", default="cases/compile", help="corpus whose recorded divergences are known")
-    parser.add_argument("--lifecycle", action="store_true", help="fuzz lifecycle step sequences (needs issue 5)")
+    parser.add_argument(
+        "--lifecycle", action="store_true", help="fuzz conversations (step sequences); cases go to <out>/../lifecycle"
+    )
     parser.set_defaults(func=cmd_fuzz)

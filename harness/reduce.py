@@ -87,7 +87,7 @@ class Oracle:
     def __init__(self, session: Session, reference: str | None = None) -> None:
         self.session = session
         self.reference = reference
-        self.workdir = Path(tempfile.mkdtemp(prefix="letta-oracle-"))
+        self.workdir = session.cache / "candidates"  # only names the in-memory scenarios; nothing is written there
         self.memo: dict[str, Signature | None] = {}
         self.calls = 0
         self.compiles = 0
@@ -123,7 +123,7 @@ class Oracle:
         return self.memo[key]
 
     def close(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        """Nothing to release: the session owns the reference process and the repositories."""
 
 
 @dataclass

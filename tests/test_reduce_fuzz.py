@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -24,10 +25,11 @@ import memfs_prompt.frontmatter as frontmatter
 import memfs_prompt.render_v1 as render_v1
 from harness.casefile import model_size
 from harness.fuzz import fuzz, known_signatures
+from harness.fuzz_lifecycle import fuzz_lifecycle
 from harness.reduce import Oracle, candidate_of, ddmin, reduce_candidate, reduced_document
 from harness.releases import ReferenceSpec
 from harness.run import FAIL, PASS, Session
-from harness.runners.base import CompileRequest, Outcome
+from harness.runners.base import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.python_port import PythonPortRunner
 from harness.scenario import load_scenario
 from harness.signature import Signature, difference_kind
@@ -67,6 +69,14 @@ class BrokenPort(PythonPortRunner):
     def compile(self, request: CompileRequest) -> Outcome:
         with self.breakage():
             return super().compile(request)
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        with self.breakage():
+            return super().lifecycle_open(request)
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        with self.breakage():
+            return super().lifecycle_step(step)
 
 
 def python_reference_session(tmp_path: Path, breakage=None) -> Session:
@@ -203,3 +213,29 @@ def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: P
     [blob] = candidate_of(reduced).model.head.values()
     assert b"description:" in blob.data and b"|" in blob.data and len(blob.data) <= 40
     assert "against 0.32.18" in reduced.description and "letta-code@0.31.12" in reduced.description
+
+
+# --- lifecycle step sequences ----------------------------------------------------------------------
+
+
+def test_lifecycle_fuzz_finds_a_port_that_never_sends_memory_updates(tmp_path: Path) -> None:
+    """0.32.18 sends `<memory_update>` after a commit; a port that recompiles instead differs at the next turn."""
+    from memfs_prompt.conversation import LocalConversations
+
+    @contextlib.contextmanager
+    def no_updates() -> Iterator[None]:
+        with mock.patch.object(LocalConversations, "_sends_updates", lambda self: False):
+            yield
+
+    out = tmp_path / "lifecycle"
+    with python_reference_session(tmp_path, no_updates) as session:
+        report = fuzz_lifecycle(session, seconds=300, seed=0, out_dir=out, max_replays=10)
+    assert len(report.findings) == 1, report.summary()
+    finding = report.findings[0]
+    assert any(kind == "turn" for kind, _ in finding.signature.diffs)
+    saved = load_scenario(finding.path)  # a valid lifecycle case: schema-checked, replayable
+    assert saved.kind == "lifecycle" and any("commit" in step for step in saved.raw["steps"])
+    with python_reference_session(tmp_path / "broken", no_updates) as broken:
+        assert [r.status for r in broken.run_case(saved)] == [FAIL]
+    with python_reference_session(tmp_path / "fixed") as correct:
+        assert [r.status for r in correct.run_case(saved)] == [PASS]
