@@ -119,12 +119,14 @@ def render_system_tree(files: list[MemoryFile]) -> str:
             assert isinstance(child, _JsObject)
             child_parts = [*path_parts, key]
             lines.append(f"{pad}<{key}>")
-            if _LEAF_VALUE in child.own:
+            if _LEAF_VALUE in child.own:  # Object.hasOwn(child, LEAF_VALUE)
                 lines.append(f"{pad}  <projection>$MEMORY_DIR/system/{'/'.join(child_parts)}.md</projection>")
-                description = js_trim(js_string(child.own.get(_LEAF_DESCRIPTION)))
+                # child[LEAF_DESCRIPTION] is a property read: it goes up the prototype chain, so a node that is
+                # a leaf only through a `__value__` directory shows a description a `__proto__` leaf polluted
+                description = js_trim(js_string(child.get(_LEAF_DESCRIPTION)))
                 if description:
                     lines.append(f"{pad}  <description>{description}</description>")
-                value = js_trim_end(js_string(child.own.get(_LEAF_VALUE)))
+                value = js_trim_end(js_string(child.get(_LEAF_VALUE)))
                 if value:
                     lines.append(f"{pad}  {value}")
             render(child, indent + 1, child_parts)
