@@ -74,8 +74,11 @@ class _ObjectPrototype(_JsObject):
 
     def __init__(self) -> None:
         super().__init__(None)
+        # Function.prototype: the `__proto__` of every method; its own `__proto__` is Object.prototype.
+        # (Its own members, call/apply/bind/name/length..., are not modelled.)
+        function_prototype = _JsObject(self)
         for name in _OBJECT_PROTOTYPE_METHODS:
-            self.own[name] = _JsObject(None)  # a function object: truthy, not a string, may take properties
+            self.own[name] = _JsObject(function_prototype)  # a function: truthy, not a string, may take properties
 
 
 def _tree_child(node: _JsObject, key: str, proto: _ObjectPrototype) -> _JsObject:
