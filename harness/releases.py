@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_DIR = REPO_ROOT / "reference"
 MANIFEST_PATH = REFERENCE_DIR / "manifest.json"
 DRIVER_PATH = REFERENCE_DIR / "driver.mjs"
+
+
+_FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
 
 
 class ReferenceUnavailable(Exception):
@@ -88,6 +92,11 @@ def npm_pack(spec: str, dest: Path) -> Path:
 
 def fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
     """Fetch `spec`, verify its sha512 against the pinned value, unpack it to dest (idempotent)."""
+    with _FETCH_LOCK:
+        return _fetch_verified(spec, integrity, dest)
+
+
+def _fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
     marker = dest / ".verified"
     if marker.exists() and marker.read_text().strip() == integrity:
         return dest
@@ -161,7 +170,8 @@ def ensure_release(version: str) -> Path:
     fetch_verified(f"{manifest['package']}@{version}", pinned["integrity"], dest)
     package_dir = dest / "package"
     if pinned.get("runtime_deps"):
-        _install_runtime_deps(pinned["runtime_deps"], package_dir)
+        with _FETCH_LOCK:
+            _install_runtime_deps(pinned["runtime_deps"], package_dir)
     bundle = package_dir / "letta.js"
     if not bundle.exists():
         raise ReferenceUnavailable(f"letta-code {version}: the tarball has no letta.js")

@@ -7,8 +7,11 @@ no longer diverges is `stale-divergence`, a failure, so the list stays true.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,7 +187,12 @@ def judge_lifecycle(
 
 
 class Session:
-    """One run: the cache, the isolated environment, and the references (each started once)."""
+    """One run: the cache, the isolated environment, and the references (each started once).
+
+    With `jobs` > 1, `run` works on that many cases at a time, each worker with its own slot:
+    a set of reference processes started once (slot 0 is `references`). Results come back in
+    the order of the scenarios whatever `jobs` is.
+    """
 
     def __init__(
         self,
@@ -195,34 +203,65 @@ class Session:
         timeout: float = 60.0,
         runner_factory: Callable[[ReferenceSpec, Path], Runner] | None = None,
         port_factory: Callable[[Profile, dict[str, str]], Runner] | None = None,
+        jobs: int = 1,
     ) -> None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be 1 or more, not {jobs}")
         self.cache = cache or cache_root()
         self.home = self.cache / "home"
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
-        factory = runner_factory or (lambda spec, cache: BunReferenceRunner(spec, self.home, self.ceiling, timeout))
-        self.references = [
-            ReferenceUnderTest(factory(spec, self.cache), profile_for_reference(spec, profile_override))
-            for spec in references
-        ]
+        self.jobs = jobs
+        self._factory = runner_factory or (
+            lambda spec, cache: BunReferenceRunner(spec, self.home, self.ceiling, timeout)
+        )
+        self._specs = [(spec, profile_for_reference(spec, profile_override)) for spec in references]
+        self.references = self._new_slot()
+        self._slots: list[list[ReferenceUnderTest]] = [self.references]
+        self._started: set[int] = set()
         self._port_factory = port_factory or PythonPortRunner
-        self._ports: dict[str, Runner] = {}
-        self._started = False
+        self._ports: dict[tuple[int, str], Runner] = {}
+        self._lock = threading.Lock()
 
-    def start(self) -> None:
-        if not self._started:
-            for ref in self.references:
+    def _new_slot(self) -> list[ReferenceUnderTest]:
+        return [ReferenceUnderTest(self._factory(spec, self.cache), profile) for spec, profile in self._specs]
+
+    def _slot(self, index: int) -> list[ReferenceUnderTest]:
+        with self._lock:
+            while len(self._slots) <= index:
+                self._slots.append(self._new_slot())
+            return self._slots[index]
+
+    def start(self, slot: int = 0) -> None:
+        references = self._slot(slot)
+        if slot not in self._started:
+            for ref in references:
                 ref.runner.start()
-            self._started = True
+            self._started.add(slot)
 
-    def port(self, profile: Profile) -> Runner:
-        if profile.name not in self._ports:
-            self._ports[profile.name] = self._port_factory(profile, self.git_env)
-        return self._ports[profile.name]
+    def port(self, profile: Profile, slot: int = 0) -> Runner:
+        """The Python port for `profile` in slot `slot` (a lifecycle replay keeps state in it, so one per slot)."""
+        with self._lock:
+            key = (slot, profile.name)
+            if key not in self._ports:
+                self._ports[key] = self._port_factory(profile, self.git_env)
+            return self._ports[key]
+
+    def describe_references(self) -> list[dict[str, Any]]:
+        """One entry per reference, from the slot that started it most; `starts` counts every slot's processes."""
+        described = []
+        for index in range(len(self._specs)):
+            infos = [slot[index].runner.describe() for slot in self._slots]
+            best = max(infos, key=lambda info: info.get("starts", 0))  # first of the most started
+            if "starts" in best:
+                best = {**best, "starts": sum(info.get("starts", 0) for info in infos)}
+            described.append(best)
+        return described
 
     def close(self) -> None:
-        for ref in self.references:
-            ref.runner.close()
+        for slot in self._slots:
+            for ref in slot:
+                ref.runner.close()
 
     def __enter__(self) -> Session:
         return self
@@ -230,10 +269,10 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run_case(self, scenario: Scenario) -> list[CaseResult]:
-        """One scenario against every reference it applies to (or its golden output)."""
+    def run_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
+        """One scenario against every reference it applies to (or its golden output), with slot `slot`'s processes."""
         if scenario.kind == "lifecycle":
-            return self.run_lifecycle_case(scenario)
+            return self.run_lifecycle_case(scenario, slot)
         results: list[CaseResult] = []
         started = time.perf_counter()
         try:
@@ -248,18 +287,18 @@ class Session:
         request = build_request(scenario, repo)
         if scenario.expect:
             profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name))
-            port = self.port(profile).compile(request)
+            port = self.port(profile, slot).compile(request)
             status, diffs, reasons = judge_golden(scenario, port)
             results.append(
                 self._result(scenario, "golden", profile, status, diffs, reasons, None, port, request, started)
             )
             return results
-        self.start()
-        for ref in self.references:
+        self.start(slot)
+        for ref in self._slot(slot):
             if scenario.profiles and ref.profile.name not in scenario.profiles and ref.label not in scenario.profiles:
                 continue
             reference = ref.runner.compile(request)
-            port = self.port(ref.profile).compile(request)
+            port = self.port(ref.profile, slot).compile(request)
             status, diffs, reasons = judge(scenario, ref.label, reference, port)
             reasons += reference.notes
             results.append(
@@ -269,7 +308,7 @@ class Session:
             )
         return results
 
-    def run_lifecycle_case(self, scenario: Scenario) -> list[CaseResult]:
+    def run_lifecycle_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
         """A lifecycle probe replayed on each reference and the Python port (or on the port alone, golden)."""
         golden = lifecycle.golden_profile(scenario)
         delivery = scenario.raw.get("delivery", "mid-conversation")
@@ -277,17 +316,19 @@ class Session:
         results = []
         targets: list[tuple[str, Profile, dict[str, Runner]]] = []
         if golden is not None:
-            targets.append(("golden", golden, {"python": self.port(golden)}))
+            targets.append(("golden", golden, {"python": self.port(golden, slot)}))
         else:
-            self.start()
-            for ref in self.references:
+            self.start(slot)
+            for ref in self._slot(slot):
                 if (
                     scenario.profiles
                     and ref.profile.name not in scenario.profiles
                     and ref.label not in scenario.profiles
                 ):
                     continue
-                targets.append((ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile)}))
+                targets.append(
+                    (ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile, slot)})
+                )
         for label, profile, sides in targets:
             started = time.perf_counter()
             try:
@@ -321,13 +362,34 @@ class Session:
     def run(
         self, scenarios: Iterable[Scenario], progress: Callable[[CaseResult], None] | None = None
     ) -> list[CaseResult]:
-        results: list[CaseResult] = []
-        for scenario in scenarios:
-            for result in self.run_case(scenario):
-                results.append(result)
-                if progress:
-                    progress(result)
-        return results
+        """Every scenario, `jobs` at a time; results in scenario order (progress sees them as they finish)."""
+        scenarios = list(scenarios)
+        if self.jobs == 1 or len(scenarios) < 2:
+            results: list[CaseResult] = []
+            for scenario in scenarios:
+                for result in self.run_case(scenario):
+                    results.append(result)
+                    if progress:
+                        progress(result)
+            return results
+        free: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for slot in range(self.jobs):
+            free.put(slot)
+
+        def work(scenario: Scenario) -> list[CaseResult]:
+            slot = free.get()
+            try:
+                return self.run_case(scenario, slot)
+            finally:
+                free.put(slot)
+
+        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="conformance") as pool:
+            futures = [pool.submit(work, scenario) for scenario in scenarios]
+            if progress:
+                for future in as_completed(futures):
+                    for result in future.result():
+                        progress(result)
+            return [result for future in futures for result in future.result()]
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ message, so it stays in context on later turns.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +37,10 @@ from .quirks import js_trim_end, sha256_hex_of_js_string
 Delivery = Literal["mid-conversation", "persisted-reminder"]
 DEFAULT_MODEL = "openai/gpt-5.5"  # upstream's local default model handle (0.25.3 to 0.32.18)
 ASSISTANT_REPLY = "pong"  # what upstream's DeterministicPongExecutor answers
+COMPACTION_NOTE = (
+    "Note: prior messages have been hidden from view due to conversation memory constraints.\n"
+    "The following is a summary of the previous messages:\n "
+)
 
 
 def format_memory_update(compiled: CompiledPrompt) -> str:
@@ -215,6 +220,20 @@ class LocalConversations:
         )
         conversation.messages.append(Message("assistant", ASSISTANT_REPLY))
         return model_input
+
+    def compact(self, conversation: Conversation, summary: str) -> tuple[int, int]:
+        """Compaction in mode `all`: every message is replaced by one summary message, then (0.30.28+) a full compile.
+
+        Upstream stores the summary as a user-role `system_alert` JSON that also carries token
+        estimates and a timestamp; only its role, its place and the note with the summary are
+        reproduced here (the lifecycle observations compare counts, roles and facts, not its bytes).
+        """
+        before = len(conversation.messages)
+        alert = json.dumps({"type": "system_alert", "message": COMPACTION_NOTE + summary}, separators=(",", ":"))
+        conversation.messages = [Message("user", alert)]
+        if self.profile.recompiles_after_compaction:
+            self.compile_and_maybe_persist(conversation, dry_run=False)
+        return before, len(conversation.messages)
 
     def recompile(self, conversation: Conversation) -> CompiledPrompt:
         """An explicit recompile (`/recompile`): compiled again and cached."""

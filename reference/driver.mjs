@@ -241,7 +241,21 @@ function messageText(content) {
 }
 
 function uiMessageView(message) {
-  return { role: message?.role ?? message?.message_type ?? "unknown", text: messageText(message?.content) };
+  // 0.30+ keep `content`; 0.25.x keep AI SDK `parts`.
+  const content = message?.content ?? message?.parts;
+  return { role: message?.role ?? message?.message_type ?? "unknown", text: messageText(content) };
+}
+
+// The summariser's model call, answered without a network (an AssistantMessage as pi-ai returns it).
+const SUMMARY = "conversation summary";
+async function completeSummary() {
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+  return {
+    role: "assistant",
+    content: [{ type: "text", text: SUMMARY }],
+    stopReason: "stop",
+    usage: { ...usage, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  };
 }
 
 function compiledRecordOf(session) {
@@ -285,6 +299,7 @@ async function lifecycleOpen(request) {
       memoryDir: request.memoryDir,
       executor,
       memfsEnabled: true,
+      complete: completeSummary,
     });
     const body = { name: "conformance", system: request.system };
     if (request.model) body.model = request.model;
@@ -327,6 +342,14 @@ const STEPS = {
     const conversation = await session.backend.createConversation({ agent_id: session.agentId });
     session.conversationId = conversation.id;
     return {};
+  },
+  async compact(session) {
+    // Mode "all": every message is summarised (0.25.3 ignores `complete` and needs a provider key).
+    const result = await session.backend.compactConversationMessages(session.conversationId, {
+      agent_id: session.agentId,
+      compaction_settings: { mode: "all" },
+    });
+    return { compacted: { before: result.num_messages_before, after: result.num_messages_after } };
   },
   async recompile(session) {
     await session.backend.recompileConversation(session.conversationId, { agent_id: session.agentId });

@@ -7,6 +7,7 @@ corpus (cases/lifecycle) checks the same behaviour against the real builds.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -129,3 +130,19 @@ def test_new_conversation_ids_count_from_one(make_repo):
     repo = make_repo({"system/persona.md": PERSONA})
     agent = agent_for(repo, "letta-code@0.32.18")
     assert [agent.create_conversation().id for _ in range(2)] == ["local-conv-1", "local-conv-2"]
+
+
+@pytest.mark.parametrize(("profile", "recompiles"), [("letta-code@0.32.18", True), ("letta-code@0.25.9", False)])
+def test_compaction_leaves_one_summary_message_and_recompiles_from_0_30(make_repo, profile, recompiles):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent = agent_for(repo, profile)
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    repo.commit({"system/persona.md": PERSONA + f"{FACT}\n"})
+    assert agent.compact(conversation, "summary") == (2, 1)
+    assert [m.role for m in conversation.messages] == ["user"]
+    alert = json.loads(conversation.messages[0].text)
+    assert alert["type"] == "system_alert"
+    assert alert["message"].endswith("The following is a summary of the previous messages:\n summary")
+    assert conversation.compiled is not None
+    assert (FACT in conversation.compiled.content) is recompiles

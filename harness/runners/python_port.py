@@ -81,6 +81,9 @@ class PythonPortRunner(Runner):
                 conversation = self._conversation = agent.create_conversation()
             elif kind == "recompile":
                 agent.recompile(conversation)
+            elif kind == "compact":
+                before, after = agent.compact(conversation, COMPACTION_SUMMARY)
+                observed["compacted"] = {"before": before, "after": after}
             else:
                 return Outcome("error", error=f"the Python port has no lifecycle step {kind!r}")
         except UpstreamError as error:
@@ -99,6 +102,9 @@ class PythonPortRunner(Runner):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "implementation": "memfs_prompt (in process)", "profile": self.profile.name}
+
+
+COMPACTION_SUMMARY = "conversation summary"  # what reference/driver.mjs's summariser answers
 
 
 def _compiled(conversation: Conversation) -> dict[str, Any] | None:
