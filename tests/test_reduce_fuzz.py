@@ -239,3 +239,19 @@ def test_lifecycle_fuzz_finds_a_port_that_never_sends_memory_updates(tmp_path: P
         assert [r.status for r in broken.run_case(saved)] == [FAIL]
     with python_reference_session(tmp_path / "fixed") as correct:
         assert [r.status for r in correct.run_case(saved)] == [PASS]
+
+
+def test_a_divergence_recorded_in_a_case_is_known_to_fuzz(tmp_path: Path) -> None:
+    files = {"system/Zeta.md": "z\n", "system/alpha.md": "a\n"}
+    recorded = {"references": ["python-correct"], "fields": ["content", "coreMemory"], "kind": "port-limitation",
+                "reason": "the port under test sorts by code point"}  # fmt: skip
+    write_yaml(tmp_path / "corpus" / "compile" / "sorted.yaml", {
+        "id": "sorted", "description": "d", "divergences": [recorded],
+        "repo": {"commits": [{"files": files}]},
+    })  # fmt: skip
+    write_yaml(tmp_path / "corpus" / "compile" / "plain.yaml", {
+        "id": "plain", "description": "d", "repo": {"commits": [{"files": files}]},
+    })  # fmt: skip
+    with python_reference_session(tmp_path, broken_sort) as session:
+        known = known_signatures(Oracle(session), [tmp_path / "corpus"])
+    assert known == {Signature("python-correct", (("content", "order"), ("coreMemory", "order")))}
