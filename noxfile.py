@@ -28,3 +28,28 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "memfs_prompt", "harness", "tests", "noxfile.py")
     session.run("ruff", "format", "--check", "memfs_prompt", "harness", "tests", "noxfile.py")
     session.run("mypy", "memfs_prompt", "harness")
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """The corpus against every pinned release (each with its profile) in one run: the cases x references
+    matrix, the fields each reference was compared on, and the drift report, in reports/matrix/."""
+    session.install("-e", ".")
+    session.run("conformance", "matrix", "--report", "reports/matrix", *session.posargs)
+
+
+@nox.session
+def runtimes(session: nox.Session) -> None:
+    """Every pinned release under bun, node, and node with LANG=da_DK.UTF-8: where the runtime or the
+    locale changes upstream's bytes (reported as runtime-divergence, not as port failures)."""
+    session.install("-e", ".")
+    session.run("conformance", "matrix", "--runtime", "bun", "--runtime", "node", "--locale", "da_DK.UTF-8",
+                "--report", "reports/runtimes", *session.posargs)  # fmt: skip
+
+
+@nox.session
+def gate(session: nox.Session) -> None:
+    """CI gate: the full matrix; fails when a case that passed against the previous pinned release fails
+    against the newest one, and says what to do. `nox -s gate -- --latest` adds the newest npm release."""
+    session.install("-e", ".")
+    session.run("conformance", "matrix", "--gate", "--report", "reports/gate", *session.posargs)

@@ -10,7 +10,7 @@ import json
 import shlex
 import xml.etree.ElementTree as ET
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from .run import FAILING, CaseResult
 from .scenario import ScenarioError
 
 SCHEMA = "letta-conformance/report/1"
-STATUSES = ("pass", "fail", "known-divergence", "stale-divergence", "error")
+STATUSES = ("pass", "fail", "known-divergence", "stale-divergence", "error", "runtime-divergence")
 MAX_SIDE_BYTES = 64 * 1024  # side-by-side views are cut here, with a note
 
 
@@ -32,6 +32,7 @@ class RunReport:
     load_errors: list[ScenarioError]
     command: list[str]
     timing: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)  # further top-level sections (matrix, drift: harness.matrix)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -93,7 +94,11 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "reference_outcome": outcome(result.reference_outcome),
         "port_outcome": outcome(result.port_outcome),
         "reproduce": reproduce_commands(result),
+        "compared": result.compared,
     }
+    if result.baseline:
+        data["baseline"] = result.baseline
+        data["runtime_diffs"] = [d.to_json() for d in result.runtime_diffs]
     if timing:
         data["timing"] = {
             "seconds": round(result.seconds, 4),
@@ -114,6 +119,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "results": [
             result_json(r, report.timing) for r in sorted(report.results, key=lambda r: (r.case_id, r.reference))
         ],
+        **report.extra,
     }
 
 
@@ -153,6 +159,8 @@ def junit_xml(report: RunReport) -> bytes:
                 ET.SubElement(case, "error", message="could not run", type="error").text = text
             elif result.status == "known-divergence":
                 ET.SubElement(case, "skipped", message=f"known divergence: {'; '.join(result.reasons)}")
+            elif result.status == "runtime-divergence":
+                ET.SubElement(case, "skipped", message=f"runtime divergence: {'; '.join(result.reasons)}")
     if report.load_errors:
         suite = ET.SubElement(
             suites,

@@ -3,6 +3,12 @@
 A case passes only when every implementation ran and agreed. A reference that could not
 run is an error. A recorded divergence that still diverges is `known-divergence`; one that
 no longer diverges is `stale-divergence`, a failure, so the list stays true.
+
+The port is bun-faithful. A reference run under another runtime or locale (a *variant*,
+`0.32.18@node/da_DK.UTF-8`) is judged against the same release under bun (its *baseline*,
+always run alongside): where the variant's output equals the baseline's, the port is judged as
+usual; where it differs, the runtime changed upstream's bytes, and the case is
+`runtime-divergence` (not a failure), with the fields the runtime changed.
 """
 
 from __future__ import annotations
@@ -15,16 +21,18 @@ from typing import Any
 
 from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve_profile
 
-from .compare import FieldDiff, compare_outcomes, structured_diff
+from .compare import FieldDiff, compare_outcomes, field_presence, structured_diff
 from .gitenv import isolated_env
 from .releases import ReferenceSpec, bundle_version, cache_root
 from .repo import MaterializedRepo, materialize_repo
 from .runners.base import CompileRequest, Outcome, Runner
 from .runners.bun_reference import BunReferenceRunner
+from .runners.node_reference import NodeReferenceRunner
 from .runners.python_port import PythonPortRunner
 from .scenario import Scenario
 
 PASS, FAIL, KNOWN, STALE, ERROR = "pass", "fail", "known-divergence", "stale-divergence", "error"
+RUNTIME = "runtime-divergence"  # a variant's output differs from bun's for the same release: not the port's doing
 FAILING = (FAIL, STALE, ERROR)
 
 
@@ -46,6 +54,9 @@ class CaseResult:
     memory_dir: str = ""
     request: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    compared: dict[str, str] = field(default_factory=dict)  # field -> how it was compared (compare.field_presence)
+    baseline: str = ""  # for a runtime/locale variant: the bun reference it was checked against
+    runtime_diffs: list[FieldDiff] = field(default_factory=list)  # variant vs baseline (upstream vs upstream)
 
     @property
     def failed(self) -> bool:
@@ -58,14 +69,60 @@ class ReferenceUnderTest:
 
     runner: Runner
     profile: Profile
+    spec: ReferenceSpec | None = None
 
     @property
     def label(self) -> str:
+        if self.spec is not None:
+            return self.spec.label
         return (
             self.runner.name.removeprefix("letta-code@")
             if self.runner.name.startswith("letta-code@")
             else self.runner.name
         )
+
+
+def default_runner(spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float) -> Runner:
+    runner = NodeReferenceRunner if spec.runtime == "node" else BunReferenceRunner
+    return runner(spec, home, ceiling, timeout)
+
+
+def with_baselines(specs: list[ReferenceSpec]) -> list[ReferenceSpec]:
+    """The specs in order, each variant preceded by its bun baseline when that is not given."""
+    ordered: list[ReferenceSpec] = []
+    for spec in specs:
+        if spec.is_variant and spec.baseline not in ordered and spec.baseline not in specs:
+            ordered.append(spec.baseline)
+        if spec not in ordered:
+            ordered.append(spec)
+    return ordered
+
+
+def judge_variant(
+    scenario: Scenario, spec: ReferenceSpec, variant: Outcome, baseline: Outcome | None, port: Outcome
+) -> tuple[str, list[FieldDiff], list[FieldDiff], list[str]]:
+    """Verdict for a runtime/locale variant: (status, port diffs, variant-vs-baseline diffs, reasons)."""
+    if variant.status == "error":
+        return ERROR, [], [], [f"reference could not run: {variant.error}"]
+    if baseline is None or baseline.status == "error":
+        why = baseline.error if baseline else "it did not run"
+        return (
+            ERROR,
+            [],
+            [],
+            [f"baseline {spec.baseline.label} (bun) could not run, so runtime drift is unknown: {why}"],
+        )
+    drift = compare_outcomes(baseline, variant)
+    if not drift:
+        status, diffs, reasons = judge(scenario, spec.base_label, variant, port)
+        return status, diffs, [], reasons
+    fields = ", ".join(d.field for d in drift)
+    where = f"{spec.runtime}" + (f" with LANG={spec.locale}" if spec.locale else "")
+    reasons = [
+        f"under {where}, letta-code {spec.base_label} itself outputs different {fields} than under bun: "
+        "runtime drift, not a port failure (the port follows bun; see the bun column for the port's verdict)"
+    ]
+    return RUNTIME, compare_outcomes(variant, port), drift, reasons
 
 
 def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
@@ -157,10 +214,10 @@ class Session:
         self.home = self.cache / "home"
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
-        factory = runner_factory or (lambda spec, cache: BunReferenceRunner(spec, self.home, self.ceiling, timeout))
+        factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
         self.references = [
-            ReferenceUnderTest(factory(spec, self.cache), profile_for_reference(spec, profile_override))
-            for spec in references
+            ReferenceUnderTest(factory(spec, self.cache), profile_for_reference(spec, profile_override), spec)
+            for spec in with_baselines(references)
         ]
         self._ports: dict[str, PythonPortRunner] = {}
         self._started = False
@@ -209,18 +266,30 @@ class Session:
             )
             return results
         self.start()
+        baselines: dict[ReferenceSpec, Outcome] = {}
         for ref in self.references:
-            if scenario.profiles and ref.profile.name not in scenario.profiles and ref.label not in scenario.profiles:
+            if scenario.profiles and not {ref.profile.name, ref.label, _base(ref)} & set(scenario.profiles):
                 continue
             reference = ref.runner.compile(request)
             port = self.port(ref.profile).compile(request)
-            status, diffs, reasons = judge(scenario, ref.label, reference, port)
-            reasons += reference.notes
-            results.append(
-                self._result(
-                    scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started
+            runtime_diffs: list[FieldDiff] = []
+            if ref.spec is not None and ref.spec.is_variant:
+                status, diffs, runtime_diffs, reasons = judge_variant(
+                    scenario, ref.spec, reference, baselines.get(ref.spec.baseline), port
                 )
+            else:
+                if ref.spec is not None:
+                    baselines[ref.spec] = reference
+                status, diffs, reasons = judge(scenario, ref.label, reference, port)
+            reasons += reference.notes
+            result = self._result(
+                scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started
             )
+            if reference.status != "error" and port.status != "error":
+                result.compared = field_presence(reference, port)
+            if ref.spec is not None and ref.spec.is_variant:
+                result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
+            results.append(result)
         return results
 
     def _result(self, scenario: Scenario, label: str, profile: Profile, status: str, diffs: list[FieldDiff],
@@ -245,6 +314,10 @@ class Session:
                 if progress:
                     progress(result)
         return results
+
+
+def _base(ref: ReferenceUnderTest) -> str:
+    return ref.spec.base_label if ref.spec is not None else ref.label
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:
