@@ -207,6 +207,18 @@ def drift_report(
     return DriftReport(pairs, ordered, stale, unknown)
 
 
+def _by_sentence(explained_by: dict[str, str]) -> list[tuple[str, list[str]]]:
+    sentences: dict[str, list[str]] = {}
+    for case_id, says in sorted(explained_by.items()):
+        sentences.setdefault(says, []).append(case_id)
+    return list(sentences.items())
+
+
+def _names(cases: list[str], limit: int) -> str:
+    shown = ", ".join(f"`{c}`" for c in cases[:limit])
+    return shown + (f" and {len(cases) - limit} more" if len(cases) > limit else "")
+
+
 def drift_markdown(report: DriftReport, max_cases: int = 8) -> str:
     """A readable summary: one section per neighbouring pair, one bullet per change."""
     lines = ["# Drift between neighbouring references", ""]
@@ -221,8 +233,8 @@ def drift_markdown(report: DriftReport, max_cases: int = 8) -> str:
                 f", … ({len(group.cases)} in all)" if len(group.cases) > max_cases else ""
             )
             if group.explained:
-                why = "; ".join(f"`{c}`: {s}" for c, s in sorted(group.explained_by.items())[:3])
-                lines.append(f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). Explained by {why}")
+                lines.append(f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). Explained by:")
+                lines += [f"  - {says} ({_names(cases, 4)})" for says, cases in _by_sentence(group.explained_by)]
             else:
                 lines.append(
                     f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). **UNEXPLAINED**: no case pins it"

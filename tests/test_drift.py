@@ -72,7 +72,7 @@ def test_a_change_is_explained_by_a_case_that_pins_it_and_covers_the_others_in_i
     assert [g.change for g in report.unexplained] == ["coreMemory/external_projection"]
     assert not report.ok
     text = drift_markdown(report)
-    assert "UNEXPLAINED" in text and "`pins-connectors`: connectors decoded as UTF-8" in text
+    assert "UNEXPLAINED" in text and "  - connectors decoded as UTF-8 (`pins-connectors`)" in text
     assert "0.30.28 -> 0.31.12 (release): 0 case(s) changed" in text
 
 
