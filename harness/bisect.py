@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .compare import COMPARED_FIELDS
 from .drift import changes
 from .releases import ReferenceSpec, ReferenceUnavailable, build_checkout, cache_root, ensure_bun, load_manifest
 from .run import Session
@@ -32,13 +33,17 @@ class BisectError(Exception):
     """A candidate could not be run; bisecting cannot go on."""
 
 
-def output_key(outcome: Outcome) -> str:
-    """What counts as "the same output": the record's bytes, or that it threw (upstream's message aside)."""
+def output_key(outcome: Outcome, fields: tuple[str, ...] = ()) -> str:
+    """What counts as "the same output": the record's bytes (only `fields`, when given), or that it
+    threw (upstream's message aside)."""
     if outcome.status == "error":
         raise BisectError(outcome.error or "the reference could not run")
     if outcome.status == "thrown":
         return "thrown"
-    return json.dumps(outcome.record, sort_keys=True, ensure_ascii=True)
+    record = outcome.record or {}
+    if fields:
+        record = {name: record.get(name, "<absent>") for name in fields}
+    return json.dumps(record, sort_keys=True, ensure_ascii=True)
 
 
 @dataclass
@@ -53,8 +58,11 @@ class BisectResult:
         return self.__dict__.copy()
 
 
-def first_change(candidates: list[str], outcome_of: Callable[[str], Outcome]) -> BisectResult:
-    """Binary search over candidates (oldest first) for the first whose output differs from the first's."""
+def first_change(
+    candidates: list[str], outcome_of: Callable[[str], Outcome], fields: tuple[str, ...] = ()
+) -> BisectResult:
+    """Binary search over candidates (oldest first) for the first whose output differs from the first's
+    (in `fields` only, when given)."""
     if len(candidates) < 2:
         raise ValueError("bisect needs at least two candidates (the range holds " + str(len(candidates)) + ")")
     seen: dict[str, Outcome] = {}
@@ -65,7 +73,7 @@ def first_change(candidates: list[str], outcome_of: Callable[[str], Outcome]) ->
         if name not in seen:
             seen[name] = outcome_of(name)
             tested.append(name)
-        return output_key(seen[name])
+        return output_key(seen[name], fields)
 
     start = key(0)
     if key(len(candidates) - 1) == start:
@@ -78,7 +86,8 @@ def first_change(candidates: list[str], outcome_of: Callable[[str], Outcome]) ->
         else:
             high = middle
     before, after = seen[candidates[low]], seen[candidates[high]]
-    return BisectResult(candidates, candidates[high], candidates[low], tested, changes(before, after))
+    what = changes(before, after, fields or COMPARED_FIELDS)
+    return BisectResult(candidates, candidates[high], candidates[low], tested, what)
 
 
 def release_range(start: str, end: str, order: list[str] | None = None) -> list[str]:
@@ -160,7 +169,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             def outcome_of(version: str) -> Outcome:
                 return reference_outcome(scenario, ReferenceSpec("npm", version, args.runtime), args.timeout)
 
-        result = first_change(candidates, outcome_of)
+        result = first_change(candidates, outcome_of, tuple(args.field or ()))
     except (ValueError, BisectError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -181,6 +190,10 @@ def add_parser(commands: Any) -> None:
     bisect.add_argument("--to", dest="end", required=True, help="pinned release (or, with --checkout, a commit)")
     bisect.add_argument("--checkout", help="an upstream letta-code checkout: bisect its commits, building each")
     bisect.add_argument("--runtime", choices=("bun", "node"), default="bun")
+    bisect.add_argument(
+        "--field", action="append", choices=COMPARED_FIELDS,
+        help="only a change of this field counts (repeatable); e.g. content, to look past coreMemory's arrival",
+    )  # fmt: skip
     bisect.add_argument("--timeout", type=float, default=60.0)
     bisect.add_argument("paths", nargs="*", type=Path, help="scenario files or directories (default: cases/)")
     bisect.set_defaults(func=cmd_bisect)

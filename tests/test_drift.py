@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
 from harness.releases import ReferenceSpec
 from harness.runners.base import Outcome
@@ -111,3 +113,22 @@ def test_a_reference_that_could_not_run_is_listed_not_compared() -> None:
     outcomes = {("c", "0.25.9"): record(OLD_TEXT), ("c", "0.30.28"): Outcome("error", error="crash")}
     report = drift_report(outcomes, [case("c")], specs("npm:0.25.9", "npm:0.30.28"), ORDER)
     assert report.groups == [] and report.unknown == [{"case": "c", "from": "0.25.9", "to": "0.30.28"}]
+
+
+def test_explains_entries_load_and_a_malformed_one_names_its_line(tmp_path: Path) -> None:
+    from harness.scenario import ScenarioError, load_scenario
+
+    head = 'id: s\ndescription: d\nrepo:\n  commits:\n    - files:\n        a.md: "a\\n"\nexplains:\n'
+    good = tmp_path / "s.yaml"
+    good.write_text(head + '  - {since: "0.30.28", fields: [content], sections: [external_projection], change: x}\n'
+                    '  - {runtime: node, locale: da_DK.UTF-8, change: y}\n')  # fmt: skip
+    loaded = load_scenario(good)
+    assert loaded.explains == (
+        Explanation("x", since="0.30.28", fields=("content",), sections=("external_projection",)),
+        Explanation("y", runtime="node", locale="da_DK.UTF-8"),
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(head + "  - {change: neither since nor runtime}\n")
+    with pytest.raises(ScenarioError) as error:
+        load_scenario(bad)
+    assert error.value.line == 8 and "explains/0" in str(error.value)

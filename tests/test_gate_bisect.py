@@ -146,3 +146,11 @@ def test_reference_runtime_and_locale_round_trip_through_their_label(text, label
     assert (spec.label, spec.runtime, spec.locale) == (label, runtime, locale)
     assert ReferenceSpec.parse(spec.cli) == spec
     assert spec.baseline.label == label.split("@node")[0].split("@bun")[0]
+
+
+def test_bisect_on_chosen_fields_looks_past_changes_of_other_fields() -> None:
+    table = {"a": {"content": "x"}, "b": {"content": "x", "coreMemory": "m"}, "c": {"content": "y", "coreMemory": "m"}}
+    outcome_of = lambda name: Outcome("ok", record=table[name])  # noqa: E731
+    assert first_change(["a", "b", "c"], outcome_of).first_changed == "b"
+    found = first_change(["a", "b", "c"], outcome_of, ("content",))
+    assert (found.first_changed, found.what) == ("c", ["content/prompt"])
