@@ -43,8 +43,9 @@ def runtimes(session: nox.Session) -> None:
     """Every pinned release under bun, node, and node with LANG=da_DK.UTF-8: where the runtime or the
     locale changes upstream's bytes (reported as runtime-divergence, not as port failures)."""
     session.install("-e", ".")
-    session.run("conformance", "matrix", "--runtime", "bun", "--runtime", "node", "--locale", "da_DK.UTF-8",
-                "--report", "reports/runtimes", *session.posargs)  # fmt: skip
+    runtimes = ["--runtime", "bun", "--runtime", "node", "--locale", "da_DK.UTF-8"]
+    bun_ignores_lang = ["--reference", "npm:0.32.18@bun/da_DK.UTF-8"]
+    session.run("conformance", "matrix", *runtimes, *bun_ignores_lang, "--report", "reports/runtimes", *session.posargs)
 
 
 @nox.session

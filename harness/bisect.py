@@ -195,5 +195,6 @@ def add_parser(commands: Any) -> None:
         help="only a change of this field counts (repeatable); e.g. content, to look past coreMemory's arrival",
     )  # fmt: skip
     bisect.add_argument("--timeout", type=float, default=60.0)
-    bisect.add_argument("paths", nargs="*", type=Path, help="scenario files or directories (default: cases/)")
+    bisect.add_argument("--cases", dest="paths", action="append", type=Path,
+                        help="scenario file or directory holding the case (default: cases/)")  # fmt: skip
     bisect.set_defaults(func=cmd_bisect)

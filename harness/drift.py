@@ -101,8 +101,10 @@ def explains_pair(entry: Explanation, pair: Pair, release_order: list[str]) -> b
         before = rank.get(pair.before.value, -1) if pair.before.kind == "npm" else -1
         after = rank.get(pair.after.value, len(release_order)) if pair.after.kind == "npm" else len(release_order)
         return before < rank[entry.since] <= after
-    if pair.kind != "runtime" or entry.runtime != pair.after.runtime or entry.locale != pair.after.locale:
+    if pair.kind != "runtime" or entry.runtime != pair.after.runtime:
         return False
+    if entry.locale is not None and entry.locale != pair.after.locale:
+        return False  # an entry without a locale is about the runtime under any locale
     return not entry.releases or pair.after.base_label in entry.releases
 
 
