@@ -166,8 +166,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         else:
             candidates = release_range(args.start, args.end)
 
-            def outcome_of(version: str) -> Outcome:
-                return reference_outcome(scenario, ReferenceSpec("npm", version, args.runtime), args.timeout)
+            def outcome_of(commit: str) -> Outcome:  # a release version here
+                return reference_outcome(scenario, ReferenceSpec("npm", commit, args.runtime), args.timeout)
 
         result = first_change(candidates, outcome_of, tuple(args.field or ()))
     except (ValueError, BisectError) as error:

@@ -154,3 +154,48 @@ def test_bisect_on_chosen_fields_looks_past_changes_of_other_fields() -> None:
     assert first_change(["a", "b", "c"], outcome_of).first_changed == "b"
     found = first_change(["a", "b", "c"], outcome_of, ("content",))
     assert (found.first_changed, found.what) == ("c", ["content/prompt"])
+
+
+def test_latest_is_asked_of_the_npm_registry_with_npm_view(fp) -> None:
+    from harness.matrix import discover_latest
+
+    fp.register(
+        ["npm", "view", "@letta-ai/letta-code@latest", "version", "dist.integrity", "--json"],
+        stdout='{"version": "0.33.1", "dist.integrity": "sha512-abc"}',
+    )
+    assert discover_latest() == ("0.33.1", "sha512-abc")
+
+
+def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_newest_releases() -> None:
+    from harness.matrix import gate_pair
+    from harness.releases import load_manifest
+
+    manifest = load_manifest()
+    default, releases = manifest["default"], list(manifest["releases"])
+    specs = matrix_specs([], ["bun"], [])
+    assert gate_pair(specs, None) == (releases[-2], releases[-1])
+    assert gate_pair(specs, default) == (releases[-2], releases[-1])
+    assert gate_pair(matrix_specs([], ["bun"], [], "9.9.9"), "9.9.9") == (default, "9.9.9")
+
+
+def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_registry_integrity(
+    tmp_path, monkeypatch
+) -> None:
+    from harness import releases
+
+    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path))
+    monkeypatch.setattr(releases, "_ON_DEMAND", {})
+    with pytest.raises(releases.ReferenceUnavailable, match="not pinned"):
+        releases.ensure_release("9.9.9")
+    seen = {}
+
+    def fake_fetch(spec: str, integrity: str, dest):
+        seen.update(spec=spec, integrity=integrity)
+        (dest / "package").mkdir(parents=True)
+        (dest / "package" / "letta.js").write_text("//")
+        return dest
+
+    monkeypatch.setattr(releases, "fetch_verified", fake_fetch)
+    releases.pin_on_demand("9.9.9", "sha512-registry")
+    assert releases.ensure_release("9.9.9").name == "letta.js"
+    assert seen == {"spec": "@letta-ai/letta-code@9.9.9", "integrity": "sha512-registry"}
