@@ -54,12 +54,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     loaded = load_scenarios(args.paths or [DEFAULT_CASES])
     for error in loaded.errors:
         print(f"error: {error}", file=sys.stderr)
-    scenarios = select([s for s in loaded.scenarios if s.kind == "compile"], args.k)
+    scenarios = select(loaded.scenarios, args.k)
     if not scenarios and not loaded.errors:
         print("no scenarios selected", file=sys.stderr)
         return 2
     specs = apply_runtime([ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])], args)
-    cases_per_run = sum(1 if s.expect else len(specs) for s in scenarios)
+    cases_per_run = sum(1 if s.expect or s.raw.get("golden") else len(specs) for s in scenarios)
     progress = Progress(cases_per_run)
     with Session(specs, profile_override=args.profile, timeout=args.timeout) as session:
         results = session.run(scenarios, progress)
@@ -108,6 +108,7 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
         conversation_id=args.conversation_id,
         now=args.now,
         previous_message_count=args.previous_message_count,
+        include_memfs=not args.no_memfs,
     )
     try:
         parse_now(args.now)
@@ -177,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
     diff.add_argument("--now", default="2026-01-02T03:04:05.678Z")
     diff.add_argument("--previous-message-count", type=int, default=0)
+    diff.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
     diff.set_defaults(func=cmd_diff_repo)
 
     lister = commands.add_parser("list", help="list scenarios")

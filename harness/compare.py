@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,39 +15,70 @@ from .runners.base import Outcome
 COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
 ABSENT = "<absent>"
 CONTEXT_BYTES = 48
+SUMMARY_CHARS = 2048  # longer strings are summarised in structured diffs
 
 _GLYPHS = {
     "\t": "␉", "\n": "␊\n", "\r": "␍", "\x0b": "␋", "\x0c": "␌", "\x00": "␀", "\x7f": "␡",
     "\ufeff": "⟨BOM⟩", "\u00a0": "⟨NBSP⟩", "\ufffd": "⟨U+FFFD⟩", "\u2028": "⟨LS⟩", "\u2029": "⟨PS⟩",
     "\u0085": "⟨NEL⟩", "\u200b": "⟨ZWSP⟩", "\u3000": "⟨IDSP⟩",
 }  # fmt: skip
+_NAMES = {"\t": "TAB", "\ufeff": "BOM", "\u00a0": "NBSP", "\ufffd": "U+FFFD", "\u2028": "LS", "\u2029": "PS",
+          "\u0085": "NEL", "\u200b": "ZWSP", "\u3000": "IDSP", "\x7f": "DEL"}  # fmt: skip
+_C0 = ("NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI", "DLE",
+       "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US")  # fmt: skip
+_HIDDEN_CATEGORIES = ("Cf", "Cc", "Zl", "Zp", "Zs", "Cs", "Co", "Cn")
+
+
+def invisible(text: str, index: int) -> tuple[str, str] | None:
+    """(terminal glyph, short name) when text[index] would not show as itself, else None.
+
+    Covers C0 controls and DEL, BOM, NBSP, U+FFFD, the other format/space/separator/surrogate
+    characters, and a space that ends a line (names: `CR`, `LF`, `TAB`, `BOM`, `NBSP`, `SP`...).
+    """
+    ch = text[index]
+    if ch == " ":
+        if index + 1 == len(text) or text[index + 1] in "\r\n":
+            return "·", "SP"
+        return None
+    code = ord(ch)
+    if code < 0x20:
+        return _GLYPHS.get(ch, chr(0x2400 + code)), _NAMES.get(ch, _C0[code])
+    if ch in _GLYPHS:
+        return _GLYPHS[ch], _NAMES[ch]
+    if unicodedata.category(ch) in _HIDDEN_CATEGORIES:
+        return f"⟨U+{code:04X}⟩", f"U+{code:04X}"
+    return None
 
 
 def visible(text: str) -> str:
-    """Text with invisible characters as glyphs (␍ for CR, ⟨BOM⟩, ·  for a trailing space...)."""
+    """Text with invisible characters as glyphs (␍ for CR, ⟨BOM⟩, · for a trailing space...)."""
     out = []
     for index, ch in enumerate(text):
-        if ch in _GLYPHS:
-            out.append(_GLYPHS[ch])
-        elif ord(ch) < 0x20:
-            out.append(chr(0x2400 + ord(ch)))
-        elif ch == " " and (index + 1 == len(text) or text[index + 1] in "\r\n"):
-            out.append("·")
-        elif unicodedata.category(ch) in ("Cf", "Cc", "Zl", "Zp", "Zs", "Cs", "Co", "Cn") and ch != " ":
-            out.append(f"⟨U+{ord(ch):04X}⟩")
-        else:
-            out.append(ch)
+        shown = invisible(text, index)
+        out.append(shown[0] if shown else ch)
     return "".join(out)
+
+
+def first_difference(left: Sequence[Any], right: Sequence[Any]) -> int | None:
+    """Index of the first differing item (bytes or str), the shorter length when one is a prefix, None when equal.
+
+    Compares blocks by slicing first, so a difference near the end of a multi-megabyte value is
+    found without a Python-level loop over every item.
+    """
+    if left == right:
+        return None
+    start, block = 0, 4096
+    while left[start : start + block] == right[start : start + block]:
+        start += block
+    for index in range(start, min(start + block, len(left), len(right))):
+        if left[index] != right[index]:
+            return index
+    return min(len(left), len(right))
 
 
 def first_diff_offset(left: bytes, right: bytes) -> int | None:
     """Offset of the first differing byte, the shorter length when one is a prefix, None when equal."""
-    if left == right:
-        return None
-    for index, (a, b) in enumerate(zip(left, right, strict=False)):
-        if a != b:
-            return index
-    return min(len(left), len(right))
+    return first_difference(left, right)
 
 
 def as_bytes(value: Any) -> bytes:
@@ -135,8 +168,21 @@ def compare_outcomes(reference: Outcome, port: Outcome, fields: tuple[str, ...] 
 
 def structured_diff(reference: dict[str, Any] | None, port: dict[str, Any] | None) -> str:
     """A deepdiff of two records, for the report (long strings are summarised, not dumped)."""
-    diff = DeepDiff(reference or {}, port or {}, verbose_level=2, max_diffs=200)
+    diff = DeepDiff(_summarised(reference or {}), _summarised(port or {}), verbose_level=2, max_diffs=200)
     return diff.to_json(indent=1) if diff else ""
+
+
+def _summarised(value: Any) -> Any:
+    """Strings over SUMMARY_CHARS become head + length + sha256 + tail: a difference still shows, a copy does not."""
+    if isinstance(value, dict):
+        return {k: _summarised(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_summarised(v) for v in value]
+    if isinstance(value, str) and len(value) > SUMMARY_CHARS:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        half = SUMMARY_CHARS // 2
+        return f"{value[:half]}…⟨{len(value)} chars, sha256 {digest}…⟩…{value[-half:]}"
+    return value
 
 
 def render_field_diff(diff: FieldDiff) -> str:

@@ -54,8 +54,6 @@ class ScenarioFile(pytest.File):
         except ScenarioError as error:
             yield InvalidScenarioItem.from_parent(self, name=self.path.stem, error=error)
             return
-        if scenario.kind != "compile":
-            return  # lifecycle probes are run by their own runner
         item = ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
         for tag in scenario.tags:
             item.keywords[tag] = True

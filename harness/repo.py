@@ -152,6 +152,40 @@ def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
             target.chmod(0o755 if blob.mode == MODE_EXEC else 0o644)
 
 
+def next_state(state: dict[bytes, Blob], commit: dict[str, Any]) -> dict[bytes, Blob]:
+    """The committed files after one scenario commit (renames, then deletions, then files)."""
+    state = dict(state)
+    for old, new in commit.get("rename", {}).items():
+        state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
+    for gone in commit.get("delete", ()):
+        state.pop(gone.encode("utf-8"), None)
+    state.update(file_entries(commit.get("files", {})))
+    return state
+
+
+def committed_state(spec: dict[str, Any]) -> dict[bytes, Blob]:
+    """The files at HEAD of a scenario's repo spec (kind git)."""
+    state: dict[bytes, Blob] = {}
+    for index, commit in enumerate(spec.get("commits") or [{"message": "generated"}]):
+        state = next_state(state, commit)
+        if index == 0 and spec.get("generate"):
+            state.update(generated_files(spec["generate"]))
+    return state
+
+
+def append_commit(repo_dir: Path, state: dict[bytes, Blob], commit: dict[str, Any], index: int) -> tuple[dict, str]:
+    """Commit one more scenario commit on top of HEAD (a lifecycle step); commit `index` sets its date."""
+    repo = Repo(repo_dir)
+    ref = repo_dir / ".git" / "refs" / "heads" / "main"
+    state = next_state(state, commit)
+    head = _write_commit(
+        repo, _write_tree(repo, state), ref.read_text().strip(), commit.get("message", f"commit {index + 1}"), index
+    )
+    ref.write_text(head + "\n")
+    _write_worktree(repo_dir, state)
+    return state, head
+
+
 def memory_dir_of(repo_dir: Path, spec: dict[str, Any]) -> Path:
     """The directory compilers are pointed at: the repository, or its `memory_subdir`."""
     return repo_dir / spec["memory_subdir"] if spec.get("memory_subdir") else repo_dir
@@ -185,11 +219,7 @@ def build_repo(scenario: Scenario, dest: Path, env: dict[str, str]) -> Materiali
         state = {}
         commits = spec.get("commits") or [{"message": "generated"}]
         for index, commit in enumerate(commits):
-            for old, new in commit.get("rename", {}).items():
-                state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
-            for gone in commit.get("delete", ()):
-                state.pop(gone.encode("utf-8"), None)
-            state.update(file_entries(commit.get("files", {})))
+            state = next_state(state, commit)
             if index == 0 and spec.get("generate"):
                 state.update(generated_files(spec["generate"]))
             tree = _write_tree(repo, state)

@@ -1,4 +1,4 @@
-"""Writing results: report.json (stable schema, docs/report-format.md), junit.xml, index.html.
+"""Writing results: report.json (stable schema, docs/report-format.md), junit.xml, and index.html (report_html).
 
 Timing lives only under `timing` keys, so two runs of the same corpus give the same
 bytes once those are removed (and `--no-timing` leaves them out altogether).
@@ -7,22 +7,21 @@ bytes once those are removed (and `--no-timing` leaves them out altogether).
 from __future__ import annotations
 
 import json
-import shlex
 import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
-
-from .compare import as_bytes, visible
+from .report_html import compared_fields, render_html
+from .reproduce import reproduce_commands
 from .run import FAILING, CaseResult
 from .scenario import ScenarioError
 
+__all__ = ["SCHEMA", "RunReport", "junit_xml", "report_json", "reproduce_commands", "write_reports"]
+
 SCHEMA = "letta-conformance/report/1"
 STATUSES = ("pass", "fail", "known-divergence", "stale-divergence", "error", "runtime-divergence")
-MAX_SIDE_BYTES = 64 * 1024  # side-by-side views are cut here, with a note
 
 
 @dataclass
@@ -45,31 +44,6 @@ class RunReport:
         return not self.load_errors and not any(r.status in FAILING for r in self.results) and bool(self.results)
 
 
-def reproduce_commands(result: CaseResult) -> list[str]:
-    reference = shlex.quote(_reference_arg(result))
-    cmds = [f"conformance run {shlex.quote(result.path)} --reference {reference} -k {shlex.quote(result.case_id)}"]
-    req = result.request
-    if req:
-        cmds.append(
-            "python -m memfs_prompt compile "
-            + " ".join(
-                shlex.quote(part)
-                for part in [req["memoryDir"], "--json", "--profile", result.profile, "--agent-id", req["agentId"],
-                             "--conversation-id", req["conversationId"], "--system", req["system"], "--now", req["now"],
-                             "--previous-message-count", str(req["previousMessageCount"])]
-            )
-            + ("" if req.get("includeMemfs", True) else " --no-memfs")
-        )  # fmt: skip
-        if result.reference != "golden":
-            cmds.append(f"conformance diff-repo {shlex.quote(req['memoryDir'])} --reference {reference}")
-    return cmds
-
-
-def _reference_arg(result: CaseResult) -> str:
-    ref = result.reference
-    return ref if ":" in ref else f"npm:{ref}"
-
-
 def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
     def outcome(o: Any) -> Any:
         if o is None:
@@ -88,13 +62,15 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "description": result.description,
         "pins": result.pins,
         "reasons": result.reasons,
+        "compared_fields": compared_fields(result),
         "diffs": [d.to_json() for d in result.diffs],
         "structured_diff": result.structured,
         "request": result.request,
         "reference_outcome": outcome(result.reference_outcome),
         "port_outcome": outcome(result.port_outcome),
+        "turns": result.turns,
         "reproduce": reproduce_commands(result),
-        "compared": result.compared,
+        "field_comparison": result.compared,
     }
     if result.baseline:
         data["baseline"] = result.baseline
@@ -152,7 +128,9 @@ def junit_xml(report: RunReport) -> bytes:
             )
             if report.timing:
                 case.set("time", f"{result.seconds:.3f}")
-            text = "\n".join(result.reasons + [d.field + f" differs at byte {d.offset}" for d in result.diffs])
+            text = "\n".join(
+                result.reasons + [d.field + f" differs at byte {d.offset}" for d in result.diffs] + _turn_diffs(result)
+            )
             if result.status in ("fail", "stale-divergence"):
                 ET.SubElement(case, "failure", message=result.status, type=result.status).text = text
             elif result.status == "error":
@@ -176,47 +154,25 @@ def junit_xml(report: RunReport) -> bytes:
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="utf-8") + b"\n"
 
 
-def side_by_side(result: CaseResult) -> list[dict[str, Any]]:
-    """For each differing field: both sides as visible text, split at the first differing byte."""
-    views = []
-    for diff in result.diffs:
-        sides = {}
-        for name, value in (("reference", diff.reference), ("port", diff.port)):
-            data = as_bytes(value)
-            offset = diff.offset or 0
-            truncated = len(data) > MAX_SIDE_BYTES
-            shown = data[:MAX_SIDE_BYTES]
-            sides[name] = {
-                "before": visible(shown[:offset].decode("utf-8", "replace")),
-                "at": visible(shown[offset : offset + 1].decode("utf-8", "replace")) or "⟨end⟩",
-                "after": visible(shown[offset + 1 :].decode("utf-8", "replace")),
-                "truncated": truncated,
-                "size": len(data),
-            }
-        views.append({"field": diff.field, "offset": diff.offset, **sides})
-    return views
+def _turn_diffs(result: CaseResult) -> list[str]:
+    return [
+        f"turn {turn.get('turn')} ({turn.get('step', '')}): {d.get('observation')} differs: "
+        f"reference {_brief(d.get('reference'))}, port {_brief(d.get('python'))}"
+        for turn in result.turns
+        for d in turn.get("diffs") or []
+    ]
 
 
-def render_html(report: RunReport) -> str:
-    env = Environment(loader=PackageLoader("harness", "templates"), autoescape=select_autoescape(["html"]))
-    template = env.get_template("report.html.j2")
-    results = sorted(report.results, key=lambda r: (r.case_id, r.reference))
-    references = sorted({r.reference for r in results})
-    matrix: dict[str, dict[str, str]] = {}
-    for r in results:
-        matrix.setdefault(r.case_id, {})[r.reference] = r.status
-    tags = sorted({t for r in results for t in r.tags})
-    return template.render(
-        report=report, counts=report.counts, results=results, references=references, matrix=matrix, tags=tags,
-        failing=[r for r in results if r.status != "pass"], side_by_side=side_by_side,
-        reproduce=reproduce_commands, command=" ".join(shlex.quote(c) for c in report.command),
-    )  # fmt: skip
+def _brief(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 def write_reports(report: RunReport, directory: Path) -> dict[str, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     paths = {"json": directory / "report.json", "junit": directory / "junit.xml", "html": directory / "index.html"}
-    paths["json"].write_text(json.dumps(report_json(report), indent=1, ensure_ascii=True) + "\n", encoding="ascii")
+    data = json.dumps(report_json(report), indent=1, ensure_ascii=True, default=repr)
+    paths["json"].write_text(data + "\n", encoding="ascii")
     paths["junit"].write_bytes(junit_xml(report))
     paths["html"].write_text(render_html(report), encoding="utf-8", errors="replace")  # lone surrogates
     return paths

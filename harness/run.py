@@ -21,6 +21,7 @@ from typing import Any
 
 from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve_profile
 
+from . import lifecycle
 from .compare import FieldDiff, compare_outcomes, field_presence, structured_diff
 from .gitenv import isolated_env
 from .releases import ReferenceSpec, bundle_version, cache_root
@@ -54,6 +55,7 @@ class CaseResult:
     memory_dir: str = ""
     request: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    turns: list[dict[str, Any]] = field(default_factory=list)  # lifecycle cases: one row per step
     compared: dict[str, str] = field(default_factory=dict)  # field -> how it was compared (compare.field_presence)
     baseline: str = ""  # for a runtime/locale variant: the bun reference it was checked against
     runtime_diffs: list[FieldDiff] = field(default_factory=list)  # variant vs baseline (upstream vs upstream)
@@ -198,6 +200,46 @@ def judge_golden(scenario: Scenario, port: Outcome) -> tuple[str, list[FieldDiff
     return (FAIL if diffs else PASS), diffs, reasons
 
 
+def judge_lifecycle(
+    scenario: Scenario, label: str, profile: Profile, replay: lifecycle.Replay
+) -> tuple[str, list[str]]:
+    """Verdict for a replay: every step's observations agree, and match what the case records for `label`."""
+    if replay.error:
+        return ERROR, [replay.error]
+    reasons = list(replay.thrown)
+    if label == "golden":
+        problems = lifecycle.recorded_mismatches(scenario, replay.rows, profile.name, "python")
+        if profile.name not in lifecycle.recorded_targets(scenario):
+            return ERROR, [f"golden case records nothing for {profile.name}: add a `recorded` entry for it"]
+        return (FAIL if problems else PASS), reasons + problems
+    differing = [
+        f"{row['step']}: {d['observation']}" for row in (r.to_json() for r in replay.rows) for d in row["diffs"]
+    ]
+    observations = {d.split(": ", 1)[1] for d in differing}
+    listed = scenario.divergences_for(label)
+    listed_fields = {f for d in listed for f in d.fields}
+    problems = lifecycle.recorded_mismatches(scenario, replay.rows, label, "reference")
+    if problems:
+        reasons.append(f"letta-code {label} no longer does what the case records; update `recorded` or the case:")
+        reasons += problems
+    if label not in lifecycle.recorded_targets(scenario) and scenario.raw.get("recorded"):
+        reasons.append(f"the case records no observations for {label}")
+    unexplained = observations - listed_fields
+    if unexplained:
+        reasons.append(
+            "the Python port differs at " + "; ".join(d for d in differing if d.split(": ", 1)[1] in unexplained)
+        )
+        return FAIL, reasons
+    if problems:
+        return FAIL, reasons
+    if listed:
+        stale = listed_fields - observations
+        if stale:
+            return STALE, [*reasons, f"recorded divergence in {', '.join(sorted(stale))} no longer diverges"]
+        return KNOWN, reasons + [f"{d.kind}: {d.reason}" for d in listed]
+    return PASS, reasons
+
+
 class Session:
     """One run: the cache, the isolated environment, and the references (each started once)."""
 
@@ -245,6 +287,8 @@ class Session:
 
     def run_case(self, scenario: Scenario) -> list[CaseResult]:
         """One scenario against every reference it applies to (or its golden output)."""
+        if scenario.kind == "lifecycle":
+            return self.run_lifecycle_case(scenario)
         results: list[CaseResult] = []
         started = time.perf_counter()
         try:
@@ -290,6 +334,43 @@ class Session:
             if ref.spec is not None and ref.spec.is_variant:
                 result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
             results.append(result)
+        return results
+
+    def run_lifecycle_case(self, scenario: Scenario) -> list[CaseResult]:
+        """A lifecycle probe replayed on each reference and the Python port (or on the port alone, golden)."""
+        golden = lifecycle.golden_profile(scenario)
+        delivery = scenario.raw.get("delivery", "mid-conversation")
+        work = self.cache / "repos" / ".lifecycle"
+        results = []
+        targets: list[tuple[str, Profile, dict[str, Runner]]] = []
+        if golden is not None:
+            targets.append(("golden", golden, {"python": self.port(golden)}))
+        else:
+            self.start()
+            for ref in self.references:
+                if (
+                    scenario.profiles
+                    and ref.profile.name not in scenario.profiles
+                    and ref.label not in scenario.profiles
+                ):
+                    continue
+                targets.append((ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile)}))
+        for label, profile, sides in targets:
+            started = time.perf_counter()
+            try:
+                replay = lifecycle.replay(scenario, sides, work, self.cache, delivery)
+            except Exception as error:  # the case is an error; the run goes on
+                replay = lifecycle.Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
+            status, reasons = judge_lifecycle(scenario, label, profile, replay)
+            reference = Outcome("error", error=replay.error, stderr=replay.stderr) if replay.error else None
+            results.append(
+                CaseResult(
+                    case_id=scenario.id, reference=label, profile=profile.name, status=status, tags=scenario.tags,
+                    path=str(scenario.path), description=scenario.description, pins=scenario.pins,
+                    diffs=replay.text_diffs, reasons=reasons, reference_outcome=reference,
+                    seconds=time.perf_counter() - started, turns=[row.to_json() for row in replay.rows],
+                )
+            )  # fmt: skip
         return results
 
     def _result(self, scenario: Scenario, label: str, profile: Profile, status: str, diffs: list[FieldDiff],

@@ -197,8 +197,25 @@ def load_scenario(path: Path) -> Scenario:
 
 
 def _check_content(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
-    """Checks the schema cannot express: valid base64, one repo source."""
+    """Checks the schema cannot express: valid base64, one repo source, steps only in lifecycle cases."""
     repo = data["repo"]
+    lifecycle_keys = [k for k in ("steps", "facts", "model", "delivery", "golden", "recorded") if k in data]
+    if path.parent.name == "lifecycle":
+        if "steps" not in data:
+            raise ScenarioError(path, 1, "a lifecycle case needs `steps` (turns, commits, ...); see docs/cases.md")
+        if repo.get("kind", "git") != "git":
+            line = _node_at(root, ["repo", "kind"]).start_mark.line + 1
+            raise ScenarioError(path, line, "repo: a lifecycle case starts from a committed git repo (kind: git)")
+        if "delivery" in data and "golden" not in data:
+            line = _node_at(root, ["delivery"]).start_mark.line + 1
+            raise ScenarioError(path, line, "delivery: only golden cases choose it (upstream has one delivery)")
+    elif lifecycle_keys:
+        line = _key_node_at(root, [lifecycle_keys[0]])
+        raise ScenarioError(
+            path,
+            (line.start_mark.line + 1) if line else 1,
+            f"{lifecycle_keys[0]}: only lifecycle cases take it; move the file to cases/lifecycle/",
+        )
     if repo.get("commits") and repo.get("generate"):
         line = _node_at(root, ["repo", "generate"]).start_mark.line + 1
         raise ScenarioError(path, line, "repo: give either commits or generate, not both")

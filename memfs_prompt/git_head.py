@@ -194,3 +194,17 @@ def _walk(batch: CatFileBatch, root: bytes) -> list[TreeEntry]:
 
     emit(root, b"")
     return entries
+
+
+def committed_revision(memory_dir: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """Upstream `getCommittedMemfsRevision`: `git rev-parse --verify HEAD` in `memory_dir`, None if none."""
+    if not os.path.isdir(memory_dir):
+        return None
+    result = subprocess.run(
+        ["git", "rev-parse", "--verify", "HEAD"],
+        cwd=memory_dir,
+        env=dict(env) if env is not None else None,
+        capture_output=True,
+    )
+    revision = result.stdout.decode("utf-8", "replace").strip()
+    return revision if result.returncode == 0 and revision else None

@@ -21,15 +21,41 @@ class Profile:
     returns_core_memory: bool  # the compile record has `coreMemory` (0.30.28+)
     pragma_latin1_literals: bool  # `// @bun` bundles: bun decodes non-ASCII literals as Latin-1 (0.25.x)
     memfs_v2: bool = False  # root MEMORY.md renders as memfs-v2 (spec only)
+    # The conversation cache (memfs_prompt.conversation): `recompile` (0.25.x), `update-for-models`
+    # (a <memory_update> block only for `update_models`, 0.30.28 to 0.32.8) or `update` (0.32.17+).
+    lifecycle: str = "update"
+    update_models: tuple[str, ...] = ()
+    recompiles_after_compaction: bool = True  # 0.30.28+; 0.25.x keep the cached prompt after compacting
 
+
+# `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"`.
+_OPUS_ONLY_UPDATES: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
 
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        Profile("letta-code@0.25.3", ("0.25.3",), Dialect.V0_25, False, False, True),
-        Profile("letta-code@0.25.9", ("0.25.9",), Dialect.V0_25, True, False, True),
-        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False),
-        Profile("letta-code@0.31.12", ("0.31.12", "0.32.8"), Dialect.V0_31, True, True, False),
+        Profile(
+            "letta-code@0.25.3",
+            ("0.25.3",),
+            Dialect.V0_25,
+            False,
+            False,
+            True,
+            lifecycle="recompile",
+            recompiles_after_compaction=False,
+        ),
+        Profile(
+            "letta-code@0.25.9",
+            ("0.25.9",),
+            Dialect.V0_25,
+            True,
+            False,
+            True,
+            lifecycle="recompile",
+            recompiles_after_compaction=False,
+        ),
+        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, **_OPUS_ONLY_UPDATES),
+        Profile("letta-code@0.31.12", ("0.31.12", "0.32.8"), Dialect.V0_31, True, True, False, **_OPUS_ONLY_UPDATES),
         Profile("letta-code@0.32.17", ("0.32.17", "0.32.18"), Dialect.V0_32_17, True, True, False),
         Profile("spec-v2", (), Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )

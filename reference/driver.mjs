@@ -9,6 +9,14 @@
 //    "now":"ISO","previousMessageCount":0,"includeMemfs":true}
 //                                              -> {"id":2,"ok":true,"record":{...},"polluted":false}
 //   upstream threw                             -> {"id":2,"ok":true,"thrown":"TypeError: ...","polluted":false}
+//   {"id":3,"op":"lifecycle_open","session":"s1","memoryDir":...,"storageDir":...,"system":...,
+//    "model":null|"handle","now":"ISO"}        -> {"id":3,"ok":true,"opened":{agentId, conversationId, model}}
+//   {"id":4,"op":"lifecycle_step","session":"s1","step":{"kind":"turn","text":...,"now":"ISO"}}
+//                                              -> {"id":4,"ok":true,"observed":{systemPrompt, midConversationSystemPrompt,
+//                                                  uiMessages, historyCount, stored, ...}}
+//   {"id":5,"op":"lifecycle_close","session":"s1"}
+// Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
+// no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
 // After an answer with "polluted": true the driver exits: upstream code changed a shared
 // prototype, so later answers from this process could depend on this case.
@@ -33,7 +41,41 @@ const SYMBOLS = {
     modules: ["src/backend/local/system-prompt-compilation.ts", "src/backend/local/systemPromptCompilation.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
   },
+  LocalBackend: {
+    modules: ["src/backend/local/local-backend.ts", "src/backend/local/LocalBackend.ts"],
+    pattern: /^var (LocalBackend\d*);/m,
+  },
+  initLocalBackend: {
+    modules: ["src/backend/local/local-backend.ts", "src/backend/local/LocalBackend.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  DeterministicPongExecutor: {
+    modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
+    pattern: /^class (DeterministicPongExecutor\d*) /m,
+  },
 };
+
+// Store ids come from node:crypto's randomUUID, imported by name; an import binding cannot be
+// replaced at run time, so the prepared module routes each such import through a hook that a
+// lifecycle session sets (ids then count from 1 and reports are byte-stable).
+function withRandomUUIDHook(text) {
+  return text.replace(/^import \{([^}]*)\} from "node:crypto";$/gm, (statement, specifiers) => {
+    const parts = specifiers.split(",").map((part) => part.trim()).filter(Boolean);
+    const hooked = [];
+    const kept = parts.map((part) => {
+      const [imported, local = imported] = part.split(/\s+as\s+/);
+      if (imported !== "randomUUID") return part;
+      hooked.push(local);
+      return `randomUUID as __conformanceReal_${local}`;
+    });
+    if (hooked.length === 0) return statement;
+    const wrappers = hooked.map(
+      (local) =>
+        `function ${local}(...args) { return (globalThis.__conformanceRandomUUID ?? __conformanceReal_${local})(...args); }`,
+    );
+    return `import { ${kept.join(", ")} } from "node:crypto";\n${wrappers.join("\n")}`;
+  });
+}
 
 function moduleSection(text, modulePath) {
   const marker = `\n// ${modulePath}\n`;
@@ -80,7 +122,7 @@ function prepareModule() {
   if (!existsSync(modulePath)) {
     const exports = Object.entries(found).map(([name, local]) => `${local} as ${name}`).join(", ");
     // The `// @bun` pragma of 0.25.x bundles is kept: the reference is the bundle as bun runs it.
-    const body = `${withoutCliEntry(text)}\nexport { ${exports} };\n`;
+    const body = `${withRandomUUIDHook(withoutCliEntry(text))}\nexport { ${exports} };\n`;
     const tmp = `${modulePath}.${process.pid}.tmp`;
     writeFileSync(tmp, body);
     renameSync(tmp, modulePath);
@@ -154,7 +196,201 @@ function compile(request) {
   return compileLocalSystemPrompt(options);
 }
 
+// --- lifecycle: upstream's LocalBackend turn loop with a recording executor -------------------
+
+const RealDate = Date;
+const sessions = new Map();
+const initialisedModules = new Set();
+
+function initOnce(name) {
+  if (initialisedModules.has(name)) return;
+  need(name)();
+  initialisedModules.add(name);
+}
+
+function pinnedDateClass(clock) {
+  return class PinnedDate extends RealDate {
+    constructor(...args) {
+      if (args.length === 0) super(clock.now);
+      else super(...args);
+    }
+    static now() {
+      return clock.now;
+    }
+  };
+}
+
+// The clock and the id counter are swapped in only while a session's op runs.
+async function inSession(session, work) {
+  const savedUUID = globalThis.__conformanceRandomUUID;
+  globalThis.Date = session.Date;
+  globalThis.__conformanceRandomUUID = session.uuid;
+  try {
+    return await work();
+  } finally {
+    globalThis.Date = RealDate;
+    if (savedUUID === undefined) delete globalThis.__conformanceRandomUUID;
+    else globalThis.__conformanceRandomUUID = savedUUID;
+  }
+}
+
+function messageText(content) {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part === "string" ? part : part?.text ?? "")).join("");
+  return content === undefined || content === null ? "" : JSON.stringify(content);
+}
+
+function uiMessageView(message) {
+  // 0.30+ keep `content`; 0.25.x keep AI SDK `parts`.
+  const content = message?.content ?? message?.parts;
+  return { role: message?.role ?? message?.message_type ?? "unknown", text: messageText(content) };
+}
+
+// The summariser's model call, answered without a network (an AssistantMessage as pi-ai returns it).
+const SUMMARY = "conversation summary";
+async function completeSummary() {
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+  return {
+    role: "assistant",
+    content: [{ type: "text", text: SUMMARY }],
+    stopReason: "stop",
+    usage: { ...usage, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  };
+}
+
+function compiledRecordOf(session) {
+  const record = session.backend.store.getCompiledSystemPrompt(session.conversationId, session.agentId);
+  return record ? { ...record } : null;
+}
+
+function storedMessages(session) {
+  return session.backend.store.listLocalMessages(session.conversationId, session.agentId).map(uiMessageView);
+}
+
+async function lifecycleOpen(request) {
+  if (sessions.has(request.session)) throw new Error(`session ${request.session} is already open`);
+  const clock = { now: RealDate.parse(request.now) };
+  if (Number.isNaN(clock.now)) throw new Error(`bad now: ${request.now}`);
+  let seq = 0;
+  const session = {
+    clock,
+    Date: pinnedDateClass(clock),
+    uuid: () => `00000000-0000-4000-8000-${String(++seq).padStart(12, "0")}`,
+    executed: [],
+  };
+  return inSession(session, async () => {
+    initOnce("initLocalBackend");
+    const LocalBackend = need("LocalBackend");
+    const pong = new (need("DeterministicPongExecutor"))();
+    const executor = {
+      async execute(input) {
+        session.executed.push({
+          systemPrompt: input.systemPrompt,
+          midConversationSystemPrompt: input.midConversationSystemPrompt ?? null,
+          uiMessages: (input.uiMessages ?? []).map(uiMessageView),
+          historyCount: (input.history ?? []).length,
+          model: input.agent?.model ?? null,
+        });
+        return pong.execute(input);
+      },
+    };
+    session.backend = new LocalBackend({
+      storageDir: request.storageDir,
+      memoryDir: request.memoryDir,
+      executor,
+      memfsEnabled: true,
+      complete: completeSummary,
+    });
+    const body = { name: "conformance", system: request.system };
+    if (request.model) body.model = request.model;
+    const agent = await session.backend.createAgent(body);
+    session.agentId = agent.id;
+    const conversation = await session.backend.createConversation({ agent_id: agent.id });
+    session.conversationId = conversation.id;
+    sessions.set(request.session, session);
+    return {
+      opened: { agentId: agent.id, conversationId: conversation.id, model: agent.model ?? null },
+      compiled: compiledRecordOf(session),
+    };
+  });
+}
+
+const STEPS = {
+  async turn(session, step) {
+    const before = session.executed.length;
+    const stream = await session.backend.createConversationMessageStream(session.conversationId, {
+      agent_id: session.agentId,
+      messages: [{ type: "message", role: "user", content: step.text }],
+    });
+    for await (const _chunk of stream) {
+      // drained so upstream persists the assistant message, as a client would
+    }
+    if (session.executed.length !== before + 1) {
+      throw new Error(`the executor ran ${session.executed.length - before} times for one turn`);
+    }
+    return { executed: session.executed.at(-1) };
+  },
+  async system(session, step) {
+    await session.backend.updateAgent(session.agentId, { system: step.system });
+    return {};
+  },
+  async model(session, step) {
+    const agent = await session.backend.updateAgent(session.agentId, { model: step.model });
+    return { model: agent?.model ?? null };
+  },
+  async new_conversation(session) {
+    const conversation = await session.backend.createConversation({ agent_id: session.agentId });
+    session.conversationId = conversation.id;
+    return {};
+  },
+  async compact(session) {
+    // Mode "all": every message is summarised (0.25.3 ignores `complete` and needs a provider key).
+    const result = await session.backend.compactConversationMessages(session.conversationId, {
+      agent_id: session.agentId,
+      compaction_settings: { mode: "all" },
+    });
+    return { compacted: { before: result.num_messages_before, after: result.num_messages_after } };
+  },
+  async recompile(session) {
+    await session.backend.recompileConversation(session.conversationId, { agent_id: session.agentId });
+    return {};
+  },
+};
+
+async function lifecycleStep(request) {
+  const session = sessions.get(request.session);
+  if (!session) throw new Error(`no open session ${request.session}`);
+  const step = request.step ?? {};
+  const run = STEPS[step.kind];
+  if (!run) throw new Error(`unknown lifecycle step kind ${JSON.stringify(step.kind)}`);
+  if (step.now) session.clock.now = RealDate.parse(step.now);
+  return inSession(session, async () => {
+    let observed;
+    try {
+      observed = await run(session, step);
+    } catch (error) {
+      return { thrown: `${error?.name ?? "Error"}: ${error?.message ?? String(error)}` };
+    }
+    return {
+      observed: {
+        ...observed,
+        conversationId: session.conversationId,
+        compiled: compiledRecordOf(session),
+        stored: storedMessages(session),
+      },
+    };
+  });
+}
+
+function lifecycleClose(request) {
+  sessions.delete(request.session);
+  return { closed: true };
+}
+
 const HANDLERS = {
+  lifecycle_open: (request) => lifecycleOpen(request),
+  lifecycle_step: (request) => lifecycleStep(request),
+  lifecycle_close: (request) => lifecycleClose(request),
   hello: () => ({
     info: {
       bun: typeof Bun !== "undefined" ? Bun.version : null,
@@ -177,7 +413,7 @@ const HANDLERS = {
   },
 };
 
-function answer(line) {
+async function answer(line) {
   let request;
   try {
     request = JSON.parse(line);
@@ -187,7 +423,7 @@ function answer(line) {
   const handler = HANDLERS[request.op];
   if (!handler) return { id: request.id ?? null, ok: false, error: `unknown op ${JSON.stringify(request.op)}` };
   try {
-    const result = handler(request);
+    const result = await handler(request);
     const polluted = prototypeSnapshot() !== cleanSnapshot;
     return { id: request.id ?? null, ok: true, ...result, polluted };
   } catch (error) {
@@ -204,7 +440,7 @@ for await (const chunk of process.stdin) {
     const line = buffered.slice(0, newline);
     buffered = buffered.slice(newline + 1);
     if (!line.trim()) continue;
-    const reply = answer(line);
+    const reply = await answer(line);
     process.stdout.write(`${JSON.stringify(reply)}\n`);
     if (reply.polluted) process.exit(0);
   }

@@ -229,7 +229,10 @@ def test_write_reports_writes_json_junit_and_html(tmp_path: Path) -> None:
     html = paths["html"].read_text(encoding="utf-8")
     for case_id in ("a-pass", "b-fail", "c-error", "d-known"):
         assert case_id in html
-    assert "␍" in html  # the differing CR is shown, not swallowed
+    marked_cr = (
+        '<mark class="first-diff" id="case-1-b-fail--0.32.18-d0-reference"><span class="glyph" title="U+000D CR">CR'
+    )
+    assert marked_cr in html  # the differing CR is shown and marked, not swallowed
 
 
 def test_a_run_with_only_passes_is_ok_and_an_empty_run_is_not() -> None:

@@ -33,6 +33,34 @@ class CompileRequest:
         }
 
 
+@dataclass(frozen=True)
+class LifecycleOpen:
+    """Start a conversation probe: an agent over `memory_dir`, its first conversation compiled and cached.
+
+    `agent_id` and `model` are None for the runner that opens first (the reference), whose store
+    chooses them; the harness passes what it chose to the others, since ids are inputs of the compiler.
+    """
+
+    memory_dir: Path
+    storage_dir: Path
+    system: str
+    now: str
+    model: str | None = None
+    agent_id: str | None = None
+    delivery: str = "mid-conversation"
+
+    def to_wire(self, session: str) -> dict[str, Any]:
+        return {
+            "op": "lifecycle_open",
+            "session": session,
+            "memoryDir": str(self.memory_dir),
+            "storageDir": str(self.storage_dir),
+            "system": self.system,
+            "model": self.model,
+            "now": self.now,
+        }
+
+
 Status = Literal["ok", "thrown", "error"]
 
 
@@ -64,6 +92,17 @@ class Runner(abc.ABC):
 
     @abc.abstractmethod
     def compile(self, request: CompileRequest) -> Outcome: ...
+
+    # Lifecycle probes (one open session per runner at a time). A runner without them makes
+    # lifecycle cases errors, never passes. Records follow reference/driver.mjs's lifecycle ops.
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        return Outcome("error", error=f"{self.name} cannot run lifecycle probes")
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        return Outcome("error", error=f"{self.name} cannot run lifecycle probes")
+
+    def lifecycle_close(self) -> None:  # noqa: B027 - optional hook
+        """End the open probe session."""
 
     def describe(self) -> dict[str, Any]:
         """Versions and environment, recorded in reports."""

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .base import CompileRequest, Outcome, Runner
+from .base import CompileRequest, LifecycleOpen, Outcome, Runner
 
 
 class ProtocolError(Exception):
@@ -146,6 +146,7 @@ class JsonLinesRunner(Runner):
         self.timeout = timeout
         self.info: dict[str, Any] = {}
         self.start_error: str | None = None
+        self._session = 0
 
     def start(self) -> None:
         try:
@@ -155,11 +156,27 @@ class JsonLinesRunner(Runner):
             self.start_error = f"{error}\n{self.process.stderr_tail()}".strip()
 
     def compile(self, request: CompileRequest) -> Outcome:
+        return self._ask(request.to_wire(), "record")
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        self._session += 1
+        return self._ask(request.to_wire(f"s{self._session}"), "opened", keep=("opened", "compiled"))
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        return self._ask({"op": "lifecycle_step", "session": f"s{self._session}", "step": step}, "observed")
+
+    def lifecycle_close(self) -> None:
+        if self.process.running and not self.start_error:
+            with contextlib.suppress(ProtocolError, OSError):
+                self.process.request({"op": "lifecycle_close", "session": f"s{self._session}"}, timeout=self.timeout)
+
+    def _ask(self, payload: dict[str, Any], key: str, keep: tuple[str, ...] = ()) -> Outcome:
+        """One request; the answer's `key` (or the `keep` keys) become the outcome's record."""
         if self.start_error:
             return Outcome("error", error=f"reference unavailable: {self.start_error}")
         started = time.perf_counter()
         try:
-            answer = self.process.request(request.to_wire(), timeout=self.timeout)
+            answer = self.process.request(payload, timeout=self.timeout)
         except (ProtocolError, OSError) as error:
             return Outcome("error", error=str(error), stderr=self.process.stderr_tail(), elapsed_ms=_ms(started))
         elapsed = _ms(started)
@@ -173,9 +190,9 @@ class JsonLinesRunner(Runner):
             )
         if "thrown" in answer:
             return Outcome("thrown", thrown=answer["thrown"], polluted=polluted, elapsed_ms=elapsed, notes=notes)
-        record = answer.get("record")
-        if not isinstance(record, dict):
-            return Outcome("error", error=f"answer has no record: {str(answer)[:200]}", elapsed_ms=elapsed)
+        record = {k: answer.get(k) for k in keep} if keep else answer.get(key)
+        if not isinstance(record, dict) or (keep and not isinstance(answer.get(key), dict)):
+            return Outcome("error", error=f"answer has no {key}: {str(answer)[:200]}", elapsed_ms=elapsed)
         return Outcome("ok", record=record, polluted=polluted, elapsed_ms=elapsed, notes=notes)
 
     def describe(self) -> dict[str, Any]:

@@ -7,10 +7,11 @@ from typing import Any
 
 from memfs_prompt import compile_system_prompt
 from memfs_prompt.cli import parse_now
+from memfs_prompt.conversation import DEFAULT_MODEL, Conversation, LocalConversations, ModelInput
 from memfs_prompt.profiles import Profile
 from memfs_prompt.render_v1 import UpstreamError
 
-from .base import CompileRequest, Outcome, Runner
+from .base import CompileRequest, LifecycleOpen, Outcome, Runner
 
 
 class PythonPortRunner(Runner):
@@ -18,6 +19,9 @@ class PythonPortRunner(Runner):
         self.profile = profile
         self.git_env = git_env
         self.name = f"python:{profile.name}"
+        self._agent: LocalConversations | None = None
+        self._conversation: Conversation | None = None
+        self._now = ""
 
     def compile(self, request: CompileRequest) -> Outcome:
         started = time.perf_counter()
@@ -39,8 +43,82 @@ class PythonPortRunner(Runner):
             return Outcome("error", error=f"{type(error).__name__}: {error}", elapsed_ms=_ms(started))
         return Outcome("ok", record=record.to_json(), elapsed_ms=_ms(started))
 
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        self._now = request.now
+        try:
+            self._agent = LocalConversations(
+                request.memory_dir,
+                agent_id=request.agent_id or "agent-local-00000000-0000-4000-8000-000000000001",
+                system=request.system,
+                model=request.model or DEFAULT_MODEL,
+                profile=self.profile,
+                clock=lambda: parse_now(self._now),
+                delivery=request.delivery,  # type: ignore[arg-type]
+                git_env=self.git_env,
+            )
+            self._conversation = self._agent.create_conversation()
+        except Exception as error:
+            return Outcome("error", error=f"{type(error).__name__}: {error}")
+        opened = {"agentId": self._agent.agent_id, "conversationId": self._conversation.id, "model": self._agent.model}
+        return Outcome("ok", record={"opened": opened, "compiled": _compiled(self._conversation)})
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        agent, conversation = self._agent, self._conversation
+        if agent is None or conversation is None:
+            return Outcome("error", error="no open lifecycle session")
+        self._now = step.get("now") or self._now
+        observed: dict[str, Any] = {}
+        try:
+            kind = step["kind"]
+            if kind == "turn":
+                observed["executed"] = _executed(agent.turn(conversation, step["text"]))
+            elif kind == "system":
+                agent.update_system(step["system"])
+            elif kind == "model":
+                agent.update_model(step["model"])
+                observed["model"] = agent.model
+            elif kind == "new_conversation":
+                conversation = self._conversation = agent.create_conversation()
+            elif kind == "recompile":
+                agent.recompile(conversation)
+            elif kind == "compact":
+                before, after = agent.compact(conversation, COMPACTION_SUMMARY)
+                observed["compacted"] = {"before": before, "after": after}
+            else:
+                return Outcome("error", error=f"the Python port has no lifecycle step {kind!r}")
+        except UpstreamError as error:
+            return Outcome("thrown", thrown=str(error))
+        except Exception as error:
+            return Outcome("error", error=f"{type(error).__name__}: {error}")
+        observed.update(
+            conversationId=conversation.id,
+            compiled=_compiled(conversation),
+            stored=[{"role": m.role, "text": m.text} for m in conversation.messages],
+        )
+        return Outcome("ok", record=observed)
+
+    def lifecycle_close(self) -> None:
+        self._agent = self._conversation = None
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "implementation": "memfs_prompt (in process)", "profile": self.profile.name}
+
+
+COMPACTION_SUMMARY = "conversation summary"  # what reference/driver.mjs's summariser answers
+
+
+def _compiled(conversation: Conversation) -> dict[str, Any] | None:
+    return conversation.compiled.to_json() if conversation.compiled else None
+
+
+def _executed(model_input: ModelInput) -> dict[str, Any]:
+    return {
+        "systemPrompt": model_input.system_prompt,
+        "midConversationSystemPrompt": model_input.mid_conversation_system_prompt,
+        "uiMessages": [{"role": m.role, "text": m.text} for m in model_input.ui_messages],
+        "historyCount": model_input.history_count,
+        "model": model_input.model,
+    }
 
 
 def _ms(started: float) -> float:

@@ -1,0 +1,296 @@
+"""Lifecycle probes: replaying a conversation's steps on two implementations, turn by turn.
+
+A lifecycle scenario (cases/lifecycle/*.yaml) starts from a repository and a list of steps:
+user turns, memory commits, raw system prompt edits, model changes, new conversations and
+explicit recompiles. Each reference replays them on upstream's real turn loop (a recording
+executor captures what the model would receive), the Python port on `memfs_prompt.conversation`;
+both read the same working copy of the repository, which the harness commits to between steps.
+
+Every step yields observations (`observe`): hashes of the system prompt and of the cached record,
+whether each of the case's facts is in the system prompt, in the mid-conversation text, in what
+is sent and in what is stored, how many `<memory_update>` blocks are sent, and the roles of the
+messages. They are compared per step and per observation; texts that differ are byte-diffed.
+A case may also record what real builds were measured to do (`recorded`); a reference that no
+longer does so fails, and a `golden` case checks the Python port against expectations quoted
+from the spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from memfs_prompt.profiles import Profile, resolve_profile
+
+from .compare import FieldDiff, as_bytes, first_diff_offset
+from .repo import append_commit, committed_state, materialize_repo
+from .runners.base import LifecycleOpen, Outcome, Runner
+from .scenario import Scenario
+
+MEMORY_UPDATE_TAG = "<memory_update>"
+# Texts compared byte for byte when their hash observation differs: (observation, record path).
+TEXTS = (
+    ("system_sha256", ("executed", "systemPrompt")),
+    ("mid_sha256", ("executed", "midConversationSystemPrompt")),
+    ("cache_content_sha256", ("compiled", "content")),
+    ("cache_core_memory_sha256", ("compiled", "coreMemory")),
+)
+
+
+@dataclass
+class StepRow:
+    """One step of a replay: what each side observed, and where they differ."""
+
+    index: int
+    label: str  # `turn 2`, `commit`, `system`, ...
+    python: dict[str, Any] = field(default_factory=dict)
+    reference: dict[str, Any] = field(default_factory=dict)
+    diffs: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.index,
+            "step": self.label,
+            "python": self.python,
+            "reference": self.reference,
+            "diffs": self.diffs,
+        }
+
+
+@dataclass
+class Replay:
+    rows: list[StepRow]
+    text_diffs: list[FieldDiff]
+    error: str | None = None
+    stderr: str = ""
+    thrown: list[str] = field(default_factory=list)
+
+
+def _sha(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _texts(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(m.get("text", "") for m in messages)
+
+
+def observe(record: dict[str, Any], facts: dict[str, str], previous_system: str | None) -> dict[str, Any]:
+    """The observations of one step's record (the same function for every implementation)."""
+    obs: dict[str, Any] = {}
+    executed = record.get("executed")
+    if executed is not None:
+        system = executed.get("systemPrompt") or ""
+        mid = executed.get("midConversationSystemPrompt")
+        ui = executed.get("uiMessages") or []
+        sent = "\n".join([system, _texts(ui), mid or ""])
+        obs["system_sha256"] = _sha(system)
+        obs["system_changed"] = None if previous_system is None else system != previous_system
+        obs["mid_sha256"] = _sha(mid)
+        for name, fact in facts.items():
+            obs[f"system_has:{name}"] = fact in system
+            obs[f"mid_has:{name}"] = fact in (mid or "")
+            obs[f"sent_has:{name}"] = fact in sent
+        obs["memory_update_blocks"] = sent.count(MEMORY_UPDATE_TAG)
+        obs["ui_messages"] = len(ui)
+        obs["sent_roles"] = [m.get("role") for m in ui] + (["system"] if mid else [])
+        obs["history_count"] = executed.get("historyCount")
+        obs["model"] = executed.get("model")
+    if "model" in record and executed is None:
+        obs["model"] = record["model"]
+    if "compacted" in record:
+        obs["compacted_messages"] = [record["compacted"].get("before"), record["compacted"].get("after")]
+    stored = record.get("stored") or []
+    obs["conversation_id"] = record.get("conversationId")
+    obs["stored_messages"] = len(stored)
+    for name, fact in facts.items():
+        obs[f"stored_has:{name}"] = fact in _texts(stored)
+    obs["stored_memory_update_blocks"] = _texts(stored).count(MEMORY_UPDATE_TAG)
+    compiled = record.get("compiled") or {}
+    obs["cache_memfs_revision"] = compiled.get("memfsRevision")
+    obs["cache_compiled_at"] = compiled.get("compiledAt")
+    obs["cache_raw_system_hash"] = (compiled.get("rawSystemHash") or "")[:16] or None
+    obs["cache_content_sha256"] = _sha(compiled.get("content"))
+    obs["cache_core_memory_sha256"] = _sha(compiled.get("coreMemory"))
+    return obs
+
+
+def _text_at(record: dict[str, Any], path: tuple[str, str]) -> Any:
+    return (record.get(path[0]) or {}).get(path[1])
+
+
+def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
+    """The scenario's steps in the protocol's form, each carrying the pinned clock."""
+    now = scenario.inputs["now"]
+    steps = []
+    for step in scenario.raw.get("steps", ()):
+        (kind, value), *_ = step.items()
+        if kind == "clock":
+            now = value
+            continue
+        if kind == "turn":
+            steps.append({"kind": "turn", "text": value, "now": now})
+        elif kind == "commit":
+            steps.append({"kind": "commit", "commit": value, "now": now})
+        elif kind in ("system", "model"):
+            steps.append({"kind": kind, kind: value, "now": now})
+        else:  # new_conversation, recompile, compact
+            steps.append({"kind": kind, "now": now})
+    return steps
+
+
+def _label(step: dict[str, Any], turn: int) -> str:
+    return f"turn {turn}" if step["kind"] == "turn" else step["kind"].replace("_", " ")
+
+
+def replay(
+    scenario: Scenario,
+    sides: dict[str, Runner],
+    work_root: Path,
+    cache: Path,
+    delivery: str = "mid-conversation",
+) -> Replay:
+    """Run the steps on every side (`reference` first when present, then `python`) over one working copy."""
+    materialized = materialize_repo(scenario, cache)
+    work_root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=work_root))
+    try:
+        copy = work / "repo"
+        shutil.copytree(materialized.root, copy, symlinks=True)
+        repo_dir = copy / "memory"
+        memory_dir = copy / materialized.memory_dir.relative_to(materialized.root)
+        return _replay_in(scenario, sides, work, repo_dir, memory_dir, delivery)
+    finally:
+        for runner in sides.values():
+            runner.lifecycle_close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _replay_in(
+    scenario: Scenario, sides: dict[str, Runner], work: Path, repo_dir: Path, memory_dir: Path, delivery: str
+) -> Replay:
+    facts: dict[str, str] = dict(scenario.raw.get("facts", {}))
+    inputs = scenario.inputs
+    request = LifecycleOpen(
+        memory_dir=memory_dir,
+        storage_dir=work / "storage",
+        system=inputs["system"],
+        now=inputs["now"],
+        model=scenario.raw.get("model"),
+        delivery=delivery,
+    )
+    opened: dict[str, Any] = {}
+    rows = [StepRow(0, "open")]
+    for side, runner in sides.items():
+        outcome = runner.lifecycle_open(request if not opened else _with_ids(request, opened))
+        if outcome.status != "ok":
+            return _broken(side, "open", outcome, rows)
+        record = outcome.record or {}
+        opened = opened or record.get("opened") or {}
+        setattr(rows[0], side, observe(record, facts, None))
+    state = committed_state(scenario.repo)
+    commits = len(scenario.repo.get("commits") or [None])
+    previous: dict[str, str | None] = dict.fromkeys(sides)
+    text_diffs: list[FieldDiff] = []
+    thrown: list[str] = []
+    turn = 0
+    for index, step in enumerate(wire_steps(scenario), start=1):
+        turn += step["kind"] == "turn"
+        row = StepRow(index, _label(step, turn))
+        rows.append(row)
+        if step["kind"] == "commit":
+            state, head = append_commit(repo_dir, state, step["commit"], commits)
+            commits += 1
+            row.python = row.reference = {"head": head}
+            continue
+        records: dict[str, dict[str, Any]] = {}
+        for side, runner in sides.items():
+            outcome = runner.lifecycle_step(step)
+            if outcome.status == "error":
+                return _broken(side, row.label, outcome, rows)
+            if outcome.status == "thrown":
+                thrown.append(f"{side} threw at {row.label}: {outcome.thrown}")
+                records[side] = {"thrown": outcome.thrown}
+                setattr(row, side, {"thrown": True})
+                continue
+            records[side] = outcome.record or {}
+            setattr(row, side, observe(records[side], facts, previous[side]))
+            executed = records[side].get("executed")
+            if executed is not None:
+                previous[side] = executed.get("systemPrompt")
+        if "reference" in records and "python" in records:
+            row.diffs = observation_diffs(row.reference, row.python)
+            text_diffs += _text_diffs(row, records["reference"], records["python"])
+    if "reference" in sides:
+        rows[0].diffs = observation_diffs(rows[0].reference, rows[0].python)
+    return Replay(rows, text_diffs, thrown=thrown)
+
+
+def _with_ids(request: LifecycleOpen, opened: dict[str, Any]) -> LifecycleOpen:
+    return replace(request, agent_id=opened.get("agentId"), model=opened.get("model") or request.model)
+
+
+def _broken(side: str, where: str, outcome: Outcome, rows: list[StepRow]) -> Replay:
+    who = "reference" if side == "reference" else "Python port"
+    return Replay(rows, [], error=f"{who} could not run {where}: {outcome.error}", stderr=outcome.stderr)
+
+
+def observation_diffs(reference: dict[str, Any], python: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-observation differences of one step (an observation only one side has counts as a difference)."""
+    diffs = []
+    for name in list(reference) + [n for n in python if n not in reference]:
+        ref_value, py_value = reference.get(name, "<absent>"), python.get(name, "<absent>")
+        if ref_value != py_value:
+            diffs.append({"observation": name, "reference": ref_value, "python": py_value})
+    return diffs
+
+
+def _text_diffs(row: StepRow, reference: dict[str, Any], python: dict[str, Any]) -> list[FieldDiff]:
+    names = {d["observation"] for d in row.diffs}
+    out = []
+    for observation, path in TEXTS:
+        if observation in names:
+            ref_text, py_text = _text_at(reference, path), _text_at(python, path)
+            out.append(
+                FieldDiff(
+                    f"{row.label}: {'.'.join(path)}",
+                    ref_text,
+                    py_text,
+                    first_diff_offset(as_bytes(ref_text), as_bytes(py_text)),
+                )
+            )
+    return out
+
+
+def recorded_mismatches(scenario: Scenario, rows: list[StepRow], target: str, side: str) -> list[str]:
+    """Where `side`'s observations differ from what the case records for `target` (a release or profile)."""
+    problems = []
+    by_label = {row.label: row for row in rows}
+    for entry in scenario.raw.get("recorded", ()):
+        if target not in entry["for"]:
+            continue
+        for label, expected in entry["observations"].items():
+            row = by_label.get(label)
+            if row is None:
+                problems.append(f"{label}: recorded ({entry['source']}) but the case has no such step")
+                continue
+            actual = getattr(row, side)
+            for name, value in expected.items():
+                if actual.get(name, "<absent>") != value:
+                    problems.append(
+                        f"{label} {name} is {actual.get(name, '<absent>')!r}, recorded {value!r} ({entry['source']})"
+                    )
+    return problems
+
+
+def recorded_targets(scenario: Scenario) -> set[str]:
+    return {target for entry in scenario.raw.get("recorded", ()) for target in entry["for"]}
+
+
+def golden_profile(scenario: Scenario) -> Profile | None:
+    """A golden lifecycle case runs the Python port alone, on the profile named in `golden`."""
+    golden = scenario.raw.get("golden")
+    return resolve_profile(golden["profile"]) if golden else None

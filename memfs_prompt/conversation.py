@@ -1,0 +1,240 @@
+"""The per-conversation system-prompt cache and the `<memory_update>` lifecycle.
+
+A port of what upstream's `LocalBackend` does around the compiler on each turn
+(`getOrCompileSystemPrompt`, `compileAndMaybePersistSystemPrompt`,
+`formatMidConversationMemoryUpdate`), together with the small part of its store that the
+model's input depends on: the cached compile record per conversation and the stored
+messages. Releases differ in the cache's branches (see `Profile.lifecycle`):
+
+- `recompile` (0.25.x): reuse the cached prompt while the raw system prompt and the memory
+  revision are unchanged, otherwise compile it again;
+- `update-for-models` (0.30.28 to 0.32.8): a new memory revision keeps the system prompt bytes
+  and sends a `<memory_update>` block, but only for the models in `Profile.update_models`;
+  other models get a full compile;
+- `update` (0.32.17 and later): the update block for every model.
+
+The block goes to the model once, as a mid-conversation system message, and is not stored
+(`delivery="mid-conversation"`, upstream). The spec's alternative
+(`delivery="persisted-reminder"`, chapter 9.5) stores it as a user-role `<system-reminder>`
+message, so it stays in context on later turns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from .compiler import CompiledPrompt, compile_system_prompt
+from .git_head import committed_revision
+from .profiles import DEFAULT, Profile
+from .quirks import js_trim_end, sha256_hex_of_js_string
+
+Delivery = Literal["mid-conversation", "persisted-reminder"]
+DEFAULT_MODEL = "openai/gpt-5.5"  # upstream's local default model handle (0.25.3 to 0.32.18)
+ASSISTANT_REPLY = "pong"  # what upstream's DeterministicPongExecutor answers
+COMPACTION_NOTE = (
+    "Note: prior messages have been hidden from view due to conversation memory constraints.\n"
+    "The following is a summary of the previous messages:\n "
+)
+
+
+def format_memory_update(compiled: CompiledPrompt) -> str:
+    """Upstream `formatMidConversationMemoryUpdate`."""
+    return "\n".join(
+        [
+            "<memory_update>",
+            "The local memory filesystem has been edited and committed at revision "
+            f"{compiled.memfs_revision if compiled.memfs_revision is not None else 'unknown'}.",
+            "This updates part of your persona/system memory. Treat the following freshly rendered memory context "
+            "as authoritative from now on; where it conflicts with earlier memory context, this newer memory context "
+            "wins.",
+            "",
+            js_trim_end(compiled.core_memory),
+            "</memory_update>",
+        ]
+    )
+
+
+def wrap_reminder(text: str) -> str:
+    """The spec's user-role reminder (chapter 9.5/9.6): `<system-reminder>` around the text."""
+    return f"<system-reminder>\n{text}\n</system-reminder>"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """What the executor (the model) receives for one turn."""
+
+    system_prompt: str
+    mid_conversation_system_prompt: str | None
+    ui_messages: tuple[Message, ...]
+    history_count: int
+    model: str
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The cache's answer for a turn: the prompt record to send, and an update block if memory moved."""
+
+    record: CompiledPrompt
+    memory_update: str | None = None
+
+
+@dataclass
+class Conversation:
+    id: str
+    compiled: CompiledPrompt | None = None
+    messages: list[Message] = field(default_factory=list)
+
+
+class LocalConversations:
+    """One agent's conversations over one memory repository, as upstream's local backend keeps them."""
+
+    def __init__(
+        self,
+        memory_dir: str | Path,
+        *,
+        agent_id: str,
+        system: str,
+        model: str = DEFAULT_MODEL,
+        profile: Profile = DEFAULT,
+        clock: Callable[[], datetime],
+        delivery: Delivery = "mid-conversation",
+        git_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.memory_dir = Path(memory_dir)
+        self.agent_id = agent_id
+        self.system = system
+        self.model = model
+        self.profile = profile
+        self.clock = clock
+        self.delivery = delivery
+        self.git_env = git_env
+        self.conversations: dict[str, Conversation] = {}
+        self._sequence = 0
+
+    # --- the store ---------------------------------------------------------------------
+
+    def create_conversation(self) -> Conversation:
+        """A new conversation (`local-conv-N`), compiled and cached at once, as upstream does."""
+        self._sequence += 1
+        conversation = Conversation(f"local-conv-{self._sequence}")
+        self.conversations[conversation.id] = conversation
+        self.compile_and_maybe_persist(conversation, dry_run=False)
+        return conversation
+
+    def update_system(self, system: str) -> None:
+        """A changed raw system prompt drops every cached prompt of the agent (upstream's store does)."""
+        if system != self.system:
+            for conversation in self.conversations.values():
+                conversation.compiled = None
+        self.system = system
+
+    def update_model(self, model: str) -> None:
+        self.model = model
+
+    # --- the cache ---------------------------------------------------------------------
+
+    def compile_and_maybe_persist(
+        self, conversation: Conversation, *, dry_run: bool, previous_message_count: int | None = None
+    ) -> CompiledPrompt:
+        compiled = compile_system_prompt(
+            self.memory_dir,
+            system=self.system,
+            agent_id=self.agent_id,
+            conversation_id=conversation.id,
+            now=self.clock(),
+            previous_message_count=(
+                len(conversation.messages) if previous_message_count is None else previous_message_count
+            ),
+            profile=self.profile,
+            git_env=self.git_env,
+        )
+        if not dry_run:
+            conversation.compiled = compiled
+        return compiled
+
+    def get_or_compile(self, conversation: Conversation, previous_message_count: int) -> Resolved:
+        """Upstream `getOrCompileSystemPrompt`: reuse, memory update, or full compile."""
+        existing = conversation.compiled
+        raw_system_hash = sha256_hex_of_js_string(self.system)
+        revision = committed_revision(self.memory_dir, self.git_env)
+        same_system = existing is not None and existing.raw_system_hash == raw_system_hash
+        if self.profile.lifecycle == "recompile":
+            if same_system and revision is not None and existing is not None and existing.memfs_revision == revision:
+                return Resolved(existing)
+        else:
+            if same_system and existing is not None and existing.memfs_revision == revision:
+                return Resolved(existing)
+            if same_system and existing is not None and self._sends_updates():
+                compiled = self.compile_and_maybe_persist(
+                    conversation, dry_run=True, previous_message_count=previous_message_count
+                )
+                if compiled.memfs_revision != existing.memfs_revision:
+                    conversation.compiled = dataclasses.replace(
+                        existing,
+                        compiled_at=compiled.compiled_at,
+                        core_memory=compiled.core_memory,
+                        memfs_revision=compiled.memfs_revision,
+                    )
+                    return Resolved(existing, format_memory_update(compiled))
+                return Resolved(existing)
+        compiled = self.compile_and_maybe_persist(
+            conversation, dry_run=False, previous_message_count=previous_message_count
+        )
+        return Resolved(compiled)
+
+    def _sends_updates(self) -> bool:
+        if self.profile.lifecycle == "update-for-models":
+            return self.model in self.profile.update_models
+        return self.profile.lifecycle == "update"
+
+    # --- a turn ------------------------------------------------------------------------
+
+    def turn(self, conversation: Conversation, text: str) -> ModelInput:
+        """One user turn: what the model receives; the user message and the reply are stored."""
+        conversation.messages.append(Message("user", text))
+        history_count = len(conversation.messages)
+        resolved = self.get_or_compile(conversation, history_count)
+        mid = resolved.memory_update
+        if mid is not None and self.delivery == "persisted-reminder":
+            # Stored before the user's message, so it precedes it now and on every later turn.
+            conversation.messages.insert(len(conversation.messages) - 1, Message("user", wrap_reminder(mid)))
+            mid = None
+        model_input = ModelInput(
+            system_prompt=resolved.record.content,
+            mid_conversation_system_prompt=mid,
+            ui_messages=tuple(conversation.messages),
+            history_count=history_count,
+            model=self.model,
+        )
+        conversation.messages.append(Message("assistant", ASSISTANT_REPLY))
+        return model_input
+
+    def compact(self, conversation: Conversation, summary: str) -> tuple[int, int]:
+        """Compaction in mode `all`: every message is replaced by one summary message, then (0.30.28+) a full compile.
+
+        Upstream stores the summary as a user-role `system_alert` JSON that also carries token
+        estimates and a timestamp; only its role, its place and the note with the summary are
+        reproduced here (the lifecycle observations compare counts, roles and facts, not its bytes).
+        """
+        before = len(conversation.messages)
+        alert = json.dumps({"type": "system_alert", "message": COMPACTION_NOTE + summary}, separators=(",", ":"))
+        conversation.messages = [Message("user", alert)]
+        if self.profile.recompiles_after_compaction:
+            self.compile_and_maybe_persist(conversation, dry_run=False)
+        return before, len(conversation.messages)
+
+    def recompile(self, conversation: Conversation) -> CompiledPrompt:
+        """An explicit recompile (`/recompile`): compiled again and cached."""
+        return self.compile_and_maybe_persist(conversation, dry_run=False)

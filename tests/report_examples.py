@@ -1,0 +1,83 @@
+"""A fabricated run for the report tests: passes, byte-level failures, an error, a known divergence, a lifecycle case.
+
+Outcomes are made up here, and differences come from harness.compare on them, so the expected
+offsets in the tests are worked out by hand from these strings, not copied from a report.
+"""
+
+from __future__ import annotations
+
+from harness.compare import compare_outcomes
+from harness.report import RunReport
+from harness.run import ERROR, FAIL, KNOWN, PASS, CaseResult
+from harness.runners.base import Outcome
+
+NOW = "2026-01-02T03:04:05.678Z"
+REFERENCES = ("0.32.18", "0.30.28")
+
+# (case id, tags, reference coreMemory, port coreMemory, first differing byte)
+FAILURES = [
+    ("crlf-vs-lf", ("line-endings",), "line one\r\nline two\r\n", "line one\nline two\n", 8),
+    ("bom-kept", ("bom",), "\ufeffhuman: likes tea", "human: likes tea", 0),
+    ("nbsp-in-value", ("whitespace",), "name:\u00a0Ada", "name: Ada", 5),
+    ("trailing-space", ("whitespace",), "value \nnext", "value\nnext", 5),
+]
+STDERR = "TypeError: compileLocalSystemPrompt is not a function\n    at reference/driver.mjs:42:7\n"
+
+
+def record(core: str) -> dict[str, str]:
+    return {"content": "S\n\n" + core, "coreMemory": core, "compiledAt": NOW, "rawSystemHash": "ab" * 32,
+            "memfsRevision": "0" * 40}  # fmt: skip
+
+
+def request(case_id: str) -> dict[str, object]:
+    return {"memoryDir": f"/cache/repos/{case_id}/memory", "system": "S", "agentId": "agent-1",
+            "conversationId": "conv-1", "now": NOW, "previousMessageCount": 0, "includeMemfs": True}  # fmt: skip
+
+
+def case(case_id: str, status: str, tags: tuple[str, ...], reference: Outcome | None, port: Outcome | None,
+         label: str = REFERENCES[0], **extra: object) -> CaseResult:  # fmt: skip
+    diffs = compare_outcomes(reference, port) if reference and port and status in (FAIL, KNOWN) else []
+    return CaseResult(case_id, label, f"letta-code@{label}", status, tags, f"cases/compile/{case_id}.yaml",
+                      description=f"fabricated {status} case", diffs=diffs, reference_outcome=reference,
+                      port_outcome=port, request=request(case_id), seconds=0.1, **extra)  # type: ignore[arg-type]  # fmt: skip
+
+
+def lifecycle_turns() -> list[dict[str, object]]:
+    update = "<memory_update>\nhuman.md changed\n</memory_update>"
+    return [
+        {"turn": 1, "step": "send hello", "python": {"fact_seen": False, "messages": 1},
+         "reference": {"fact_seen": False, "messages": 1}, "diffs": []},
+        {"turn": 2, "step": "commit memory, send", "python": {"fact_seen": True, "messages": 3, "reminder": update},
+         "reference": {"fact_seen": True, "messages": 3, "reminder": update + "\r\n"},
+         "diffs": [{"observation": "reminder", "python": update, "reference": update + "\r\n"}]},
+        {"turn": 3, "step": "send again", "python": {"fact_seen": True, "messages": 5},
+         "reference": {"fact_seen": False, "messages": 5},
+         "diffs": [{"observation": "fact_seen", "python": True, "reference": False}]},
+    ]  # fmt: skip
+
+
+def mixed_results() -> list[CaseResult]:
+    ok = Outcome("ok", record=record("persona: helpful"))
+    results = [
+        case("a-pass", PASS, ("frontmatter",), ok, ok),
+        case("a-pass", PASS, ("frontmatter",), ok, ok, label=REFERENCES[1]),
+        case("error-case", ERROR, ("driver",), Outcome("error", error="driver exited with code 1", stderr=STDERR),
+             ok, reasons=["reference could not run: driver exited with code 1"]),
+        case("known-fffd", KNOWN, ("utf8",), Outcome("ok", record=record("bad \ufffd byte")),
+             Outcome("ok", record=record("bad \udcff byte")), reasons=["upstream-bug: execFileSync decodes as U+FFFD"]),
+        case("lifecycle-update-once", FAIL, ("lifecycle",), ok, ok, turns=lifecycle_turns(),
+             reasons=["turn 2 and 3 differ"]),
+        case("escape-html", FAIL, ("html",), Outcome("ok", record=record("<script>alert(1)</script> & <b>"),
+                                                     stderr="<script>alert(3)</script>"),
+             Outcome("ok", record=record("<script>alert(2)</script> & <b>")), reasons=["<script>alert(4)</script>"]),
+    ]  # fmt: skip
+    for case_id, tags, ref_core, port_core, _ in FAILURES:
+        results.append(case(case_id, FAIL, tags, Outcome("ok", record=record(ref_core)),
+                            Outcome("ok", record=record(port_core))))  # fmt: skip
+    results.append(case("crlf-vs-lf", PASS, ("line-endings",), ok, ok, label=REFERENCES[1]))
+    return results
+
+
+def mixed_report() -> RunReport:
+    references = [{"name": f"letta-code@{label}", "version": label} for label in REFERENCES]
+    return RunReport(mixed_results(), references, [], ["conformance", "run", "cases", "--report", "out"], timing=False)

@@ -1,0 +1,148 @@
+"""The Python conversation cache (memfs_prompt.conversation): branches, update block, deliveries.
+
+Expected texts come from the spec (chapter 9.3 quotes formatMidConversationMemoryUpdate) and the
+branches from upstream's getOrCompileSystemPrompt as read in the release bundles; the lifecycle
+corpus (cases/lifecycle) checks the same behaviour against the real builds.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from memfs_prompt import resolve_profile
+from memfs_prompt.compiler import CompiledPrompt
+from memfs_prompt.conversation import LocalConversations, format_memory_update, wrap_reminder
+
+PERSONA = "---\ndescription: who I am\n---\nI am a helpful agent.\n"
+FACT = "favourite colour is teal"
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def compiled(core_memory: str, revision: str | None) -> CompiledPrompt:
+    return CompiledPrompt("c", core_memory, "t", "h", revision)
+
+
+def test_memory_update_text_is_the_spec_quoted_format():
+    text = format_memory_update(compiled("<self>\nx\n</self>\n\n \t", "abc123"))
+    assert text == (
+        "<memory_update>\n"
+        "The local memory filesystem has been edited and committed at revision abc123.\n"
+        "This updates part of your persona/system memory. Treat the following freshly rendered memory context as "
+        "authoritative from now on; where it conflicts with earlier memory context, this newer memory context wins.\n"
+        "\n"
+        "<self>\nx\n</self>\n"
+        "</memory_update>"
+    )
+
+
+def test_memory_update_without_revision_says_unknown():
+    assert "committed at revision unknown." in format_memory_update(compiled("m", None))
+
+
+def test_memory_update_trims_the_js_whitespace_set_at_the_end_only():
+    text = format_memory_update(compiled("\ufeffa\u00a0\u3000\ufeff\n", "r"))
+    assert "\n\ufeffa\n</memory_update>" in text
+
+
+def test_reminder_wraps_in_system_reminder_tags():
+    assert wrap_reminder("x") == "<system-reminder>\nx\n</system-reminder>"
+
+
+def agent_for(repo, profile: str, model: str = "openai/gpt-5.5", delivery: str = "mid-conversation"):
+    return LocalConversations(
+        repo.path, agent_id="agent-1", system="You are X.\n\n{CORE_MEMORY}", model=model,
+        profile=resolve_profile(profile), clock=lambda: NOW, delivery=delivery, git_env=repo.env,
+    )  # fmt: skip
+
+
+def probe(repo, agent):
+    conversation = agent.create_conversation()
+    turns = [agent.turn(conversation, "hello")]
+    repo.commit({"system/persona.md": PERSONA + f"The user's {FACT}.\n"})
+    turns.append(agent.turn(conversation, "colour?"))
+    turns.append(agent.turn(conversation, "again"))
+    return conversation, turns
+
+
+def table(turns):
+    return [
+        (FACT in t.system_prompt, FACT in (t.mid_conversation_system_prompt or ""), len(t.ui_messages)) for t in turns
+    ]
+
+
+def test_update_profile_reproduces_the_spec_probe_table(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    _, turns = probe(repo, agent_for(repo, "letta-code@0.32.18"))
+    assert table(turns) == [(False, False, 1), (False, True, 3), (False, False, 5)]  # spec 9.4
+    assert turns[0].system_prompt == turns[1].system_prompt == turns[2].system_prompt
+
+
+@pytest.mark.parametrize("profile", ["letta-code@0.25.3", "letta-code@0.30.28", "letta-code@0.32.8"])
+def test_recompiling_profiles_put_the_commit_in_the_system_prompt(make_repo, profile):
+    repo = make_repo({"system/persona.md": PERSONA})
+    _, turns = probe(repo, agent_for(repo, profile))
+    assert table(turns) == [(False, False, 1), (True, False, 3), (True, False, 5)]
+    assert "- 3 previous messages between you and the user" in turns[1].system_prompt
+
+
+def test_gated_profile_sends_the_update_to_opus_4_8_only(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    _, turns = probe(repo, agent_for(repo, "letta-code@0.31.12", model="anthropic/claude-opus-4-8"))
+    assert table(turns) == [(False, False, 1), (False, True, 3), (False, False, 5)]
+
+
+def test_update_keeps_prompt_bytes_and_moves_the_cached_revision(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    conversation, turns = probe(repo, agent_for(repo, "letta-code@0.32.18"))
+    assert conversation.compiled is not None
+    assert conversation.compiled.content == turns[0].system_prompt
+    assert conversation.compiled.memfs_revision == repo.head()
+    assert FACT in conversation.compiled.core_memory
+    assert [m.role for m in conversation.messages] == ["user", "assistant"] * 3
+
+
+def test_persisted_reminder_stays_in_context_and_is_stored_once(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    conversation, turns = probe(repo, agent_for(repo, "spec-v2", delivery="persisted-reminder"))
+    assert turns[1].mid_conversation_system_prompt is None
+    assert all(FACT not in t.system_prompt for t in turns)  # spec 9.7: the system prompt did not change
+    assert any(FACT in m.text for m in turns[2].ui_messages)  # still visible on the third turn
+    assert sum("<memory_update>" in m.text for m in conversation.messages) == 1
+
+
+def test_changed_raw_system_prompt_drops_cached_prompts_and_recompiles(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent = agent_for(repo, "letta-code@0.32.18")
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    repo.commit({"system/persona.md": PERSONA + f"{FACT}\n"})
+    agent.update_system("Pirate.\n{CORE_MEMORY}")
+    assert conversation.compiled is None
+    turn = agent.turn(conversation, "ahoy")
+    assert turn.mid_conversation_system_prompt is None
+    assert turn.system_prompt.startswith("Pirate.\n") and FACT in turn.system_prompt
+
+
+def test_new_conversation_ids_count_from_one(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent = agent_for(repo, "letta-code@0.32.18")
+    assert [agent.create_conversation().id for _ in range(2)] == ["local-conv-1", "local-conv-2"]
+
+
+@pytest.mark.parametrize(("profile", "recompiles"), [("letta-code@0.32.18", True), ("letta-code@0.25.9", False)])
+def test_compaction_leaves_one_summary_message_and_recompiles_from_0_30(make_repo, profile, recompiles):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent = agent_for(repo, profile)
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    repo.commit({"system/persona.md": PERSONA + f"{FACT}\n"})
+    assert agent.compact(conversation, "summary") == (2, 1)
+    assert [m.role for m in conversation.messages] == ["user"]
+    alert = json.loads(conversation.messages[0].text)
+    assert alert["type"] == "system_alert"
+    assert alert["message"].endswith("The following is a summary of the previous messages:\n summary")
+    assert conversation.compiled is not None
+    assert (FACT in conversation.compiled.content) is recompiles

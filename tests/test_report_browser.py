@@ -1,0 +1,199 @@
+"""index.html opened in headless Chromium: what a person reading the report sees.
+
+A fabricated run (tests/report_examples.py: passes, CRLF/BOM/NBSP/trailing-space failures, an
+error with stderr, a known divergence, a lifecycle case, two references) is written with
+write_reports and loaded from disk in Debian's chromium, driven by Playwright (no browser
+download). Screenshots are kept in reports/artifacts/ (git-ignored) and their paths printed.
+
+Without /usr/bin/chromium (or $CHROMIUM) or Playwright the tests skip, unless $CI is set: in
+CI (.ci/run installs chromium and sets CI) they must run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_examples import FAILURES, REFERENCES, STDERR, mixed_report
+
+from harness.report import write_reports
+
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+ARTIFACTS = Path(__file__).resolve().parents[1] / "reports" / "artifacts"
+HIGHLIGHT = "rgb(224, 0, 27)"  # mark.first-diff's background in report.html.j2
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must run the browser test (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} not found (apt-get install chromium, or set $CHROMIUM)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any, tmp_path: Path) -> Iterator[Any]:
+    html = write_reports(mixed_report(), tmp_path / "report")["html"]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.requests, page.js_errors = [], []
+    page.on("request", lambda request: page.requests.append(request.url))
+    page.on("pageerror", lambda error: page.js_errors.append(str(error)))
+    page.goto(html.as_uri())
+    yield page
+    assert page.js_errors == []
+    page.close()
+
+
+def screenshot(page: Any, name: str, capsys: pytest.CaptureFixture[str], **options: Any) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), **options)
+    with capsys.disabled():
+        print(f"\nscreenshot: {path}")
+    return path
+
+
+def section(page: Any, case_id: str) -> Any:
+    return page.locator(f'section.case[data-case="{case_id}"]')
+
+
+def in_viewport(page: Any, locator: Any) -> bool:
+    box = locator.bounding_box()
+    return box is not None and 0 <= box["y"] < page.viewport_size["height"] and box["height"] > 0
+
+
+def test_a_person_sees_the_failing_case_its_glyphs_and_the_marked_first_difference(
+    page: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = page.locator("#summary").inner_text()
+    for count in ("pass: 3", "fail: 6", "known-divergence: 1", "error: 1"):
+        assert count in summary
+
+    # From the results table, the failing case's link brings its detail section into view.
+    page.locator('#results tr[data-case="crlf-vs-lf"][data-reference="0.32.18"] a').click()
+    crlf = section(page, "crlf-vs-lf")
+    assert in_viewport(page, crlf.locator("h3"))
+    assert "first differing byte at offset 8 (line 1, column 9" in crlf.locator("h4.diff-heading").nth(1).inner_text()
+    ref_pane, port_pane = crlf.locator(".side").nth(1).locator(".pane").all()
+    assert ref_pane.locator("b").first.inner_text() == "reference 0.32.18"
+    assert ref_pane.locator("pre").inner_text() == "line oneCRLF\nline twoCRLF\n"
+    assert port_pane.locator("pre").inner_text() == "line oneLF\nline twoLF\n"
+    mark = ref_pane.locator("mark.first-diff")
+    assert mark.is_visible() and mark.inner_text() == "CR"
+    assert mark.evaluate("m => getComputedStyle(m).backgroundColor") == HIGHLIGHT
+    assert port_pane.locator("mark.first-diff").inner_text() == "LF\n"  # the glyph, then the line break it stands for
+    verdicts = crlf.locator("table.fields tr.differs td.obs").all_inner_texts()
+    assert verdicts == ["content", "coreMemory"]
+    screenshot(page, "report-failing-case.png", capsys)
+
+    # Each byte-level failure: the marked character on both sides, as a person reads it.
+    shown = {"crlf-vs-lf": ("CR", "LF\n"), "bom-kept": ("BOM", "h"), "nbsp-in-value": ("NBSP", " "),
+             "trailing-space": ("SP", "LF\n")}  # fmt: skip
+    for case_id, _, _, _, offset in FAILURES:
+        view = section(page, case_id).locator(".side").nth(1)  # coreMemory
+        view.scroll_into_view_if_needed()
+        marks = view.locator("mark.first-diff")
+        assert (marks.nth(0).inner_text(), marks.nth(1).inner_text()) == shown[case_id]
+        assert all(in_viewport(page, marks.nth(i)) for i in (0, 1))
+        assert f"offset {offset} " in section(page, case_id).locator("h4.diff-heading").nth(1).inner_text()
+
+    error = section(page, "error-case")
+    error.scroll_into_view_if_needed()
+    assert error.locator("pre.stderr").is_visible()
+    assert error.locator("pre.stderr").inner_text() == STDERR
+    assert "known-divergence" in section(page, "known-fffd").locator("h3").inner_text()
+
+    lifecycle = section(page, "lifecycle-update-once")
+    turns = lifecycle.locator("table.turns tr.differs")
+    turns.first.scroll_into_view_if_needed()
+    assert turns.locator("td.obs").all_inner_texts() == ["reminder", "fact_seen"]
+    assert turns.nth(1).locator("mark.first-diff").all_inner_texts() == ["f", "t"]
+    rows = lifecycle.locator("table.turns tr.differs, table.turns tr.same")
+    assert [row.is_visible() for row in rows.all()].count(True) == 2  # identical observations hidden at first
+    lifecycle.locator("input.only-diffs").uncheck()
+    assert all(row.is_visible() for row in rows.all()) and rows.count() == 7
+    screenshot(page, "report-lifecycle.png", capsys)
+    screenshot(page, "report-full.png", capsys, full_page=True)
+
+    assert [url for url in page.requests if not url.startswith("file://")] == []
+
+
+def test_the_status_tag_and_reference_filters_hide_the_other_rows(
+    page: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def visible_rows() -> list[tuple[str, str, str]]:
+        rows = page.locator("#results tbody tr")
+        return [
+            (row.get_attribute("data-case"), row.get_attribute("data-reference"), row.get_attribute("data-status"))
+            for row in rows.all()
+            if row.is_visible()
+        ]
+
+    assert len(visible_rows()) == 11
+    page.select_option("#status-filter", "fail")
+    assert {status for _, _, status in visible_rows()} == {"fail"}
+    assert len(visible_rows()) == 6
+    assert page.locator("#shown-count").inner_text() == "6 of 11 shown"
+
+    page.select_option("#tag-filter", "whitespace")
+    assert sorted(case for case, _, _ in visible_rows()) == ["nbsp-in-value", "trailing-space"]
+    screenshot(page, "report-filtered.png", capsys)
+
+    page.select_option("#status-filter", "")
+    page.select_option("#tag-filter", "line-endings")
+    assert sorted(visible_rows()) == [("crlf-vs-lf", REFERENCES[1], "pass"), ("crlf-vs-lf", REFERENCES[0], "fail")]
+    page.select_option("#reference-filter", REFERENCES[1])
+    assert visible_rows() == [("crlf-vs-lf", REFERENCES[1], "pass")]
+
+    page.select_option("#tag-filter", "")
+    page.select_option("#reference-filter", "")
+    page.locator('#summary button[data-status="error"]').click()
+    assert visible_rows() == [("error-case", REFERENCES[0], "error")]
+
+
+def test_a_multi_megabyte_output_shows_the_cut_notes_and_scrolls_to_the_marked_byte(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from report_examples import case, record
+
+    from harness.report import RunReport
+    from harness.run import FAIL
+    from harness.runners.base import Outcome
+
+    big = "memory line with text\n" * 200_000  # 4.4 MB
+    index = len(big) // 2
+    result = case("huge-output", FAIL, ("big",), Outcome("ok", record=record(big[:index] + "\r" + big[index + 1 :])),
+                  Outcome("ok", record=record(big)))  # fmt: skip
+    html = write_reports(RunReport([result], [{"name": "letta-code@0.32.18"}], [], ["conformance"]), tmp_path)["html"]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(html.as_uri())
+    view = section(page, "huge-output").locator(".side").nth(1)
+    view.scroll_into_view_if_needed()
+    for summary in view.locator(".pane .truncated").all():
+        assert in_viewport(page, summary) and summary.inner_text().startswith("Truncated: this view shows the ")
+    for pane in view.locator(".pane .text").all():
+        notes = pane.locator(".cut").all_inner_texts()
+        assert len(notes) == 2 and "bytes before this not shown" in notes[0] and "more bytes not shown" in notes[1]
+        mark = pane.locator("mark.first-diff")
+        pane_box, mark_box = pane.bounding_box(), mark.bounding_box()  # the pane opened scrolled to the mark
+        assert pane_box["y"] <= mark_box["y"] <= pane_box["y"] + pane_box["height"]
+    assert view.locator("mark.first-diff").all_inner_texts() == ["CR", "m"]
+    screenshot(page, "report-huge-output.png", capsys)
+    page.close()
