@@ -311,11 +311,14 @@ class Session:
             return results
         self.start()
         baselines: dict[ReferenceSpec, Outcome] = {}
+        ports: dict[str, Outcome] = {}  # one port compile per profile: variants share their baseline's
         for ref in self.references:
             if scenario.profiles and not {ref.profile.name, ref.label, _base(ref)} & set(scenario.profiles):
                 continue
             reference = ref.runner.compile(request)
-            port = self.port(ref.profile).compile(request)
+            if ref.profile.name not in ports:
+                ports[ref.profile.name] = self.port(ref.profile).compile(request)
+            port = ports[ref.profile.name]
             runtime_diffs: list[FieldDiff] = []
             if ref.spec is not None and ref.spec.is_variant:
                 status, diffs, runtime_diffs, reasons = judge_variant(
