@@ -30,7 +30,8 @@ _BLOCKS = ("self", "external_projection", "memory_metadata")
 def sections(text: str) -> dict[str, str]:
     """A compiled prompt cut into its sections: `self`, `external_projection`, `memory_metadata`,
     `system-tree` (the rest of `<memory>`) and `prompt` (text outside every block). The first
-    `<tag>` ... `</tag>` pair of each block is taken (memory text that quotes a tag can mislead it)."""
+    `<tag>` ... `</tag>` pair of each block is taken, and the outermost `<memory>` (memory text that
+    quotes `<self>` or `<external_projection>` can still mislead it)."""
     found: dict[str, str] = {}
     rest = text
     for tag in _BLOCKS:
@@ -38,7 +39,7 @@ def sections(text: str) -> dict[str, str]:
         if match:
             found[tag] = match.group(0)
             rest = rest[: match.start()] + f"\0{tag}\0" + rest[match.end() :]
-    memory = re.search(r"<memory>.*?</memory>", rest, re.S)
+    memory = re.search(r"<memory>.*</memory>", rest, re.S)  # greedy: a system label `memory` nests one
     if memory:
         found["system-tree"] = memory.group(0)
         rest = rest[: memory.start()] + "\0memory\0" + rest[memory.end() :]

@@ -132,3 +132,11 @@ def test_explains_entries_load_and_a_malformed_one_names_its_line(tmp_path: Path
     with pytest.raises(ScenarioError) as error:
         load_scenario(bad)
     assert error.value.line == 8 and "explains/0" in str(error.value)
+
+
+def test_a_system_label_named_memory_stays_inside_the_system_tree() -> None:
+    tree = "<memory>\n<memory>\n  inner\n</memory>\n<b>\n  b\n</b>\n</memory>"
+    text = f"S\n\n{tree}\n\n<memory_metadata>\nm\n</memory_metadata>"
+    moved = text.replace("<memory>\n  inner\n</memory>\n<b>\n  b\n</b>", "<b>\n  b\n</b>\n<memory>\n  inner\n</memory>")
+    assert sections(text)["prompt"] == "S\n\n\0memory\0\n\n\0memory_metadata\0"
+    assert changes(record(text), record(moved)) == ["content/system-tree", "coreMemory/system-tree"]
