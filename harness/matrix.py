@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .cli import select
 from .compare import COMPARED_FIELDS
 from .drift import DriftReport, drift_markdown, drift_report, neighbour_pairs
 from .gate import GateResult, evaluate
@@ -143,11 +144,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     loaded = load_scenarios(args.paths or [DEFAULT_CASES])
     for error in loaded.errors:
         print(f"error: {error}", file=sys.stderr)
-    scenarios = [s for s in loaded.scenarios if s.kind == "compile"]
-    if args.k:
-        from .cli import select
-
-        scenarios = select(scenarios, args.k)
+    scenarios = select(loaded.scenarios, args.k)  # compile cases and lifecycle probes
     latest: str | None = None
     discovered: dict[str, str] | None = None
     if args.latest:

@@ -351,6 +351,8 @@ class Session:
         else:
             self.start()
             for ref in self.references:
+                if ref.spec is not None and ref.spec.is_variant:
+                    continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
                 if (
                     scenario.profiles
                     and ref.profile.name not in scenario.profiles
