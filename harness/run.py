@@ -93,8 +93,8 @@ def with_baselines(specs: list[ReferenceSpec]) -> list[ReferenceSpec]:
     """The specs in order, each variant preceded by its bun baseline when that is not given."""
     ordered: list[ReferenceSpec] = []
     for spec in specs:
-        if spec.is_variant and spec.baseline not in ordered and spec.baseline not in specs:
-            ordered.append(spec.baseline)
+        if spec.is_variant and spec.baseline not in ordered:
+            ordered.append(spec.baseline)  # before its variant, even when it is named later
         if spec not in ordered:
             ordered.append(spec)
     return ordered

@@ -39,6 +39,8 @@ def test_baselines_are_added_before_their_variants_once() -> None:
         "0.30.28@node/da_DK.UTF-8",
         "0.32.18",
     ]
+    later = [ReferenceSpec.parse(t) for t in ("npm:0.32.18@node", "npm:0.25.3", "npm:0.32.18")]
+    assert [s.label for s in with_baselines(later)] == ["0.32.18", "0.32.18@node", "0.25.3"]
 
 
 class PortEcho(Runner):
