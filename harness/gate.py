@@ -34,6 +34,7 @@ class GateResult:
     new: str
     new_profile: str
     new_has_profile: bool
+    new_version: str  # the release version of `new` (a bundle's package.json version), or its label
     regressions: list[Regression] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)  # cases that ran against `previous` only
 
@@ -54,12 +55,14 @@ class GateResult:
                 "(the reasons above name the error); an error is never a pass."
             )
         if content_regressions and not self.new_has_profile:
+            version = self.new_version
+            named = version if version == self.new else f"{version} ({self.new})"
             lines.append(
-                f"letta-code {self.new} has no Python profile (it was compared with {self.new_profile}). "
+                f"letta-code {named} has no Python profile (it was compared with {self.new_profile}). "
                 f"If its compiler changed, add a profile to memfs_prompt/profiles.py (and docs/profiles.md) "
-                f"whose releases include {self.new!r}; if it did not, add {self.new!r} to the releases of "
-                f"{self.new_profile}. Then add cases that pin the change "
-                f"with `explains: [{{since: {self.new!r}, ...}}]`."
+                f"whose releases include {version!r}; if it did not, add {version!r} to the releases of "
+                f"{self.new_profile}. Pin the release in reference/manifest.json and add cases that pin the "
+                f"change with `explains: [{{since: {version!r}, ...}}]`."
             )
         stale = [r for r in content_regressions if r.new_status == STALE]
         if stale:
@@ -74,7 +77,8 @@ class GateResult:
                 f"(in a new profile); if it should not, or not yet, add a divergence to the case with "
                 f"`references: [{self.new!r}]`, the fields listed above, a kind and a reason (docs/cases.md)."
             )
-        lines.append(f"reproduce one: conformance run CASE_PATH --reference npm:{self.new} -k CASE_ID")
+        reference = self.new if ":" in self.new.split("@")[0] else f"npm:{self.new}"
+        lines.append(f"reproduce one: conformance run CASE_PATH --reference {reference} -k CASE_ID")
         return lines
 
     def to_json(self) -> dict[str, Any]:
@@ -83,6 +87,7 @@ class GateResult:
             "new": self.new,
             "new_profile": self.new_profile,
             "new_has_profile": self.new_has_profile,
+            "new_version": self.new_version,
             "ok": self.ok,
             "regressions": [r.to_json() for r in self.regressions],
             "not_run": self.not_run,
@@ -98,13 +103,15 @@ def has_profile(version: str) -> bool:
     return True
 
 
-def evaluate(results: list[CaseResult], previous: str, new: str) -> GateResult:
-    """Regressions from `previous` to `new` (reference labels): good before, failing now."""
+def evaluate(results: list[CaseResult], previous: str, new: str, new_version: str | None = None) -> GateResult:
+    """Regressions from `previous` to `new` (reference labels): good before, failing now. `new_version`
+    is the release version behind `new` when the label is not one (a bundle)."""
     by_case: dict[str, dict[str, CaseResult]] = {}
     for result in results:
         by_case.setdefault(result.case_id, {})[result.reference] = result
     new_profile = next((r.profile for r in results if r.reference == new), "")
-    gate = GateResult(previous, new, new_profile, has_profile(new))
+    version = new_version or new
+    gate = GateResult(previous, new, new_profile, has_profile(version), version)
     for case_id in sorted(by_case):
         row = by_case[case_id]
         before, after = row.get(previous), row.get(new)

@@ -24,7 +24,7 @@ from .compare import COMPARED_FIELDS
 from .drift import DriftReport, drift_markdown, drift_report, neighbour_pairs
 from .gate import GateResult, evaluate
 from .gate import render as render_gate
-from .releases import RUNTIMES, ReferenceSpec, ReferenceUnavailable, load_manifest, pin_on_demand
+from .releases import RUNTIMES, ReferenceSpec, ReferenceUnavailable, bundle_version, load_manifest, pin_on_demand
 from .report import RunReport, write_reports
 from .run import FAILING, CaseResult, Session, with_baselines
 from .runners.base import Outcome
@@ -130,6 +130,14 @@ def reference_outcomes(results: list[CaseResult]) -> dict[tuple[str, str], Outco
     return {(r.case_id, r.reference): r.reference_outcome for r in results if r.reference_outcome is not None}
 
 
+def spec_version(specs: list[ReferenceSpec], label: str) -> str | None:
+    """The release version behind a reference label: the npm version, or a bundle's package.json version."""
+    spec = next((s for s in specs if s.label == label), None)
+    if spec is None or spec.kind == "npm":
+        return spec.value if spec else None
+    return bundle_version(Path(spec.value).expanduser()) if spec.kind == "bundle" else None
+
+
 def gate_pair(specs: list[ReferenceSpec], latest: str | None) -> tuple[str, str] | None:
     """previous -> new for the gate: the pinned default -> `latest` when it is newer, else the two
     newest baseline releases."""
@@ -170,7 +178,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     gate: GateResult | None = None
     if args.gate:
         pair = gate_pair(specs, latest)
-        gate = evaluate(results, *pair) if pair else None
+        gate = evaluate(results, *pair, new_version=spec_version(specs, pair[1])) if pair else None
     extra: dict[str, Any] = {
         "matrix": matrix_json(results, specs, None if args.no_timing else seconds),
         "drift": drift.to_json(),

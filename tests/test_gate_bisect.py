@@ -199,3 +199,11 @@ def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_regist
     releases.pin_on_demand("9.9.9", "sha512-registry")
     assert releases.ensure_release("9.9.9").name == "letta.js"
     assert seen == {"spec": "@letta-ai/letta-code@9.9.9", "integrity": "sha512-registry"}
+
+
+def test_gate_advice_for_a_bundle_names_its_release_version_and_its_reference() -> None:
+    results = [result("c", "0.32.18", PASS), result("c", "bundle:/b/letta.js", FAIL, "letta-code@0.32.17", "content")]
+    gate = evaluate(results, "0.32.18", "bundle:/b/letta.js", new_version="0.33.0")
+    advice = "\n".join(gate.advice())
+    assert "letta-code 0.33.0 (bundle:/b/letta.js) has no Python profile" in advice
+    assert "--reference bundle:/b/letta.js -k CASE_ID" in advice
