@@ -1,4 +1,4 @@
-"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), lint."""
+"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), bench (-> reports/bench.json), lint."""
 
 from __future__ import annotations
 
@@ -23,10 +23,21 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session
+def bench(session: nox.Session) -> None:
+    """The port against the pinned reference: compile speed and growth, start-up, corpus throughput, peak RSS.
+
+    Prints a table and writes reports/bench.json (about 5 minutes; the first run also builds a
+    10,000-file repository). `nox -s bench -- --sizes 10 100 1000 --skip-corpus` for a quick look.
+    """
+    session.install("-e", ".")
+    session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install("-e", ".[lint]")
-    session.run("ruff", "check", "memfs_prompt", "harness", "tests", "noxfile.py")
-    session.run("ruff", "format", "--check", "memfs_prompt", "harness", "tests", "noxfile.py")
+    session.run("ruff", "check", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "format", "--check", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py")
     session.run("mypy", "memfs_prompt", "harness")
 
 

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
 
 from .compare import render_field_diff
+from .merge import MergeError, merge_reports
 from .releases import ReferenceSpec, load_manifest
 from .report import RunReport, write_reports
 from .run import FAILING, CaseResult, Session, judge
 from .runners.base import CompileRequest
 from .scenario import Scenario, load_scenarios
+from .shard import Shard
 
 DEFAULT_CASES = Path("cases")
 
@@ -58,13 +61,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not scenarios and not loaded.errors:
         print("no scenarios selected", file=sys.stderr)
         return 2
+    shard = Shard.parse(args.shard) if args.shard else None
+    if shard:
+        selected = len(scenarios)
+        scenarios = shard.select(scenarios)
+        print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
     specs = apply_runtime([ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])], args)
     cases_per_run = sum(1 if s.expect or s.raw.get("golden") else len(specs) for s in scenarios)
     progress = Progress(cases_per_run)
-    with Session(specs, profile_override=args.profile, timeout=args.timeout) as session:
+    with Session(specs, profile_override=args.profile, timeout=args.timeout, jobs=args.jobs) as session:
         results = session.run(scenarios, progress)
         progress.finish()
-        references = [ref.runner.describe() for ref in session.references]
+        references = session.describe_references()
     report = RunReport(results, references, loaded.errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing)
     for result in results:
         if result.status in FAILING:
@@ -79,6 +87,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.report:
         paths = write_reports(report, Path(args.report))
         print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
+    if shard and not scenarios and not loaded.errors:
+        return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
 
 
@@ -97,6 +107,29 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
         "runtime-divergence, not a port failure",
     )  # fmt: skip
     parser.add_argument("--locale", help="LANG/LC_ALL for the reference process (node follows it; bun does not)")
+
+
+def cmd_merge_reports(args: argparse.Namespace) -> int:
+    try:
+        report = merge_reports(args.reports, ["conformance", *sys.argv[1:]])
+    except MergeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    paths = write_reports(report, Path(args.out))
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    print(f"{len(report.results)} results from {len(args.reports)} reports: {summary}")
+    print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
+    return 0 if report.ok else 1
+
+
+def jobs_count(text: str) -> int:
+    """`-j N` (N >= 1) or `-j auto` (one per core)."""
+    if text == "auto":
+        return os.cpu_count() or 1
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("-j takes a number of at least 1, or auto")
+    return value
 
 
 def cmd_diff_repo(args: argparse.Namespace) -> int:
@@ -162,6 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", help="Python profile to compare with (default: the one matching each reference)")
     run.add_argument("--report", help="directory for index.html, report.json and junit.xml")
     run.add_argument("-k", help="only cases whose id or tags contain one of these comma-separated words")
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=jobs_count,
+        default=1,
+        help="cases at a time, each with its own references (N or auto)",
+    )
+    run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     run.add_argument("--timeout", type=float, default=60.0, help="seconds a reference may take per request")
     run.add_argument(
         "--no-timing", action="store_true", help="leave timings out of report.json (byte-identical reruns)"
@@ -180,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--previous-message-count", type=int, default=0)
     diff.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
     diff.set_defaults(func=cmd_diff_repo)
+
+    merge = commands.add_parser("merge-reports", help="merge shard reports (run --shard K/N) into one report")
+    merge.add_argument("reports", nargs="+", type=Path, help="report directories (or their report.json)")
+    merge.add_argument("--out", required=True, help="directory for the merged index.html, report.json and junit.xml")
+    merge.set_defaults(func=cmd_merge_reports)
 
     lister = commands.add_parser("list", help="list scenarios")
     lister.add_argument("paths", nargs="*", type=Path)

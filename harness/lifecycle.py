@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from deepdiff import DeepDiff
+
 from memfs_prompt.profiles import Profile, resolve_profile
 
 from .compare import FieldDiff, as_bytes, first_diff_offset
@@ -239,13 +241,29 @@ def _broken(side: str, where: str, outcome: Outcome, rows: list[StepRow]) -> Rep
 
 
 def observation_diffs(reference: dict[str, Any], python: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per-observation differences of one step (an observation only one side has counts as a difference)."""
+    """Per-observation differences of one step (an observation only one side has counts as a difference).
+
+    Each carries deepdiff's account of what changed inside the value (which list item, which type).
+    """
     diffs = []
     for name in list(reference) + [n for n in python if n not in reference]:
         ref_value, py_value = reference.get(name, "<absent>"), python.get(name, "<absent>")
         if ref_value != py_value:
-            diffs.append({"observation": name, "reference": ref_value, "python": py_value})
+            detail = DeepDiff(ref_value, py_value, verbose_level=2).to_dict()
+            diffs.append({"observation": name, "reference": ref_value, "python": py_value, "deepdiff": _plain(detail)})
     return diffs
+
+
+def _plain(value: Any) -> Any:
+    """deepdiff's result as plain JSON values (its containers are sets and tree objects)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [_plain(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
 
 
 def _text_diffs(row: StepRow, reference: dict[str, Any], python: dict[str, Any]) -> list[FieldDiff]:

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .cli import select
+from .cli import jobs_count, select
 from .compare import COMPARED_FIELDS
 from .drift import DriftReport, drift_markdown, drift_report, neighbour_pairs
 from .gate import GateResult, evaluate
@@ -170,9 +170,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
     print(f"{len(scenarios)} cases x {len(specs)} references: {', '.join(s.label for s in specs)}", file=sys.stderr)
     started = time.perf_counter()
-    with Session(specs, timeout=args.timeout) as session:
+    with Session(specs, timeout=args.timeout, jobs=args.jobs) as session:
         results = session.run(scenarios)
-        described = [ref.runner.describe() for ref in session.references]
+        described = session.describe_references()
     seconds = time.perf_counter() - started
     drift = drift_report(reference_outcomes(results), scenarios, specs, release_order())
     gate: GateResult | None = None
@@ -257,6 +257,7 @@ def add_parsers(commands: Any) -> None:
     matrix.add_argument("--report", help="directory for index.html, report.json, junit.xml and drift.md")
     matrix.add_argument("-k", help="only cases whose id or tags contain one of these comma-separated words")
     matrix.add_argument("--timeout", type=float, default=60.0)
+    matrix.add_argument("-j", "--jobs", type=jobs_count, default=1, help="cases at a time (N or auto), as for run")
     matrix.add_argument("--no-timing", action="store_true", help="leave timings out of report.json")
     matrix.set_defaults(func=cmd_matrix)
 

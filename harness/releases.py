@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_DIR = REPO_ROOT / "reference"
 MANIFEST_PATH = REFERENCE_DIR / "manifest.json"
 DRIVER_PATH = REFERENCE_DIR / "driver.mjs"
+
+
+_FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
 
 
 class ReferenceUnavailable(Exception):
@@ -139,6 +143,11 @@ def npm_pack(spec: str, dest: Path) -> Path:
 
 def fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
     """Fetch `spec`, verify its sha512 against the pinned value, unpack it to dest (idempotent)."""
+    with _FETCH_LOCK:
+        return _fetch_verified(spec, integrity, dest)
+
+
+def _fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
     marker = dest / ".verified"
     if marker.exists() and marker.read_text().strip() == integrity:
         return dest
@@ -256,7 +265,8 @@ def ensure_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
     fetch_verified(f"{manifest['package']}@{version}", pinned["integrity"], dest)
     package_dir = dest / "package"
     if pinned.get("runtime_deps"):
-        _install_runtime_deps(pinned["runtime_deps"], package_dir)
+        with _FETCH_LOCK:
+            _install_runtime_deps(pinned["runtime_deps"], package_dir)
     bundle = package_dir / "letta.js"
     if not bundle.exists():
         raise ReferenceUnavailable(f"letta-code {version}: the tarball has no letta.js")

@@ -246,22 +246,32 @@ def _apply_worktree_noise(repo_dir: Path, noise: dict[str, Any], env: dict[str, 
 
 
 def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
-    """The scenario's repository, built once per spec digest under cache_root and reused after."""
+    """The scenario's repository, built once per spec digest under cache_root and reused after.
+
+    Safe when several threads or processes (parallel cases, CI shards on one machine) want
+    the same repository: each builds in its own staging directory, marked complete before
+    it is renamed into place, and the first rename wins.
+    """
     dest = cache_root / "repos" / scenario.repo_digest()
     marker = dest / ".complete"
     env = isolated_env(cache_root / "home", ceiling=cache_root / "repos")
     if not marker.exists():
         if dest.exists():
-            shutil.rmtree(dest)  # a build interrupted part-way
+            shutil.rmtree(dest, ignore_errors=True)  # a build interrupted part-way
         dest.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
         try:
             build_repo(scenario, staging, env)
-            staging.rename(dest)
+            (staging / ".complete").write_text("ok\n")
+            try:
+                staging.rename(dest)
+            except OSError:
+                if not marker.exists():
+                    raise
+                shutil.rmtree(staging, ignore_errors=True)  # another worker built it first
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        marker.write_text("ok\n")
     repo_dir = dest / "memory"
     memory_dir = memory_dir_of(repo_dir, scenario.repo)
     head_file = repo_dir / ".git" / "refs" / "heads" / "main"

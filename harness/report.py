@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .compare import FieldDiff
 from .report_html import compared_fields, render_html
 from .reproduce import reproduce_commands
 from .run import FAILING, CaseResult
+from .runners.base import Outcome
 from .scenario import ScenarioError
 
 __all__ = ["SCHEMA", "RunReport", "junit_xml", "report_json", "reproduce_commands", "write_reports"]
@@ -75,6 +77,11 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
     if result.baseline:
         data["baseline"] = result.baseline
         data["runtime_diffs"] = [d.to_json() for d in result.runtime_diffs]
+        # the baseline's values are in no outcome of this result: kept so that a merge can rebuild the diffs
+        data["runtime_diff_values"] = [{"baseline": d.reference, "variant": d.port} for d in result.runtime_diffs]
+    if result.diffs and (result.reference_outcome is None or result.port_outcome is None):
+        # golden and lifecycle results: the differing values are in no outcome, so a merge could not rebuild them
+        data["diff_values"] = [{"reference": d.reference, "port": d.port} for d in result.diffs]
     if timing:
         data["timing"] = {
             "seconds": round(result.seconds, 4),
@@ -82,6 +89,46 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
             "port_ms": round(result.port_outcome.elapsed_ms, 3) if result.port_outcome else None,
         }
     return data
+
+
+def _outcome_from_json(data: dict[str, Any] | None, elapsed_ms: float | None) -> Outcome | None:
+    if data is None:
+        return None
+    return Outcome(**data, elapsed_ms=elapsed_ms or 0.0)
+
+
+def _side_value(outcome: Outcome | None, field: str) -> Any:
+    if outcome is None:
+        return None
+    return outcome.thrown if field == "thrown" else (outcome.record or {}).get(field)
+
+
+def result_from_json(data: dict[str, Any]) -> CaseResult:
+    """A result back from its report.json entry: `result_json` of it gives the same entry again."""
+    timing = data.get("timing") or {}
+    reference = _outcome_from_json(data["reference_outcome"], timing.get("reference_ms"))
+    port = _outcome_from_json(data["port_outcome"], timing.get("port_ms"))
+    values = data.get("diff_values") or [
+        {"reference": _side_value(reference, d["field"]), "port": _side_value(port, d["field"])} for d in data["diffs"]
+    ]
+    diffs = [
+        FieldDiff(d["field"], v["reference"], v["port"], d["offset"])
+        for d, v in zip(data["diffs"], values, strict=True)
+    ]
+    return CaseResult(
+        case_id=data["case"], reference=data["reference"], profile=data["profile"], status=data["status"],
+        tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
+        diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
+        structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),
+        request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
+        compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
+        runtime_diffs=_runtime_diffs_from_json(data),
+    )  # fmt: skip
+
+
+def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
+    pairs = zip(data.get("runtime_diffs", []), data.get("runtime_diff_values", []), strict=True)
+    return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
 
 
 def report_json(report: RunReport) -> dict[str, Any]:

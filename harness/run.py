@@ -13,8 +13,11 @@ usual; where it differs, the runtime changed upstream's bytes, and the case is
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,7 +244,12 @@ def judge_lifecycle(
 
 
 class Session:
-    """One run: the cache, the isolated environment, and the references (each started once)."""
+    """One run: the cache, the isolated environment, and the references (each started once).
+
+    With `jobs` > 1, `run` works on that many cases at a time, each worker with its own slot:
+    a set of reference processes started once (slot 0 is `references`). Results come back in
+    the order of the scenarios whatever `jobs` is.
+    """
 
     def __init__(
         self,
@@ -251,33 +259,62 @@ class Session:
         cache: Path | None = None,
         timeout: float = 60.0,
         runner_factory: Callable[[ReferenceSpec, Path], Runner] | None = None,
+        jobs: int = 1,
     ) -> None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be 1 or more, not {jobs}")
         self.cache = cache or cache_root()
         self.home = self.cache / "home"
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
-        factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
-        self.references = [
-            ReferenceUnderTest(factory(spec, self.cache), profile_for_reference(spec, profile_override), spec)
-            for spec in with_baselines(references)
-        ]
-        self._ports: dict[str, PythonPortRunner] = {}
-        self._started = False
+        self.jobs = jobs
+        self._factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
+        self._specs = [(spec, profile_for_reference(spec, profile_override)) for spec in with_baselines(references)]
+        self.references = self._new_slot()
+        self._slots: list[list[ReferenceUnderTest]] = [self.references]
+        self._started: set[int] = set()
+        self._ports: dict[tuple[int, str], PythonPortRunner] = {}
+        self._lock = threading.Lock()
 
-    def start(self) -> None:
-        if not self._started:
-            for ref in self.references:
+    def _new_slot(self) -> list[ReferenceUnderTest]:
+        return [ReferenceUnderTest(self._factory(spec, self.cache), profile, spec) for spec, profile in self._specs]
+
+    def _slot(self, index: int) -> list[ReferenceUnderTest]:
+        with self._lock:
+            while len(self._slots) <= index:
+                self._slots.append(self._new_slot())
+            return self._slots[index]
+
+    def start(self, slot: int = 0) -> None:
+        references = self._slot(slot)
+        if slot not in self._started:
+            for ref in references:
                 ref.runner.start()
-            self._started = True
+            self._started.add(slot)
 
-    def port(self, profile: Profile) -> PythonPortRunner:
-        if profile.name not in self._ports:
-            self._ports[profile.name] = PythonPortRunner(profile, self.git_env)
-        return self._ports[profile.name]
+    def port(self, profile: Profile, slot: int = 0) -> PythonPortRunner:
+        """The Python port for `profile` in slot `slot` (a lifecycle replay keeps state in it, so one per slot)."""
+        with self._lock:
+            key = (slot, profile.name)
+            if key not in self._ports:
+                self._ports[key] = PythonPortRunner(profile, self.git_env)
+            return self._ports[key]
+
+    def describe_references(self) -> list[dict[str, Any]]:
+        """One entry per reference, from the slot that started it most; `starts` counts every slot's processes."""
+        described = []
+        for index in range(len(self._specs)):
+            infos = [slot[index].runner.describe() for slot in self._slots]
+            best = max(infos, key=lambda info: info.get("starts", 0))  # first of the most started
+            if "starts" in best:
+                best = {**best, "starts": sum(info.get("starts", 0) for info in infos)}
+            described.append(best)
+        return described
 
     def close(self) -> None:
-        for ref in self.references:
-            ref.runner.close()
+        for slot in self._slots:
+            for ref in slot:
+                ref.runner.close()
 
     def __enter__(self) -> Session:
         return self
@@ -285,10 +322,10 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run_case(self, scenario: Scenario) -> list[CaseResult]:
-        """One scenario against every reference it applies to (or its golden output)."""
+    def run_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
+        """One scenario against every reference it applies to (or its golden output), with slot `slot`'s processes."""
         if scenario.kind == "lifecycle":
-            return self.run_lifecycle_case(scenario)
+            return self.run_lifecycle_case(scenario, slot)
         results: list[CaseResult] = []
         started = time.perf_counter()
         try:
@@ -303,21 +340,21 @@ class Session:
         request = build_request(scenario, repo)
         if scenario.expect:
             profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name))
-            port = self.port(profile).compile(request)
+            port = self.port(profile, slot).compile(request)
             status, diffs, reasons = judge_golden(scenario, port)
             results.append(
                 self._result(scenario, "golden", profile, status, diffs, reasons, None, port, request, started)
             )
             return results
-        self.start()
+        self.start(slot)
         baselines: dict[ReferenceSpec, Outcome] = {}
         ports: dict[str, Outcome] = {}  # one port compile per profile: variants share their baseline's
-        for ref in self.references:
+        for ref in self._slot(slot):
             if scenario.profiles and not {ref.profile.name, ref.label, _base(ref)} & set(scenario.profiles):
                 continue
             reference = ref.runner.compile(request)
             if ref.profile.name not in ports:
-                ports[ref.profile.name] = self.port(ref.profile).compile(request)
+                ports[ref.profile.name] = self.port(ref.profile, slot).compile(request)
             port = ports[ref.profile.name]
             runtime_diffs: list[FieldDiff] = []
             if ref.spec is not None and ref.spec.is_variant:
@@ -339,7 +376,7 @@ class Session:
             results.append(result)
         return results
 
-    def run_lifecycle_case(self, scenario: Scenario) -> list[CaseResult]:
+    def run_lifecycle_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
         """A lifecycle probe replayed on each reference and the Python port (or on the port alone, golden)."""
         golden = lifecycle.golden_profile(scenario)
         delivery = scenario.raw.get("delivery", "mid-conversation")
@@ -347,10 +384,10 @@ class Session:
         results = []
         targets: list[tuple[str, Profile, dict[str, Runner]]] = []
         if golden is not None:
-            targets.append(("golden", golden, {"python": self.port(golden)}))
+            targets.append(("golden", golden, {"python": self.port(golden, slot)}))
         else:
-            self.start()
-            for ref in self.references:
+            self.start(slot)
+            for ref in self._slot(slot):
                 if ref.spec is not None and ref.spec.is_variant:
                     continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
                 if (
@@ -359,7 +396,9 @@ class Session:
                     and ref.label not in scenario.profiles
                 ):
                     continue
-                targets.append((ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile)}))
+                targets.append(
+                    (ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile, slot)})
+                )
         for label, profile, sides in targets:
             started = time.perf_counter()
             try:
@@ -393,13 +432,34 @@ class Session:
     def run(
         self, scenarios: Iterable[Scenario], progress: Callable[[CaseResult], None] | None = None
     ) -> list[CaseResult]:
-        results: list[CaseResult] = []
-        for scenario in scenarios:
-            for result in self.run_case(scenario):
-                results.append(result)
-                if progress:
-                    progress(result)
-        return results
+        """Every scenario, `jobs` at a time; results in scenario order (progress sees them as they finish)."""
+        scenarios = list(scenarios)
+        if self.jobs == 1 or len(scenarios) < 2:
+            results: list[CaseResult] = []
+            for scenario in scenarios:
+                for result in self.run_case(scenario):
+                    results.append(result)
+                    if progress:
+                        progress(result)
+            return results
+        free: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for slot in range(self.jobs):
+            free.put(slot)
+
+        def work(scenario: Scenario) -> list[CaseResult]:
+            slot = free.get()
+            try:
+                return self.run_case(scenario, slot)
+            finally:
+                free.put(slot)
+
+        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="conformance") as pool:
+            futures = [pool.submit(work, scenario) for scenario in scenarios]
+            if progress:
+                for future in as_completed(futures):
+                    for result in future.result():
+                        progress(result)
+            return [result for future in futures for result in future.result()]
 
 
 def _base(ref: ReferenceUnderTest) -> str:

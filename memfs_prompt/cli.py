@@ -82,10 +82,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.previous_message_count < 0:
         parser.error("--previous-message-count must be 0 or more")
     memory_dir = Path(os.path.abspath(args.memory_dir))
-    if not args.no_memfs:
-        reason = why_memory_is_empty(memory_dir)
-        if reason:
-            print(f"warning: {reason}; upstream compiles an empty memory here", file=sys.stderr)
     record = compile_system_prompt(
         memory_dir,
         system=system_text,
@@ -96,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         include_memfs=not args.no_memfs,
         profile=profile,
     )
+    if not args.no_memfs and record.memfs_revision is None:  # asked only then: one git process less per compile
+        reason = why_memory_is_empty(memory_dir)
+        if reason:
+            print(f"warning: {reason}; upstream compiles an empty memory here", file=sys.stderr)
     json.dump(record.to_json(), sys.stdout)
     sys.stdout.write("\n")
     return 0

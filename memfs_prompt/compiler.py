@@ -74,6 +74,17 @@ def label_from_path(relative_path: str) -> str:
     return relative_path[: -len(".md")] if relative_path.endswith(".md") else relative_path
 
 
+def memory_file(path: str, raw: bytes | None, profile: Profile) -> MemoryFile | None:
+    """One read file as upstream keeps it; None where `git show` failed (upstream's try/catch skips it)."""
+    if raw is None or exceeds_exec_max_buffer(len(raw)):
+        return None
+    parsed = parse_frontmatter(decode_utf8_lossy(raw), profile.frontmatter)
+    description = parsed.frontmatter.get("description")
+    return MemoryFile(
+        path, label_from_path(path), parsed.body, js_trim(description) if isinstance(description, str) else ""
+    )
+
+
 def collect_memory_files(
     memory_dir: Path, profile: Profile, git_env: Mapping[str, str] | None = None
 ) -> tuple[list[MemoryFile], str | None, bool]:
@@ -85,25 +96,16 @@ def collect_memory_files(
         paths = listed_memory_paths(head)
         v2 = profile.memfs_v2 and is_v2_repository(paths)
         to_read = [p for p in paths if not v2 or v2_reads_body(p)]
-        contents = dict(zip(to_read, head.read_paths(to_read), strict=True))
+        # each file is parsed as git answers, while git looks up the next
+        read = {
+            path: memory_file(path, raw, profile) for path, raw in zip(to_read, head.iter_paths(to_read), strict=True)
+        }
         files = []
         for path in paths:
             if v2 and not v2_reads_body(path):
                 files.append(MemoryFile(path, label_from_path(path), "", ""))
-                continue
-            raw = contents[path]
-            if raw is None or exceeds_exec_max_buffer(len(raw)):
-                continue  # `git show` failed: upstream's try/catch skips the file
-            parsed = parse_frontmatter(decode_utf8_lossy(raw), profile.frontmatter)
-            description = parsed.frontmatter.get("description")
-            files.append(
-                MemoryFile(
-                    path,
-                    label_from_path(path),
-                    parsed.body,
-                    js_trim(description) if isinstance(description, str) else "",
-                )
-            )
+            elif (file := read[path]) is not None:
+                files.append(file)
         files.sort(key=lambda f: locale_compare_key(f.label))
         return files, head.revision, v2
     finally:
@@ -147,7 +149,7 @@ def compile_system_prompt(
 ) -> CompiledPrompt:
     """Compile the system prompt for the memory repository at `memory_dir`, as `profile` does.
 
-    `git_env` is the environment for the one git process (default: inherited, as upstream's is).
+    `git_env` is the environment for the git processes (default: inherited, as upstream's is).
     """
     compiled_at = now if now is not None else datetime.now(UTC)
     if include_memfs or not profile.honours_include_memfs:

@@ -42,8 +42,53 @@ def _collator():  # type: ignore[no-untyped-def]
     return pyuca.Collator()
 
 
+_ASCII_LINE = re.compile(rb"\n00([0-7][0-9A-Fa-f]) *;([^#\n]*)")
+_ELEMENT = re.compile(rb"\[[*.]([0-9A-Fa-f]{4})\.([0-9A-Fa-f]{4})\.([0-9A-Fa-f]{4})")
+
+
+@functools.cache
+def _ascii_weights() -> dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+    """Per ASCII character, its non-zero primary, secondary and tertiary weights in pyuca's table.
+
+    Read from the same allkeys file pyuca.Collator loads, without building its whole trie (about
+    150 ms): an ASCII character starts no contraction another ASCII character completes (only
+    L/l + U+00B7/U+0387), has combining class 0 and is its own NFD, so pyuca's key for an
+    all-ASCII string is these weights concatenated level by level (tests check it against pyuca).
+    """
+    import os
+
+    import pyuca
+
+    path = os.path.join(os.path.dirname(pyuca.__file__), f"allkeys-{pyuca.Collator.UCA_VERSION}.txt")
+    with open(path, "rb") as handle:
+        text = handle.read()
+    weights = {}
+    for match in _ASCII_LINE.finditer(text):
+        elements = [tuple(int(w, 16) for w in e.groups()) for e in _ELEMENT.finditer(match[2])]
+        weights[chr(int(match[1], 16))] = tuple(tuple(e[level] for e in elements if e[level]) for level in range(3))
+    if len(weights) != 128:
+        raise RuntimeError(f"pyuca's allkeys table has {len(weights)} ASCII entries, not 128")
+    return weights  # type: ignore[return-value]
+
+
+def _ascii_sort_key(value: str) -> tuple[int, ...]:
+    table = _ascii_weights()
+    primary: list[int] = []
+    secondary: list[int] = []
+    tertiary: list[int] = []
+    for ch in value:
+        p, s, t = table[ch]
+        primary += p
+        secondary += s
+        tertiary += t
+    return (*primary, 0, *secondary, 0, *tertiary, 0)
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def locale_compare_key(value: str) -> tuple[int, ...]:
     """Sort key for JS `a.localeCompare(b)` under bun: ICU root/en-US collation, whatever LANG says."""
+    if value.isascii():
+        return _ascii_sort_key(value)
     return tuple(_collator().sort_key(value))
 
 
@@ -52,7 +97,10 @@ def git_quotes_path(name: bytes) -> bool:
 
     Upstream splits the unquoted text output, so a quoted name ends in `"` and is dropped.
     """
-    return any(b < 0x20 or b == 0x7F or b == 0x22 or b == 0x5C or b >= 0x80 for b in name)
+    return _GIT_QUOTED_BYTE.search(name) is not None
+
+
+_GIT_QUOTED_BYTE = re.compile(rb'[\x00-\x1f\x7f"\\\x80-\xff]')
 
 
 EXEC_MAX_BUFFER = 1024 * 1024
@@ -121,34 +169,28 @@ def js_replace_all(subject: str, search: str, replacement: str) -> str:
     return "".join(out)
 
 
+_SUBSTITUTION_PATTERN = re.compile(r"\$([$&`'])")
+
+
 def _get_substitution(subject: str, position: int, matched: str, replacement: str) -> str:
-    # ECMAScript GetSubstitution for a string pattern (no captures, no named groups).
-    out: list[str] = []
-    i = 0
-    n = len(replacement)
-    while i < n:
-        ch = replacement[i]
-        if ch == "$" and i + 1 < n:
-            nxt = replacement[i + 1]
-            if nxt == "$":
-                out.append("$")
-                i += 2
-                continue
-            if nxt == "&":
-                out.append(matched)
-                i += 2
-                continue
-            if nxt == "`":
-                out.append(subject[:position])
-                i += 2
-                continue
-            if nxt == "'":
-                out.append(subject[position + len(matched) :])
-                i += 2
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    """ECMAScript GetSubstitution for a string pattern (no captures, no named groups).
+
+    `$$`, `$&`, `` $` `` and `$'` are replaced, left to right without overlap; any other `$` is literal.
+    """
+    if "$" not in replacement:
+        return replacement  # nothing to substitute
+
+    def substitute(match: re.Match[str]) -> str:
+        kind = match[1]
+        if kind == "$":
+            return "$"
+        if kind == "&":
+            return matched
+        if kind == "`":
+            return subject[:position]
+        return subject[position + len(matched) :]
+
+    return _SUBSTITUTION_PATTERN.sub(substitute, replacement)
 
 
 def bun_pragma_literal(value: str) -> str:

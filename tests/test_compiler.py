@@ -145,10 +145,10 @@ def test_every_core_memory_variable_is_replaced(built, git_env) -> None:
     assert record.content == f"{record.core_memory}|{record.core_memory}"
 
 
-# --- one git process per compile -------------------------------------------------------------------
+# --- two git processes per compile, whatever the tree ------------------------------------------------
 
 
-def test_one_git_process_per_compile(built, git_env, monkeypatch) -> None:
+def test_a_compile_starts_git_ls_tree_and_one_cat_file(built, git_env, monkeypatch) -> None:
     memory = built("small")
     launched: list[list[str]] = []
     real_popen = subprocess.Popen
@@ -160,11 +160,13 @@ def test_one_git_process_per_compile(built, git_env, monkeypatch) -> None:
     monkeypatch.setattr(subprocess, "Popen", counting_popen)
     record = compile_case(CASES["small"], memory, git_env)
     assert record.memfs_revision is not None and "todo.md" in record.core_memory
-    assert len(launched) == 1, launched
-    assert launched[0][0] == "git"
+    assert len(launched) == 2, launched
+    cat_file, ls_tree = sorted(launched)
+    assert cat_file[:2] == ["git", "cat-file"] and cat_file[2] in ("--batch", "--batch-command"), launched
+    assert ls_tree == ["git", "ls-tree", "-r", "-z", "HEAD"]
 
 
-def test_one_git_process_even_for_a_wide_and_deep_tree(tmp_path, git_env, monkeypatch) -> None:
+def test_two_git_processes_even_for_a_wide_and_deep_tree(tmp_path, git_env, monkeypatch) -> None:
     files = {f"system/d{i}/e{j}/f{k}.md": f"{i}{j}{k}\n" for i in range(4) for j in range(4) for k in range(3)}
     files.update({f"notes/n{i}.md": "n\n" for i in range(40)})
     memory = build(RepoSpec(files=files), tmp_path, git_env)
@@ -179,7 +181,7 @@ def test_one_git_process_even_for_a_wide_and_deep_tree(tmp_path, git_env, monkey
     record = compile_case(CASES["small"], memory, git_env)
     assert record.core_memory.count("<projection>$MEMORY_DIR/system/d") == 48
     assert all(f"n{i}.md" in record.core_memory for i in range(40))
-    assert len(calls) == 1
+    assert len(calls) == 2
 
 
 # --- the spec's v2 example (chapter 8.6) --------------------------------------------------------------

@@ -104,7 +104,10 @@ def test_observations_count_update_blocks_and_roles_sent_to_the_model():
     assert obs["sent_roles"] == ["user", "system"]
     assert (obs["memory_update_blocks"], obs["stored_memory_update_blocks"]) == (1, 0)
     assert (obs["mid_has:fact"], obs["stored_has:fact"], obs["system_changed"]) == (True, False, False)
-    assert observation_diffs({"a": 1}, {"a": 1, "b": 2}) == [{"observation": "b", "reference": "<absent>", "python": 2}]
+    (only_python,) = observation_diffs({"a": 1}, {"a": 1, "b": 2})
+    assert (only_python["observation"], only_python["reference"], only_python["python"]) == ("b", "<absent>", 2)
+    (roles,) = observation_diffs({"sent_roles": ["user", "system"]}, {"sent_roles": ["user"]})
+    assert roles["deepdiff"] == {"iterable_item_removed": {"root[1]": "system"}}
 
 
 @pytest.mark.integration

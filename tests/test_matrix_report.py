@@ -71,3 +71,17 @@ def test_the_html_report_shows_gate_compared_fields_runtime_effects_and_drift() 
 def test_the_html_report_without_matrix_sections_has_none_of_them() -> None:
     html = render_html(RunReport(RESULTS[:1], [], [], ["conformance", "run"]))
     assert 'id="drift"' not in html and 'id="compared-fields"' not in html
+
+
+def test_a_variant_result_survives_report_json_and_back() -> None:
+    from harness.report import result_from_json, result_json
+
+    variant = RESULTS[4]
+    entry = result_json(variant, timing=False)
+    again = result_from_json(entry)
+    assert (again.compared, again.baseline, again.runtime_diffs) == (
+        variant.compared,
+        variant.baseline,
+        variant.runtime_diffs,
+    )
+    assert result_json(again, timing=False) == entry

@@ -39,6 +39,10 @@ class JsonLinesProcess:
         self.starts = 0
 
     @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
