@@ -1,4 +1,4 @@
-"""Sessions: tests (unit tests + corpus), conformance (corpus -> reports/), bench (-> reports/bench.json), lint."""
+"""Sessions: tests (unit tests + corpus), conformance (-> reports/), bench (-> reports/bench.json), fuzz, lint."""
 
 from __future__ import annotations
 
@@ -31,6 +31,13 @@ def bench(session: nox.Session) -> None:
     """
     session.install("-e", ".")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Hypothesis-generated repositories against the pinned release; new divergences land in cases/compile."""
+    session.install("-e", ".[test]")
+    session.run("conformance", "fuzz", *(session.posargs or ["--seconds", "600"]))
 
 
 @nox.session

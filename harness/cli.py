@@ -9,6 +9,7 @@ from pathlib import Path
 
 from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
 
+from . import fuzz, reduce, snapshot
 from .compare import render_field_diff
 from .merge import MergeError, merge_reports
 from .releases import ReferenceSpec, load_manifest
@@ -231,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
     lister.add_argument("paths", nargs="*", type=Path)
     lister.add_argument("-k")
     lister.set_defaults(func=cmd_list)
+
+    for module in (snapshot, reduce, fuzz):
+        module.register(commands)
 
     from .bisect import add_parser as add_bisect
     from .matrix import add_parsers as add_matrix

@@ -78,8 +78,7 @@ class ReferenceUnderTest:
 
     @property
     def label(self) -> str:
-        if self.spec is not None:
-            return self.spec.label
+        """From the runner's name (`letta-code@0.32.18@node` -> `0.32.18@node`), so a stand-in runner keeps its own."""
         return (
             self.runner.name.removeprefix("letta-code@")
             if self.runner.name.startswith("letta-code@")
@@ -259,6 +258,7 @@ class Session:
         cache: Path | None = None,
         timeout: float = 60.0,
         runner_factory: Callable[[ReferenceSpec, Path], Runner] | None = None,
+        port_factory: Callable[[Profile, dict[str, str]], Runner] | None = None,
         jobs: int = 1,
     ) -> None:
         if jobs < 1:
@@ -273,7 +273,8 @@ class Session:
         self.references = self._new_slot()
         self._slots: list[list[ReferenceUnderTest]] = [self.references]
         self._started: set[int] = set()
-        self._ports: dict[tuple[int, str], PythonPortRunner] = {}
+        self._port_factory = port_factory or PythonPortRunner
+        self._ports: dict[tuple[int, str], Runner] = {}
         self._lock = threading.Lock()
 
     def _new_slot(self) -> list[ReferenceUnderTest]:
@@ -292,12 +293,12 @@ class Session:
                 ref.runner.start()
             self._started.add(slot)
 
-    def port(self, profile: Profile, slot: int = 0) -> PythonPortRunner:
+    def port(self, profile: Profile, slot: int = 0) -> Runner:
         """The Python port for `profile` in slot `slot` (a lifecycle replay keeps state in it, so one per slot)."""
         with self._lock:
             key = (slot, profile.name)
             if key not in self._ports:
-                self._ports[key] = PythonPortRunner(profile, self.git_env)
+                self._ports[key] = self._port_factory(profile, self.git_env)
             return self._ports[key]
 
     def describe_references(self) -> list[dict[str, Any]]:

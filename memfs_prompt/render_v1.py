@@ -74,8 +74,11 @@ class _ObjectPrototype(_JsObject):
 
     def __init__(self) -> None:
         super().__init__(None)
+        # Function.prototype: the `__proto__` of every method; its own `__proto__` is Object.prototype.
+        # (Its own members, call/apply/bind/name/length..., are not modelled.)
+        function_prototype = _JsObject(self)
         for name in _OBJECT_PROTOTYPE_METHODS:
-            self.own[name] = _JsObject(None)  # a function object: truthy, not a string, may take properties
+            self.own[name] = _JsObject(function_prototype)  # a function: truthy, not a string, may take properties
 
 
 def _tree_child(node: _JsObject, key: str, proto: _ObjectPrototype) -> _JsObject:
@@ -119,12 +122,14 @@ def render_system_tree(files: list[MemoryFile]) -> str:
             assert isinstance(child, _JsObject)
             child_parts = [*path_parts, key]
             lines.append(f"{pad}<{key}>")
-            if _LEAF_VALUE in child.own:
+            if _LEAF_VALUE in child.own:  # Object.hasOwn(child, LEAF_VALUE)
                 lines.append(f"{pad}  <projection>$MEMORY_DIR/system/{'/'.join(child_parts)}.md</projection>")
-                description = js_trim(js_string(child.own.get(_LEAF_DESCRIPTION)))
+                # child[LEAF_DESCRIPTION] is a property read: it goes up the prototype chain, so a node that is
+                # a leaf only through a `__value__` directory shows a description a `__proto__` leaf polluted
+                description = js_trim(js_string(child.get(_LEAF_DESCRIPTION)))
                 if description:
                     lines.append(f"{pad}  <description>{description}</description>")
-                value = js_trim_end(js_string(child.own.get(_LEAF_VALUE)))
+                value = js_trim_end(js_string(child.get(_LEAF_VALUE)))
                 if value:
                     lines.append(f"{pad}  {value}")
             render(child, indent + 1, child_parts)

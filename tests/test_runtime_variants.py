@@ -75,14 +75,22 @@ def run(tmp_path: Path, scenario, runners: dict[str, Runner], references: list[s
 
 
 def test_a_variant_that_agrees_with_bun_is_judged_as_usual(tmp_path, scenario) -> None:
-    results = run(tmp_path, scenario, {"0.32.18": PortEcho("a"), "0.32.18@node": PortEcho("b")}, ["npm:0.32.18@node"])
+    results = run(
+        tmp_path,
+        scenario,
+        {"0.32.18": PortEcho("letta-code@0.32.18"), "0.32.18@node": PortEcho("letta-code@0.32.18@node")},
+        ["npm:0.32.18@node"],
+    )
     assert [results[k].status for k in ("0.32.18", "0.32.18@node")] == [PASS, PASS]
     assert results["0.32.18@node"].baseline == "0.32.18" and results["0.32.18@node"].runtime_diffs == []
     assert results["0.32.18@node"].compared["coreMemory"] == BOTH
 
 
 def test_a_variant_whose_upstream_output_differs_from_bun_is_runtime_divergence_not_failure(tmp_path, scenario) -> None:
-    runners = {"0.32.18": PortEcho("a"), "0.32.18@node/da_DK.UTF-8": PortEcho("b", {"content": "sorted otherwise"})}
+    runners = {
+        "0.32.18": PortEcho("letta-code@0.32.18"),
+        "0.32.18@node/da_DK.UTF-8": PortEcho("letta-code@0.32.18@node/da_DK.UTF-8", {"content": "sorted otherwise"}),
+    }
     results = run(tmp_path, scenario, runners, ["npm:0.32.18", "npm:0.32.18@node/da_DK.UTF-8"])
     variant = results["0.32.18@node/da_DK.UTF-8"]
     assert results["0.32.18"].status == PASS
@@ -95,10 +103,16 @@ def test_a_variant_whose_upstream_output_differs_from_bun_is_runtime_divergence_
 def test_a_port_failure_shows_in_the_bun_column_and_a_broken_baseline_makes_the_variant_an_error(
     tmp_path, scenario
 ) -> None:
-    runners = {"0.32.18": PortEcho("a", {"content": "x"}), "0.32.18@node": PortEcho("b", {"content": "x"})}
+    runners = {
+        "0.32.18": PortEcho("letta-code@0.32.18", {"content": "x"}),
+        "0.32.18@node": PortEcho("letta-code@0.32.18@node", {"content": "x"}),
+    }
     results = run(tmp_path, scenario, runners, ["npm:0.32.18@node"])
     assert results["0.32.18"].status == FAIL and results["0.32.18@node"].status == FAIL
-    runners = {"0.32.18": PortEcho("a", error=True), "0.32.18@node": PortEcho("b")}
+    runners = {
+        "0.32.18": PortEcho("letta-code@0.32.18", error=True),
+        "0.32.18@node": PortEcho("letta-code@0.32.18@node"),
+    }
     results = run(tmp_path, scenario, runners, ["npm:0.32.18@node"])
     assert results["0.32.18"].status == ERROR and results["0.32.18@node"].status == ERROR
     assert "runtime drift is unknown" in results["0.32.18@node"].reasons[0]

@@ -1,0 +1,78 @@
+"""How two outcomes differ, coarsely: which fields, and what kind of difference in each.
+
+A shrunk case must diverge "the same way" as the case it came from: against the same
+reference, in the same fields, with the same kind of difference. The kind is deliberately
+coarse (an order change, a whitespace-only change, text missing or extra on the port's side,
+other text, a throw on one side, a port crash) so that shrinking keeps the bug while its
+bytes change.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from memfs_prompt.quirks import JS_WHITESPACE
+
+from .compare import COMPARED_FIELDS, outcome_value
+from .runners.base import Outcome
+
+_SPACE = JS_WHITESPACE | frozenset("\x1c\x1d\x1e\x1f\x85\u200b")
+
+
+@dataclass(frozen=True)
+class Signature:
+    reference: str
+    diffs: tuple[tuple[str, str], ...]  # (field, kind), sorted
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f for f, _ in self.diffs)
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{field} ({kind})" for field, kind in self.diffs)
+        return f"{parts} against {self.reference}"
+
+
+def _without_space(text: str) -> str:
+    return "".join(ch for ch in text if ch not in _SPACE and not unicodedata.category(ch).startswith("Z"))
+
+
+def difference_kind(reference: Any, port: Any) -> str:
+    """One word for how port's value differs from reference's."""
+    if reference is None:
+        return "absent-in-reference"
+    if port is None:
+        return "absent-in-port"
+    if not isinstance(reference, str) or not isinstance(port, str):
+        return "value"
+    if sorted(reference) == sorted(port):
+        return "order"
+    if _without_space(reference) == _without_space(port):
+        return "whitespace"
+    if len(port) < len(reference):
+        return "port-shorter"
+    if len(port) > len(reference):
+        return "port-longer"
+    return "text"
+
+
+def signature_of(reference_label: str, reference: Outcome, port: Outcome) -> Signature | None:
+    """None when both agree (or the reference could not run: that is no divergence of the port)."""
+    if reference.status == "error":
+        return None
+    if port.status == "error":
+        crash = (port.error or "").split(":", 1)[0] or "error"
+        return Signature(reference_label, (("error", f"port-crash:{crash}"),))
+    if reference.status != port.status:
+        kind = "port-threw" if port.status == "thrown" else "reference-threw"
+        return Signature(reference_label, (("thrown", kind),))
+    if reference.status == "thrown":
+        return None
+    diffs = []
+    for name in COMPARED_FIELDS:
+        ref_value, port_value = outcome_value(reference, name), outcome_value(port, name)
+        if ref_value != port_value:
+            diffs.append((name, difference_kind(ref_value, port_value)))
+    return Signature(reference_label, tuple(sorted(diffs))) if diffs else None

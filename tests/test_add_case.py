@@ -1,0 +1,180 @@
+"""`conformance add-case`: a real repository with odd names and bytes, written as a case and rebuilt.
+
+The expected trees come from the original repository, read with git itself (`ls-tree -r -z`:
+mode, blob id and raw name per entry; equal blob ids mean equal bytes). The compile records
+of the original and of the rebuilt repository must be equal, including `memfsRevision` when
+the whole linear history is kept (the rebuilt commits are byte-identical objects).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import GitRepo
+from hypothesis import given, settings
+
+from harness.casefile import RepoModel, dump_yaml, repo_spec
+from harness.cli import main as conformance
+from harness.fuzz import repo_models
+from harness.repo import MaterializedRepo, commit_states, materialize_repo
+from harness.run import build_request
+from harness.runners.python_port import PythonPortRunner
+from harness.scenario import load_scenario
+from harness.snapshot import read_snapshot
+from memfs_prompt.profiles import DEFAULT
+
+ODD_FILES: dict[str | bytes, str | bytes] = {
+    "system/persona.md": "---\ndescription: me\n---\nI am.\n",
+    b"system/caf\xe9.md": "latin-1 name, not UTF-8\n",  # git quotes it; upstream drops it
+    "system/tab\there.md": "control character in the name\n",
+    "system/new\nline.md": "newline in the name\n",
+    "system/trailing .md": "trailing space in the name\n",
+    " lead.md": "leading space\n",
+    'notes/quo"te\\back.md': "quote and backslash\n",
+    "notes/é日本.md": "non-ASCII name\n",
+    "system/bom.md": b"\xef\xbb\xbf---\ndescription: bom\n---\nbody\n",
+    "system/crlf.md": b"---\r\ndescription: crlf \r\n---\r\nbody  \r\nline\r\n",
+    "system/mixed.md": b"a\r\nb\nc\rd",
+    "system/trail.md": "trailing spaces   \n\t\n  ",
+    "system/nel.md": "nel\u0085 ls\u2028 nbsp\u00a0 bom\ufeff\n",
+    "system/nul.md": b"nul\x00byte\xff\xfeinvalid",
+    "system/empty.md": b"",
+    "system/yamlish.md": "---\ndescription: |\n  block: scalar\n---\nkey: value\n- item\n",
+}
+
+
+def odd_repo(make_repo) -> GitRepo:
+    repo = make_repo(ODD_FILES)
+    os.symlink("persona.md", repo.path / "system" / "link.md")
+    os.symlink(os.fsdecode(b"\xff-target"), repo.path / "system" / "badlink.md")
+    run = repo.write("system/run.md", "#!/bin/sh\necho executable\n")
+    run.chmod(0o755)
+    repo.commit({}, "second: symlinks and an executable")
+    repo.git("mv", "system/persona.md", "system/persona2.md")
+    repo.git("rm", "-q", "system/empty.md", os.fsdecode(b"system/caf\xe9.md"))
+    repo.commit({"system/human.md": "added in the third commit\n"}, "third\n\nwith a body")
+    return repo
+
+
+def tree_listing(path: Path, env: dict[str, str], rev: str = "HEAD") -> list[bytes]:
+    out = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", rev], cwd=path, env=env,
+                         capture_output=True, check=True).stdout  # fmt: skip
+    return out.split(b"\0")
+
+
+def history(path: Path, env: dict[str, str]) -> list[str]:
+    out = subprocess.run(["git", "rev-list", "--reverse", "HEAD"], cwd=path, env=env, capture_output=True, check=True)
+    return out.stdout.decode().split()
+
+
+def rebuild(case: Path, tmp_path: Path):
+    scenario = load_scenario(case)
+    return scenario, materialize_repo(scenario, tmp_path / "rebuilt-cache")
+
+
+def request_for(scenario, memory_dir: Path):
+    return build_request(scenario, MaterializedRepo(memory_dir, memory_dir, None))
+
+
+def port_record(scenario, memory_dir: Path, env: dict[str, str]) -> dict:
+    outcome = PythonPortRunner(DEFAULT, env).compile(request_for(scenario, memory_dir))
+    assert outcome.status == "ok", outcome.error
+    return outcome.record  # type: ignore[return-value]
+
+
+def test_add_case_rebuilds_every_commit_byte_for_byte(tmp_path, make_repo, git_env) -> None:
+    repo = odd_repo(make_repo)
+    assert conformance(["add-case", str(repo.path), "--id", "odd", "--tags", "names", "--out", str(tmp_path)]) == 0
+    scenario, rebuilt = rebuild(tmp_path / "odd.yaml", tmp_path)
+    assert scenario.tags == ("snapshot", "names")
+    original_ids = history(repo.path, git_env)
+    assert len(original_ids) == 3
+    assert history(rebuilt.memory_dir, git_env) == original_ids  # same commit objects, hence same trees
+    for rev in original_ids:
+        assert tree_listing(rebuilt.memory_dir, git_env, rev) == tree_listing(repo.path, git_env, rev)
+    original = port_record(scenario, repo.path, git_env)
+    assert port_record(scenario, rebuilt.memory_dir, git_env) == original
+    assert original["memfsRevision"] == original_ids[-1]
+
+
+def test_the_case_file_is_readable_yaml_with_escapes_and_base64_only_where_needed(tmp_path, make_repo) -> None:
+    repo = odd_repo(make_repo)
+    assert conformance(["add-case", str(repo.path), "--id", "odd", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "odd.yaml").read_text(encoding="utf-8")
+    assert '"system/tab\\there.md"' in text and '"system/new\\nline.md"' in text
+    assert "path_base64: c3lzdGVtL2NhZukubWQ=" in text  # system/caf\xe9.md
+    assert "newlines: crlf" in text and "bom: true" in text
+    assert "symlink: persona.md" in text and "symlink_base64: /y10YXJnZXQ=" in text
+    assert "executable: true" in text
+    commits = yaml.safe_load(text)["repo"]["commits"]
+    assert commits[2]["delete"] == [{"path_base64": "c3lzdGVtL2NhZukubWQ="}, "system/empty.md", "system/persona.md"]
+
+
+def test_head_only_rebuilds_the_head_tree_and_names_the_revision_difference(tmp_path, make_repo, git_env,
+                                                                             capsys) -> None:  # fmt: skip
+    repo = odd_repo(make_repo)
+    assert conformance(["add-case", str(repo.path), "--id", "head", "--head-only", "--out", str(tmp_path)]) == 0
+    assert "HEAD is rebuilt without its parents" in capsys.readouterr().out
+    scenario, rebuilt = rebuild(tmp_path / "head.yaml", tmp_path)
+    assert len(scenario.repo["commits"]) == 1
+    assert tree_listing(rebuilt.memory_dir, git_env) == tree_listing(repo.path, git_env)
+    original = port_record(scenario, repo.path, git_env)
+    copy = port_record(scenario, rebuilt.memory_dir, git_env)
+    assert {k: v for k, v in copy.items() if k != "memfsRevision"} == {
+        k: v for k, v in original.items() if k != "memfsRevision"
+    }
+
+
+def test_a_memory_directory_inside_a_repository_becomes_memory_subdir(tmp_path, make_repo, git_env) -> None:
+    repo = make_repo({"agent/memory/system/persona.md": "inside\n", "other/x.md": "outside\n"})
+    memory = repo.path / "agent" / "memory"
+    assert conformance(["add-case", str(memory), "--id", "sub", "--out", str(tmp_path)]) == 0
+    scenario, rebuilt = rebuild(tmp_path / "sub.yaml", tmp_path)
+    assert scenario.repo["memory_subdir"] == "agent/memory"
+    assert port_record(scenario, rebuilt.memory_dir, git_env) == port_record(scenario, memory, git_env)
+
+
+def test_unborn_and_missing_directories_get_their_kind(tmp_path, make_repo) -> None:
+    assert read_snapshot(make_repo({}).path).model.kind == "unborn"
+    assert read_snapshot(tmp_path / "nowhere").model.kind == "missing"
+
+
+def test_add_case_refuses_to_overwrite_a_case(tmp_path, make_repo, capsys) -> None:
+    repo = make_repo({"system/a.md": "a\n"})
+    assert conformance(["add-case", str(repo.path), "--id", "twice", "--out", str(tmp_path)]) == 0
+    assert conformance(["add-case", str(repo.path), "--id", "twice", "--out", str(tmp_path)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(repo_models())
+def test_written_repo_specs_read_back_as_the_same_trees(model: RepoModel) -> None:
+    """Any generated tree (risky names, encodings, modes) survives encode -> YAML text -> load -> bytes."""
+    spec = yaml.safe_load(dump_yaml({"repo": repo_spec(model)}))["repo"]
+    assert commit_states(spec) == [commit.files for commit in model.commits]
+
+
+@pytest.mark.integration
+def test_the_reference_compiles_the_rebuilt_repository_as_the_original(tmp_path, make_repo, git_env, reference_bun,
+                                                                       release_bundle) -> None:  # fmt: skip
+    from harness.releases import ReferenceSpec
+    from harness.runners.bun_reference import BunReferenceRunner
+
+    release_bundle("0.32.18")
+    repo = odd_repo(make_repo)
+    assert conformance(["add-case", str(repo.path), "--id", "odd", "--out", str(tmp_path)]) == 0
+    scenario, rebuilt = rebuild(tmp_path / "odd.yaml", tmp_path)
+    runner = BunReferenceRunner(ReferenceSpec("npm", "0.32.18"), tmp_path / "ref-home", ceiling=None, timeout=120)
+    runner.start()
+    try:
+        assert runner.start_error is None, runner.start_error
+        original = runner.compile(request_for(scenario, repo.path))
+        copy = runner.compile(request_for(scenario, rebuilt.memory_dir))
+    finally:
+        runner.close()
+    assert original.status == "ok", original.error
+    assert copy.record == original.record
