@@ -50,6 +50,33 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def matrix(session: nox.Session) -> None:
+    """The corpus against every pinned release (each with its profile) in one run: the cases x references
+    matrix, the fields each reference was compared on, and the drift report, in reports/matrix/."""
+    session.install("-e", ".")
+    session.run("conformance", "matrix", "--report", "reports/matrix", *session.posargs)
+
+
+@nox.session
+def runtimes(session: nox.Session) -> None:
+    """Every pinned release under bun, node, and node with LANG=da_DK.UTF-8: where the runtime or the
+    locale changes upstream's bytes (reported as runtime-divergence, not as port failures)."""
+    session.install("-e", ".")
+    # node runs scale-2000-flat-symbols' 2,000 `git show` calls slower than bun: a longer per-request timeout
+    runtimes = ["--runtime", "bun", "--runtime", "node", "--locale", "da_DK.UTF-8", "--timeout", "300"]
+    bun_ignores_lang = ["--reference", "npm:0.32.18@bun/da_DK.UTF-8"]
+    session.run("conformance", "matrix", *runtimes, *bun_ignores_lang, "--report", "reports/runtimes", *session.posargs)
+
+
+@nox.session
+def gate(session: nox.Session) -> None:
+    """CI gate: the full matrix; fails when a case that passed against the previous pinned release fails
+    against the newest one, and says what to do. `nox -s gate -- --latest` adds the newest npm release."""
+    session.install("-e", ".")
+    session.run("conformance", "matrix", "--gate", "--report", "reports/gate", *session.posargs)
+
+
+@nox.session
 def determinism(session: nox.Session) -> None:
     """The whole corpus run twice: report.json, junit.xml and index.html must be byte-identical."""
     session.install("-e", ".")

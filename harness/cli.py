@@ -68,7 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         selected = len(scenarios)
         scenarios = shard.select(scenarios)
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
-    specs = [ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])]
+    specs = apply_runtime([ReferenceSpec.parse(r) for r in (args.reference or [default_reference()])], args)
     cases_per_run = sum(1 if s.expect or s.raw.get("golden") else len(specs) for s in scenarios)
     progress = Progress(cases_per_run)
     with Session(specs, profile_override=args.profile, timeout=args.timeout, jobs=args.jobs) as session:
@@ -92,6 +92,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if shard and not scenarios and not loaded.errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
+
+
+def apply_runtime(specs: list[ReferenceSpec], args: argparse.Namespace) -> list[ReferenceSpec]:
+    """`--runtime`/`--locale` apply to every reference that names no runtime of its own."""
+    runtime, locale = getattr(args, "runtime", None), getattr(args, "locale", None)
+    if not runtime and not locale:
+        return specs
+    return [s if s.is_variant else s.with_runtime(runtime or s.runtime, locale) for s in specs]
+
+
+def add_runtime_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runtime", choices=("bun", "node"), help="run the references under bun (default) or node; "
+        "a node reference is judged against the same release under bun, and where they differ the case is "
+        "runtime-divergence, not a port failure",
+    )  # fmt: skip
+    parser.add_argument("--locale", help="LANG/LC_ALL for the reference process (node follows it; bun does not)")
 
 
 def cmd_merge_reports(args: argparse.Namespace) -> int:
@@ -192,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-timing", action="store_true", help="leave timings out of report.json (byte-identical reruns)"
     )
+    add_runtime_options(run)
     run.set_defaults(func=cmd_run)
 
     diff = commands.add_parser("diff-repo", help="compare the Python port and a reference on an existing repository")
@@ -218,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in (snapshot, reduce, fuzz):
         module.register(commands)
+
+    from .bisect import add_parser as add_bisect
+    from .matrix import add_parsers as add_matrix
+
+    add_matrix(commands)
+    add_bisect(commands)
     return parser
 
 

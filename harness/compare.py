@@ -131,19 +131,51 @@ def outcome_value(outcome: Outcome, field: str) -> Any:
     return (outcome.record or {}).get(field, MISSING)
 
 
+# How each field was compared (CaseResult.compared, report.json `compared_fields`):
+BOTH = "compared"  # both records have it: compared byte for byte
+ABSENT_BOTH = "compared-as-absent"  # neither has it (0.25.x has no coreMemory): the port must not have it either
+REFERENCE_ONLY = "reference-only"  # a difference: the port lacks a field the reference returns
+PORT_ONLY = "port-only"  # a difference: the port returns a field the reference does not
+THROWN = "thrown"  # one side or both threw: the records are not compared field by field
+
+
+def field_presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> dict[str, str]:
+    """For every compared field, how it was compared. Absent fields are compared, never skipped:
+    absence on both sides is agreement, absence on one side is a difference."""
+    if reference.status == "thrown" or port.status == "thrown":
+        return dict.fromkeys(fields, THROWN)
+    ref_record, port_record = reference.record or {}, port.record or {}
+    states = {}
+    for name in fields:
+        in_ref, in_port = name in ref_record, name in port_record
+        states[name] = (
+            BOTH
+            if in_ref and in_port
+            else ABSENT_BOTH
+            if not (in_ref or in_port)
+            else (REFERENCE_ONLY if in_ref else PORT_ONLY)
+        )
+    return states
+
+
 def compare_outcomes(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> list[FieldDiff]:
-    """Field differences between two outcomes that both ran (status ok or thrown)."""
+    """Field differences between two outcomes that both ran (status ok or thrown).
+
+    A field one record has and the other lacks is a difference even when its value is null:
+    absent and null are different JSON (field_presence says how each field was compared)."""
     if reference.status == "thrown" or port.status == "thrown":
         if reference.status == port.status:
             return []  # both threw: upstream's message is not part of the contract
         return [FieldDiff("thrown", reference.thrown, port.thrown, 0)]
     diffs = []
+    ref_record, port_record = reference.record or {}, port.record or {}
     for name in fields:
-        ref_value, port_value = outcome_value(reference, name), outcome_value(port, name)
-        if ref_value != port_value:
-            diffs.append(
-                FieldDiff(name, ref_value, port_value, first_diff_offset(as_bytes(ref_value), as_bytes(port_value)))
-            )
+        ref_value, port_value = ref_record.get(name), port_record.get(name)
+        if ref_value != port_value or (name in ref_record) != (name in port_record):
+            ref_bytes = as_bytes(ref_value) if name in ref_record else ABSENT.encode()
+            port_bytes = as_bytes(port_value) if name in port_record else ABSENT.encode()
+            offset = first_diff_offset(ref_bytes, port_bytes)
+            diffs.append(FieldDiff(name, ref_value, port_value, 0 if offset is None else offset))
     return diffs
 
 

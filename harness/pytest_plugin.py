@@ -14,7 +14,7 @@ import pytest
 
 from .compare import render_field_diff
 from .releases import ReferenceSpec, load_manifest
-from .run import ERROR, FAIL, KNOWN, STALE, CaseResult, Session
+from .run import ERROR, FAIL, KNOWN, RUNTIME, STALE, CaseResult, Session
 from .scenario import Scenario, ScenarioError, load_scenario
 
 _SESSION_KEY = pytest.StashKey[Session]()
@@ -91,7 +91,7 @@ class ScenarioItem(pytest.Item):
         failing = [r for r in results if r.status in (FAIL, STALE, ERROR)]
         if failing:
             raise ConformanceFailure(failing)
-        known = [r for r in results if r.status == KNOWN]
+        known = [r for r in results if r.status in (KNOWN, RUNTIME)]
         if known:
             pytest.xfail("; ".join(f"[{r.reference}] " + "; ".join(r.reasons) for r in known))
         if not results:

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -43,16 +44,57 @@ def load_manifest() -> dict[str, Any]:
     return json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
 
 
+RUNTIMES = ("bun", "node")
+DEFAULT_RUNTIME = "bun"
+_VARIANT = re.compile(r"@(bun|node)(?:/([A-Za-z0-9_.@-]+))?$")
+
+
 @dataclass(frozen=True)
 class ReferenceSpec:
-    """What `--reference` names: `npm:0.32.18`, `bundle:PATH` or `checkout:PATH`."""
+    """What `--reference` names: `npm:0.32.18`, `bundle:PATH` or `checkout:PATH`, optionally run
+    under another runtime and locale: `npm:0.32.18@node`, `npm:0.32.18@node/da_DK.UTF-8`.
+
+    bun with the pinned locale is the baseline (what letta-code's own development runs);
+    any other runtime or locale is a *variant* of that baseline.
+    """
 
     kind: str
     value: str
+    runtime: str = DEFAULT_RUNTIME
+    locale: str | None = None  # LANG/LC_ALL for the reference process; None: the pinned C.UTF-8
+
+    @property
+    def base_label(self) -> str:
+        return self.value if self.kind == "npm" else f"{self.kind}:{self.value}"
+
+    @property
+    def variant(self) -> str:
+        """`""` for the baseline, else `@node`, `@node/da_DK.UTF-8`, `@bun/da_DK.UTF-8`."""
+        if self.runtime == DEFAULT_RUNTIME and self.locale is None:
+            return ""
+        return f"@{self.runtime}" + (f"/{self.locale}" if self.locale else "")
 
     @property
     def label(self) -> str:
-        return self.value if self.kind == "npm" else f"{self.kind}:{self.value}"
+        return self.base_label + self.variant
+
+    @property
+    def is_variant(self) -> bool:
+        return bool(self.variant)
+
+    @property
+    def baseline(self) -> ReferenceSpec:
+        return ReferenceSpec(self.kind, self.value)
+
+    def with_runtime(self, runtime: str, locale: str | None = None) -> ReferenceSpec:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"--runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
+        return ReferenceSpec(self.kind, self.value, runtime, locale)
+
+    @property
+    def cli(self) -> str:
+        """The `--reference` text that names this spec again."""
+        return f"{self.kind}:{self.value}{self.variant}"
 
     @classmethod
     def parse(cls, text: str) -> ReferenceSpec:
@@ -60,8 +102,17 @@ class ReferenceSpec:
         if not sep:
             kind, value = "npm", text
         if kind not in ("npm", "bundle", "checkout") or not value:
-            raise ValueError(f"--reference {text!r}: use npm:VERSION, bundle:PATH or checkout:PATH")
-        return cls(kind, value)
+            raise ValueError(
+                f"--reference {text!r}: use npm:VERSION, bundle:PATH or checkout:PATH, "
+                "optionally followed by @bun or @node and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
+            )
+        runtime, locale = DEFAULT_RUNTIME, None
+        variant = _VARIANT.search(value)
+        if variant:
+            value, runtime, locale = value[: variant.start()], variant.group(1), variant.group(2)
+            if not value:
+                raise ValueError(f"--reference {text!r}: nothing before @{runtime}")
+        return cls(kind, value, runtime, locale)
 
 
 def sri_sha512(data_path: Path) -> str:
@@ -219,12 +270,21 @@ def ensure_bun() -> Path:
     return binary
 
 
+def _lock_digest(source: Path) -> str:
+    return hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()
+
+
 def _install_runtime_deps(name: str, package_dir: Path) -> None:
-    """0.25.x import sharp's native binary at load: install the pinned lockfile beside the bundle."""
+    """Install the pinned lockfile reference/runtime-deps/NAME beside the bundle (`npm ci` checks
+    every package's integrity against the lockfile; no install scripts run). Reinstalled when the
+    lockfile changes. 0.25.x import sharp's native binary at load; under node every release needs `ws`."""
     source = REFERENCE_DIR / "runtime-deps" / name
+    if not (source / "package-lock.json").exists():
+        raise ReferenceUnavailable(f"reference/runtime-deps/{name}/package-lock.json is missing")
     deps_dir = package_dir.parent / f"deps-{name}"
     marker = deps_dir / ".installed"
-    if not marker.exists():
+    digest = _lock_digest(source)
+    if not marker.exists() or marker.read_text().strip() not in ("ok", digest):
         shutil.rmtree(deps_dir, ignore_errors=True)
         deps_dir.mkdir(parents=True)
         for file in ("package.json", "package-lock.json"):
@@ -235,16 +295,51 @@ def _install_runtime_deps(name: str, package_dir: Path) -> None:
         )  # fmt: skip
         if done.returncode != 0:
             raise ReferenceUnavailable(f"npm ci for {name} failed: {done.stderr.strip()[-800:]}")
-        marker.write_text("ok\n")
+        marker.write_text(digest + "\n")
     link = package_dir / "node_modules"
+    if link.is_symlink() and os.readlink(link) != str(deps_dir / "node_modules"):
+        link.unlink()
     if not link.exists():
         link.symlink_to(deps_dir / "node_modules")
 
 
-def ensure_release(version: str) -> Path:
-    """Path to letta.js of a pinned npm release, fetched and verified on first use."""
+def ensure_node() -> Path:
+    """node from PATH (the `letta` bin's shebang is `#!/usr/bin/env node`)."""
+    found = shutil.which("node")
+    if not found:
+        raise ReferenceUnavailable("node is not on PATH; install Node.js (20+) to run references under node")
+    return Path(found)
+
+
+def node_install(bundle: Path, deps: str | None) -> Path:
+    """A node-runtime install of a bundle: letta.js and package.json linked into their own directory,
+    with the release's runtime dependencies in node_modules beside them, so node resolves the
+    bundle's imports as in `npm install -g`, and the bun install beside the original stays as it is."""
+    home = bundle.parent.parent / "node-runtime"
+    home.mkdir(parents=True, exist_ok=True)
+    for name in ("letta.js", "package.json"):
+        link, target = home / name, bundle.parent / name
+        if target.exists() and not link.is_symlink():
+            link.symlink_to(target)
+    if deps:
+        _install_runtime_deps(deps, home)
+    return home / "letta.js"
+
+
+_ON_DEMAND: dict[str, dict[str, Any]] = {}
+
+
+def pin_on_demand(version: str, integrity: str) -> None:
+    """Accept an unpinned release for this process only (`conformance matrix --latest`): its tarball
+    is verified against the integrity the registry reported, and nothing is written to the manifest."""
+    _ON_DEMAND[version] = {"integrity": integrity, "node_runtime_deps": "node-ws"}
+
+
+def ensure_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
+    """Path to letta.js of a pinned npm release, fetched and verified on first use, set up to run
+    under `runtime` (node: beside its pinned runtime dependencies, `node_runtime_deps`)."""
     manifest = load_manifest()
-    pinned = manifest["releases"].get(version)
+    pinned = manifest["releases"].get(version) or _ON_DEMAND.get(version)
     if pinned is None:
         known = ", ".join(manifest["releases"])
         raise ReferenceUnavailable(f"letta-code {version} is not pinned in reference/manifest.json (pinned: {known})")
@@ -257,6 +352,8 @@ def ensure_release(version: str) -> Path:
     bundle = package_dir / "letta.js"
     if not bundle.exists():
         raise ReferenceUnavailable(f"letta-code {version}: the tarball has no letta.js")
+    if runtime == "node":
+        return node_install(bundle, pinned.get("node_runtime_deps"))
     return bundle
 
 
@@ -275,8 +372,9 @@ def build_checkout(checkout: Path, bun: Path) -> Path:
 
 
 def resolve_bundle(spec: ReferenceSpec, bun: Path) -> Path:
+    """letta.js for a spec. A bundle or checkout run under node uses the dependencies beside it."""
     if spec.kind == "npm":
-        return ensure_release(spec.value.removeprefix("letta-code@"))
+        return ensure_release(spec.value.removeprefix("letta-code@"), spec.runtime)
     path = Path(spec.value).expanduser().resolve()
     if spec.kind == "bundle":
         if not path.is_file():

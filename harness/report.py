@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from .scenario import ScenarioError
 __all__ = ["SCHEMA", "RunReport", "junit_xml", "report_json", "reproduce_commands", "write_reports"]
 
 SCHEMA = "letta-conformance/report/1"
-STATUSES = ("pass", "fail", "known-divergence", "stale-divergence", "error")
+STATUSES = ("pass", "fail", "known-divergence", "stale-divergence", "error", "runtime-divergence")
 
 
 @dataclass
@@ -33,6 +33,7 @@ class RunReport:
     load_errors: list[ScenarioError]
     command: list[str]
     timing: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)  # further top-level sections (matrix, drift: harness.matrix)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -71,7 +72,13 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "port_outcome": outcome(result.port_outcome),
         "turns": result.turns,
         "reproduce": reproduce_commands(result),
+        "field_comparison": result.compared,
     }
+    if result.baseline:
+        data["baseline"] = result.baseline
+        data["runtime_diffs"] = [d.to_json() for d in result.runtime_diffs]
+        # the baseline's values are in no outcome of this result: kept so that a merge can rebuild the diffs
+        data["runtime_diff_values"] = [{"baseline": d.reference, "variant": d.port} for d in result.runtime_diffs]
     if result.diffs and (result.reference_outcome is None or result.port_outcome is None):
         # golden and lifecycle results: the differing values are in no outcome, so a merge could not rebuild them
         data["diff_values"] = [{"reference": d.reference, "port": d.port} for d in result.diffs]
@@ -114,7 +121,14 @@ def result_from_json(data: dict[str, Any]) -> CaseResult:
         diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
         structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),
         request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
+        compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
+        runtime_diffs=_runtime_diffs_from_json(data),
     )  # fmt: skip
+
+
+def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
+    pairs = zip(data.get("runtime_diffs", []), data.get("runtime_diff_values", []), strict=True)
+    return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
 
 
 def report_json(report: RunReport) -> dict[str, Any]:
@@ -128,6 +142,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "results": [
             result_json(r, report.timing) for r in sorted(report.results, key=lambda r: (r.case_id, r.reference))
         ],
+        **report.extra,
     }
 
 
@@ -169,6 +184,8 @@ def junit_xml(report: RunReport) -> bytes:
                 ET.SubElement(case, "error", message="could not run", type="error").text = text
             elif result.status == "known-divergence":
                 ET.SubElement(case, "skipped", message=f"known divergence: {'; '.join(result.reasons)}")
+            elif result.status == "runtime-divergence":
+                ET.SubElement(case, "skipped", message=f"runtime divergence: {'; '.join(result.reasons)}")
     if report.load_errors:
         suite = ET.SubElement(
             suites,

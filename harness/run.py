@@ -3,6 +3,12 @@
 A case passes only when every implementation ran and agreed. A reference that could not
 run is an error. A recorded divergence that still diverges is `known-divergence`; one that
 no longer diverges is `stale-divergence`, a failure, so the list stays true.
+
+The port is bun-faithful. A reference run under another runtime or locale (a *variant*,
+`0.32.18@node/da_DK.UTF-8`) is judged against the same release under bun (its *baseline*,
+always run alongside): where the variant's output equals the baseline's, the port is judged as
+usual; where it differs, the runtime changed upstream's bytes, and the case is
+`runtime-divergence` (not a failure), with the fields the runtime changed.
 """
 
 from __future__ import annotations
@@ -20,16 +26,18 @@ from typing import Any
 from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve_profile
 
 from . import lifecycle
-from .compare import FieldDiff, compare_outcomes, structured_diff
+from .compare import FieldDiff, compare_outcomes, field_presence, structured_diff
 from .gitenv import isolated_env
 from .releases import ReferenceSpec, bundle_version, cache_root
 from .repo import MaterializedRepo, materialize_repo
 from .runners.base import CompileRequest, Outcome, Runner
 from .runners.bun_reference import BunReferenceRunner
+from .runners.node_reference import NodeReferenceRunner
 from .runners.python_port import PythonPortRunner
 from .scenario import Scenario
 
 PASS, FAIL, KNOWN, STALE, ERROR = "pass", "fail", "known-divergence", "stale-divergence", "error"
+RUNTIME = "runtime-divergence"  # a variant's output differs from bun's for the same release: not the port's doing
 FAILING = (FAIL, STALE, ERROR)
 
 
@@ -52,6 +60,9 @@ class CaseResult:
     request: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     turns: list[dict[str, Any]] = field(default_factory=list)  # lifecycle cases: one row per step
+    compared: dict[str, str] = field(default_factory=dict)  # field -> how it was compared (compare.field_presence)
+    baseline: str = ""  # for a runtime/locale variant: the bun reference it was checked against
+    runtime_diffs: list[FieldDiff] = field(default_factory=list)  # variant vs baseline (upstream vs upstream)
 
     @property
     def failed(self) -> bool:
@@ -64,14 +75,59 @@ class ReferenceUnderTest:
 
     runner: Runner
     profile: Profile
+    spec: ReferenceSpec | None = None
 
     @property
     def label(self) -> str:
+        """From the runner's name (`letta-code@0.32.18@node` -> `0.32.18@node`), so a stand-in runner keeps its own."""
         return (
             self.runner.name.removeprefix("letta-code@")
             if self.runner.name.startswith("letta-code@")
             else self.runner.name
         )
+
+
+def default_runner(spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float) -> Runner:
+    runner = NodeReferenceRunner if spec.runtime == "node" else BunReferenceRunner
+    return runner(spec, home, ceiling, timeout)
+
+
+def with_baselines(specs: list[ReferenceSpec]) -> list[ReferenceSpec]:
+    """The specs in order, each variant preceded by its bun baseline when that is not given."""
+    ordered: list[ReferenceSpec] = []
+    for spec in specs:
+        if spec.is_variant and spec.baseline not in ordered:
+            ordered.append(spec.baseline)  # before its variant, even when it is named later
+        if spec not in ordered:
+            ordered.append(spec)
+    return ordered
+
+
+def judge_variant(
+    scenario: Scenario, spec: ReferenceSpec, variant: Outcome, baseline: Outcome | None, port: Outcome
+) -> tuple[str, list[FieldDiff], list[FieldDiff], list[str]]:
+    """Verdict for a runtime/locale variant: (status, port diffs, variant-vs-baseline diffs, reasons)."""
+    if variant.status == "error":
+        return ERROR, [], [], [f"reference could not run: {variant.error}"]
+    if baseline is None or baseline.status == "error":
+        why = baseline.error if baseline else "it did not run"
+        return (
+            ERROR,
+            [],
+            [],
+            [f"baseline {spec.baseline.label} (bun) could not run, so runtime drift is unknown: {why}"],
+        )
+    drift = compare_outcomes(baseline, variant)
+    if not drift:
+        status, diffs, reasons = judge(scenario, spec.base_label, variant, port)
+        return status, diffs, [], reasons
+    fields = ", ".join(d.field for d in drift)
+    where = f"{spec.runtime}" + (f" with LANG={spec.locale}" if spec.locale else "")
+    reasons = [
+        f"under {where}, letta-code {spec.base_label} itself outputs different {fields} than under bun: "
+        "runtime drift, not a port failure (the port follows bun; see the bun column for the port's verdict)"
+    ]
+    return RUNTIME, compare_outcomes(variant, port), drift, reasons
 
 
 def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
@@ -213,10 +269,8 @@ class Session:
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
         self.jobs = jobs
-        self._factory = runner_factory or (
-            lambda spec, cache: BunReferenceRunner(spec, self.home, self.ceiling, timeout)
-        )
-        self._specs = [(spec, profile_for_reference(spec, profile_override)) for spec in references]
+        self._factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
+        self._specs = [(spec, profile_for_reference(spec, profile_override)) for spec in with_baselines(references)]
         self.references = self._new_slot()
         self._slots: list[list[ReferenceUnderTest]] = [self.references]
         self._started: set[int] = set()
@@ -225,7 +279,7 @@ class Session:
         self._lock = threading.Lock()
 
     def _new_slot(self) -> list[ReferenceUnderTest]:
-        return [ReferenceUnderTest(self._factory(spec, self.cache), profile) for spec, profile in self._specs]
+        return [ReferenceUnderTest(self._factory(spec, self.cache), profile, spec) for spec, profile in self._specs]
 
     def _slot(self, index: int) -> list[ReferenceUnderTest]:
         with self._lock:
@@ -299,18 +353,33 @@ class Session:
             )
             return results
         self.start(slot)
+        baselines: dict[ReferenceSpec, Outcome] = {}
+        ports: dict[str, Outcome] = {}  # one port compile per profile: variants share their baseline's
         for ref in self._slot(slot):
-            if scenario.profiles and ref.profile.name not in scenario.profiles and ref.label not in scenario.profiles:
+            if scenario.profiles and not {ref.profile.name, ref.label, _base(ref)} & set(scenario.profiles):
                 continue
             reference = ref.runner.compile(request)
-            port = self.port(ref.profile, slot).compile(request)
-            status, diffs, reasons = judge(scenario, ref.label, reference, port)
-            reasons += reference.notes
-            results.append(
-                self._result(
-                    scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started
+            if ref.profile.name not in ports:
+                ports[ref.profile.name] = self.port(ref.profile, slot).compile(request)
+            port = ports[ref.profile.name]
+            runtime_diffs: list[FieldDiff] = []
+            if ref.spec is not None and ref.spec.is_variant:
+                status, diffs, runtime_diffs, reasons = judge_variant(
+                    scenario, ref.spec, reference, baselines.get(ref.spec.baseline), port
                 )
+            else:
+                if ref.spec is not None:
+                    baselines[ref.spec] = reference
+                status, diffs, reasons = judge(scenario, ref.label, reference, port)
+            reasons += reference.notes
+            result = self._result(
+                scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started
             )
+            if reference.status != "error" and port.status != "error":
+                result.compared = field_presence(reference, port)
+            if ref.spec is not None and ref.spec.is_variant:
+                result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
+            results.append(result)
         return results
 
     def run_lifecycle_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
@@ -325,6 +394,8 @@ class Session:
         else:
             self.start(slot)
             for ref in self._slot(slot):
+                if ref.spec is not None and ref.spec.is_variant:
+                    continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
                 if (
                     scenario.profiles
                     and ref.profile.name not in scenario.profiles
@@ -395,6 +466,10 @@ class Session:
                     for result in future.result():
                         progress(result)
             return [result for future in futures for result in future.result()]
+
+
+def _base(ref: ReferenceUnderTest) -> str:
+    return ref.spec.base_label if ref.spec is not None else ref.label
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:

@@ -51,6 +51,19 @@ class Divergence:
 
 
 @dataclass(frozen=True)
+class Explanation:
+    """One `explains` entry: a change of upstream's own output that the case pins (harness.drift)."""
+
+    change: str
+    since: str | None = None
+    runtime: str | None = None
+    locale: str | None = None
+    releases: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Scenario:
     id: str
     description: str
@@ -62,6 +75,7 @@ class Scenario:
     profiles: tuple[str, ...] = ()
     expect: dict[str, Any] | None = None
     divergences: tuple[Divergence, ...] = ()
+    explains: tuple[Explanation, ...] = ()
     line: int = 1
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -181,6 +195,18 @@ def load_scenario(path: Path) -> Scenario:
         divergences=tuple(
             Divergence(tuple(d["references"]), tuple(d["fields"]), d["kind"], d["reason"], d.get("link"))
             for d in data.get("divergences", ())
+        ),
+        explains=tuple(
+            Explanation(
+                e["change"],
+                e.get("since"),
+                e.get("runtime"),
+                e.get("locale"),
+                tuple(e.get("releases", ())),
+                tuple(e.get("fields", ())),
+                tuple(e.get("sections", ())),
+            )
+            for e in data.get("explains", ())
         ),
         line=_node_at(root, ["id"]).start_mark.line + 1,
         raw=data,

@@ -11,31 +11,49 @@ from .jsonl_process import JsonLinesRunner
 
 
 class BunReferenceRunner(JsonLinesRunner):
-    """One warm bun process per reference, restarted after a crash, a timeout or pollution."""
+    """One warm bun process per reference, restarted after a crash, a timeout or pollution.
+
+    A spec with a locale runs the process with LANG/LC_ALL set to it (the git environment
+    stays otherwise isolated); subclasses choose another interpreter (harness.runners.node_reference).
+    """
 
     def __init__(self, spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float = 60.0) -> None:
-        super().__init__(f"letta-code@{spec.value}" if spec.kind == "npm" else spec.label, [], None, timeout)
+        name = f"letta-code@{spec.value}{spec.variant}" if spec.kind == "npm" else spec.label
+        super().__init__(name, [], None, timeout)
         self.spec = spec
         self.home, self.ceiling = home, ceiling
         self.bundle: Path | None = None
         self.version: str | None = spec.value if spec.kind == "npm" else None
 
+    def interpreter(self) -> Path:
+        return ensure_bun()
+
     def start(self) -> None:
         try:
-            bun = ensure_bun()
-            self.bundle = resolve_bundle(self.spec, bun)
+            interpreter = self.interpreter()
+            self.bundle = resolve_bundle(self.spec, ensure_bun() if self.spec.kind == "checkout" else interpreter)
         except (ReferenceUnavailable, OSError) as error:
             self.start_error = str(error)
             return
         self.version = bundle_version(self.bundle) or self.version
         env = isolated_env(self.home, self.ceiling)
-        self.process.argv = [str(bun), str(DRIVER_PATH), str(self.bundle)]
+        if self.spec.locale:
+            env["LANG"] = env["LC_ALL"] = self.spec.locale
+        self.process.argv = [str(interpreter), str(DRIVER_PATH), str(self.bundle)]
         self.process.env = env
         super().start()
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update({"reference": self.spec.label, "version": self.version, "bundle": str(self.bundle)})
+        info.update(
+            {
+                "reference": self.spec.label,
+                "version": self.version,
+                "bundle": str(self.bundle),
+                "runtime": self.spec.runtime,
+                "locale": self.spec.locale,
+            }
+        )
         if self.process.env:
             info["env"] = recorded_env(self.process.env)
         if self.start_error:

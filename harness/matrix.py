@@ -1,0 +1,268 @@
+"""`conformance matrix` and `conformance drift`: the corpus against every pinned release (and any
+other reference, runtime or locale) in one run, the cases x references matrix, the fields each
+reference could be compared on, the drift between neighbouring references, and the CI gate.
+
+One Session serves the run: each case's repository is materialized once and compiled by every
+reference, each release judged against its own Python profile (harness.run.profile_for_reference).
+`--latest` asks the npm registry for the newest release; nothing else here touches the network
+beyond fetching pinned tarballs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .cli import jobs_count, select
+from .compare import COMPARED_FIELDS
+from .drift import DriftReport, drift_markdown, drift_report, neighbour_pairs
+from .gate import GateResult, evaluate
+from .gate import render as render_gate
+from .releases import RUNTIMES, ReferenceSpec, ReferenceUnavailable, bundle_version, load_manifest, pin_on_demand
+from .report import RunReport, write_reports
+from .run import FAILING, CaseResult, Session, with_baselines
+from .runners.base import Outcome
+from .scenario import Scenario, load_scenarios
+
+DEFAULT_CASES = Path("cases")
+
+
+def release_order() -> list[str]:
+    """Pinned releases, oldest first (the manifest lists them in release order)."""
+    return list(load_manifest()["releases"])
+
+
+def discover_latest(package: str | None = None) -> tuple[str, str]:
+    """The npm registry's `latest` version of letta-code and its dist.integrity (on demand only)."""
+    package = package or load_manifest()["package"]
+    try:
+        done = subprocess.run(
+            ["npm", "view", f"{package}@latest", "version", "dist.integrity", "--json"],
+            capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+    except FileNotFoundError:
+        raise ReferenceUnavailable("npm is not on PATH; --latest asks the npm registry") from None
+    if done.returncode != 0:
+        raise ReferenceUnavailable(f"npm view {package}@latest failed: {done.stderr.strip()[-400:]}")
+    data = json.loads(done.stdout)
+    return data["version"], data["dist.integrity"]
+
+
+def matrix_specs(
+    extra: list[str], runtimes: list[str], locales: list[str], latest: str | None = None
+) -> list[ReferenceSpec]:
+    """Every pinned release (oldest first), then `latest` and `extra` references; each under every
+    runtime, and every non-bun runtime also under every locale. Baselines (bun) come first."""
+    bases = [ReferenceSpec("npm", v) for v in release_order()]
+    if latest and ReferenceSpec("npm", latest) not in bases:
+        bases.append(ReferenceSpec("npm", latest))
+    for text in extra:
+        spec = ReferenceSpec.parse(text)
+        if spec not in bases:
+            bases.append(spec)
+    specs: list[ReferenceSpec] = []
+    for runtime in runtimes:
+        for base in bases:
+            if base.is_variant:
+                continue
+            specs.append(base.with_runtime(runtime) if runtime != "bun" else base)
+            if runtime != "bun":
+                specs += [base.with_runtime(runtime, locale) for locale in locales]
+    specs += [b for b in bases if b.is_variant]
+    return with_baselines(list(dict.fromkeys(specs)))
+
+
+def compared_fields(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
+    """Per reference, per field: how many cases compared it byte for byte, as absent on both sides,
+    or found it on one side only; and a one-word summary (`compared`, `compared-as-absent`, `mixed`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for result in results:
+        if result.reference == "golden":
+            continue
+        per_ref = out.setdefault(result.reference, {name: Counter() for name in COMPARED_FIELDS})
+        for name, state in result.compared.items():
+            per_ref.setdefault(name, Counter())[state] += 1
+    summary: dict[str, dict[str, Any]] = {}
+    for reference, per_field in out.items():
+        summary[reference] = {}
+        for name, counts in per_field.items():
+            states = {k: v for k, v in counts.items() if k != "thrown"}
+            word = next(iter(states)) if len(states) == 1 else ("not-compared" if not states else "mixed")
+            summary[reference][name] = {"summary": word, "cases": dict(sorted(counts.items()))}
+    return summary
+
+
+def matrix_json(results: list[CaseResult], specs: list[ReferenceSpec], seconds: float | None) -> dict[str, Any]:
+    labels = [s.label for s in specs]
+    cases: dict[str, dict[str, str]] = {}
+    for result in sorted(results, key=lambda r: r.case_id):
+        cases.setdefault(result.case_id, {})[result.reference] = result.status
+    per_reference = {label: dict(Counter(r.status for r in results if r.reference == label)) for label in labels}
+    runtime_effects = [
+        {"case": r.case_id, "reference": r.reference, "baseline": r.baseline,
+         "fields": [d.field for d in r.runtime_diffs]}
+        for r in sorted(results, key=lambda r: (r.reference, r.case_id)) if r.runtime_diffs
+    ]  # fmt: skip
+    data: dict[str, Any] = {
+        "references": [
+            {"label": s.label, "kind": s.kind, "value": s.value, "runtime": s.runtime, "locale": s.locale,
+             "baseline": s.baseline.label if s.is_variant else None,
+             "profile": next((r.profile for r in results if r.reference == s.label), None),
+             "counts": per_reference[s.label]}
+            for s in specs
+        ],
+        "cases": cases,
+        "compared_fields": compared_fields(results),
+        "runtime_effects": runtime_effects,
+    }  # fmt: skip
+    if seconds is not None:
+        data["timing"] = {"seconds": round(seconds, 1)}
+    return data
+
+
+def reference_outcomes(results: list[CaseResult]) -> dict[tuple[str, str], Outcome]:
+    return {(r.case_id, r.reference): r.reference_outcome for r in results if r.reference_outcome is not None}
+
+
+def spec_version(specs: list[ReferenceSpec], label: str) -> str | None:
+    """The release version behind a reference label: the npm version, or a bundle's package.json version."""
+    spec = next((s for s in specs if s.label == label), None)
+    if spec is None or spec.kind == "npm":
+        return spec.value if spec else None
+    return bundle_version(Path(spec.value).expanduser()) if spec.kind == "bundle" else None
+
+
+def gate_pair(specs: list[ReferenceSpec], latest: str | None) -> tuple[str, str] | None:
+    """previous -> new for the gate: the pinned default -> `latest` when it is newer, else the two
+    newest baseline releases."""
+    default = load_manifest()["default"]
+    if latest and latest != default:
+        return default, latest
+    releases = [p for p in neighbour_pairs(specs, release_order()) if p.kind == "release"]
+    return (releases[-1].before.label, releases[-1].after.label) if releases else None
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    loaded = load_scenarios(args.paths or [DEFAULT_CASES])
+    for error in loaded.errors:
+        print(f"error: {error}", file=sys.stderr)
+    scenarios = select(loaded.scenarios, args.k)  # compile cases and lifecycle probes
+    latest: str | None = None
+    discovered: dict[str, str] | None = None
+    if args.latest:
+        try:
+            latest, integrity = discover_latest()
+        except ReferenceUnavailable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        pinned = latest in load_manifest()["releases"]
+        if not pinned:
+            pin_on_demand(latest, integrity)
+        discovered = {"version": latest, "integrity": integrity, "pinned": str(pinned).lower()}
+        note = "" if pinned else " (not pinned: verified against the integrity the registry reports)"
+        print(f"newest release on the npm registry: {latest}{note}")
+    specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
+    print(f"{len(scenarios)} cases x {len(specs)} references: {', '.join(s.label for s in specs)}", file=sys.stderr)
+    started = time.perf_counter()
+    with Session(specs, timeout=args.timeout, jobs=args.jobs) as session:
+        results = session.run(scenarios)
+        described = session.describe_references()
+    seconds = time.perf_counter() - started
+    drift = drift_report(reference_outcomes(results), scenarios, specs, release_order())
+    gate: GateResult | None = None
+    if args.gate:
+        pair = gate_pair(specs, latest)
+        gate = evaluate(results, *pair, new_version=spec_version(specs, pair[1])) if pair else None
+    extra: dict[str, Any] = {
+        "matrix": matrix_json(results, specs, None if args.no_timing else seconds),
+        "drift": drift.to_json(),
+    }
+    if gate is not None:
+        extra["gate"] = gate.to_json()
+    if discovered:
+        extra["matrix"]["latest"] = discovered
+    report = RunReport(results, described, loaded.errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing,
+                       extra=extra)  # fmt: skip
+    print_failures(results)
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    shape = f"{len(scenarios)} cases x {len(specs)} references = {len(results)} results"
+    print(f"matrix: {shape}: {summary} in {seconds:.1f} s")
+    markdown = drift_markdown(drift)
+    print(markdown.splitlines()[-1])
+    if args.report:
+        paths = write_reports(report, Path(args.report))
+        (Path(args.report) / "drift.md").write_text(markdown, encoding="utf-8")
+        print(f"reports: {paths['html']} {paths['json']} {paths['junit']} {Path(args.report) / 'drift.md'}")
+    if gate is not None:
+        print(render_gate(gate), end="")
+        return 0 if gate.ok and not loaded.errors else 1
+    return 0 if report.ok and drift.ok else 1
+
+
+def print_failures(results: list[CaseResult]) -> None:
+    for result in results:
+        if result.status in FAILING:
+            print(f"{result.status.upper()}: {result.case_id} [{result.reference}] ({result.path})", file=sys.stderr)
+            for reason in result.reasons[:3]:
+                print(f"  {reason}", file=sys.stderr)
+
+
+def drift_from_report(report_path: Path, case_paths: list[Path]) -> DriftReport:
+    """Recompute drift from a matrix report.json (no reference is run again)."""
+    data = json.loads(report_path.read_text(encoding="utf-8"))
+    labels = [r["label"] for r in data.get("matrix", {}).get("references", [])]
+    if not labels:
+        labels = sorted({r["reference"] for r in data["results"] if r["reference"] != "golden"})
+    specs = [ReferenceSpec.parse(label if ":" in label.split("@")[0] else f"npm:{label}") for label in labels]
+    outcomes: dict[tuple[str, str], Outcome] = {}
+    for r in data["results"]:
+        o = r.get("reference_outcome")
+        if o:
+            outcomes[(r["case"], r["reference"])] = Outcome(
+                o["status"], o.get("record"), o.get("thrown"), o.get("error")
+            )
+    scenarios: list[Scenario] = load_scenarios(case_paths).scenarios
+    return drift_report(outcomes, scenarios, specs, release_order())
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    report = drift_from_report(Path(args.report_json), args.paths or [DEFAULT_CASES])
+    text = drift_markdown(report)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+    else:
+        print(text, end="")
+    return 0 if report.ok else 1
+
+
+def add_parsers(commands: Any) -> None:
+    matrix = commands.add_parser(
+        "matrix", help="the corpus against every pinned release (and --reference), drift report, optional gate"
+    )
+    matrix.add_argument("paths", nargs="*", type=Path, help="scenario files or directories (default: cases/)")
+    matrix.add_argument("--reference", action="append", help="a further reference (npm:, bundle:, checkout:)")
+    matrix.add_argument("--runtime", action="append", choices=RUNTIMES, help="bun (default) and/or node; repeatable")
+    matrix.add_argument(
+        "--locale", action="append", help="with a non-bun runtime: also run under this LANG (repeatable)"
+    )
+    matrix.add_argument("--latest", action="store_true", help="also the newest release on the npm registry (network)")
+    matrix.add_argument("--gate", action="store_true", help="fail when a case that passed against the previous "
+                        "pinned release fails against the newest one, and say what to do")  # fmt: skip
+    matrix.add_argument("--report", help="directory for index.html, report.json, junit.xml and drift.md")
+    matrix.add_argument("-k", help="only cases whose id or tags contain one of these comma-separated words")
+    matrix.add_argument("--timeout", type=float, default=60.0)
+    matrix.add_argument("-j", "--jobs", type=jobs_count, default=1, help="cases at a time (N or auto), as for run")
+    matrix.add_argument("--no-timing", action="store_true", help="leave timings out of report.json")
+    matrix.set_defaults(func=cmd_matrix)
+
+    drift = commands.add_parser("drift", help="the drift report of a matrix report.json, as Markdown (or --json)")
+    drift.add_argument("report_json", help="report.json written by `conformance matrix --report DIR`")
+    drift.add_argument("paths", nargs="*", type=Path, help="scenario files or directories (default: cases/)")
+    drift.add_argument("--json", action="store_true")
+    drift.set_defaults(func=cmd_drift)

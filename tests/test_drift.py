@@ -1,0 +1,142 @@
+"""harness.drift on fabricated reference outcomes: sections, grouping by change, explanations, stale ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
+from harness.releases import ReferenceSpec
+from harness.runners.base import Outcome
+from harness.scenario import Explanation, Scenario
+
+ORDER = ["0.25.9", "0.30.28", "0.31.12"]
+OLD_TEXT = "S\n\n<self>\nme\n</self>\n\n<memory>\n<a>x</a>\n<external_projection>\nâ\x80\x94 n.md\n</external_projection>\n</memory>\n\n<memory_metadata>\nm\n</memory_metadata>"  # noqa: E501
+NEW_TEXT = OLD_TEXT.replace("â\x80\x94", "└──")
+
+
+def record(text: str, core: bool = True, **more: str) -> Outcome:
+    data = {"content": text, **({"coreMemory": text[3:]} if core else {}), "compiledAt": "t", "rawSystemHash": "h"}
+    return Outcome("ok", record={**data, **more})
+
+
+def case(case_id: str, *explains: Explanation) -> Scenario:
+    return Scenario(case_id, "d", Path(f"cases/compile/{case_id}.yaml"), (), {}, {}, explains=explains)
+
+
+def specs(*labels: str) -> list[ReferenceSpec]:
+    return [ReferenceSpec.parse(label) for label in labels]
+
+
+def test_sections_cut_a_prompt_into_its_blocks() -> None:
+    cut = sections(OLD_TEXT)
+    assert set(cut) == {"self", "external_projection", "memory_metadata", "system-tree", "prompt"}
+    assert cut["self"] == "<self>\nme\n</self>"
+    assert "<a>x</a>" in cut["system-tree"] and "<external_projection>" not in cut["system-tree"]
+    assert cut["prompt"].startswith("S\n\n")
+
+
+def test_changes_name_the_section_and_added_fields() -> None:
+    assert changes(record(OLD_TEXT), record(OLD_TEXT)) == []
+    assert changes(record(OLD_TEXT, core=False), record(NEW_TEXT)) == [
+        "content/external_projection",
+        "coreMemory (added)",
+    ]
+    assert changes(record(OLD_TEXT), Outcome("thrown", thrown="E")) == ["thrown (now throws)"]
+    assert changes(Outcome("thrown", thrown="E"), Outcome("thrown", thrown="F")) == []
+
+
+def test_neighbours_are_consecutive_releases_in_manifest_order_and_each_variant_after_its_baseline() -> None:
+    pairs = neighbour_pairs(specs("npm:0.31.12", "npm:0.25.9", "npm:0.30.28", "npm:0.25.9@node"), ORDER)
+    assert [(p.before.label, p.after.label, p.kind) for p in pairs] == [
+        ("0.25.9", "0.30.28", "release"),
+        ("0.30.28", "0.31.12", "release"),
+        ("0.25.9", "0.25.9@node", "runtime"),
+    ]
+
+
+def test_a_change_is_explained_by_a_case_that_pins_it_and_covers_the_others_in_its_group() -> None:
+    pinning = case("pins-connectors", Explanation("connectors decoded as UTF-8", since="0.30.28",
+                                                  fields=("content",), sections=("external_projection",)))  # fmt: skip
+    other = case("also-changes")
+    outcomes = {}
+    for scenario in (pinning, other):
+        outcomes[(scenario.id, "0.25.9")] = record(OLD_TEXT)
+        outcomes[(scenario.id, "0.30.28")] = record(NEW_TEXT)
+        outcomes[(scenario.id, "0.31.12")] = record(NEW_TEXT)
+    report = drift_report(outcomes, [pinning, other], specs("npm:0.25.9", "npm:0.30.28", "npm:0.31.12"), ORDER)
+    groups = {(g.pair.after.label, g.change): g for g in report.groups}
+    assert set(groups) == {("0.30.28", "content/external_projection"), ("0.30.28", "coreMemory/external_projection")}
+    explained = groups[("0.30.28", "content/external_projection")]
+    assert explained.cases == ["also-changes", "pins-connectors"]
+    assert explained.explained_by == {"pins-connectors": "connectors decoded as UTF-8"}
+    assert [g.change for g in report.unexplained] == ["coreMemory/external_projection"]
+    assert not report.ok
+    text = drift_markdown(report)
+    assert "UNEXPLAINED" in text and "  - connectors decoded as UTF-8 (`pins-connectors`)" in text
+    assert "0.30.28 -> 0.31.12 (release): 0 case(s) changed" in text
+
+
+def test_an_explanation_whose_change_did_not_happen_is_stale() -> None:
+    claims = case("claims", Explanation("said to change", since="0.31.12"))
+    outcomes = {("claims", v): record(NEW_TEXT) for v in ORDER}
+    report = drift_report(outcomes, [claims], specs(*(f"npm:{v}" for v in ORDER)), ORDER)
+    assert report.groups == []
+    assert [(s["case"], s["to"]) for s in report.stale] == [("claims", "0.31.12")]
+    assert not report.ok
+
+
+def test_since_matches_a_pair_that_skips_releases_and_runtime_entries_match_their_variant() -> None:
+    pinned = case("c", Explanation("x", since="0.30.28"), Explanation("node collates by LANG", runtime="node",
+                                                                      locale="da_DK.UTF-8"))  # fmt: skip
+    outcomes = {
+        ("c", "0.25.9"): record(OLD_TEXT),
+        ("c", "0.31.12"): record(NEW_TEXT),
+        ("c", "0.31.12@node/da_DK.UTF-8"): record(NEW_TEXT.replace("\nme\n", "\nmE\n")),
+        ("c", "0.31.12@node"): record(NEW_TEXT),
+    }
+    report = drift_report(
+        outcomes, [pinned], specs("npm:0.25.9", "npm:0.31.12", "npm:0.31.12@node/da_DK.UTF-8", "npm:0.31.12@node"),
+        ORDER,
+    )  # fmt: skip
+    assert report.unexplained == [] and report.stale == []
+    assert {(g.pair.after.label, g.change) for g in report.groups} == {
+        ("0.31.12", "content/external_projection"),
+        ("0.31.12", "coreMemory/external_projection"),
+        ("0.31.12@node/da_DK.UTF-8", "content/self"),
+        ("0.31.12@node/da_DK.UTF-8", "coreMemory/self"),
+    }
+
+
+def test_a_reference_that_could_not_run_is_listed_not_compared() -> None:
+    outcomes = {("c", "0.25.9"): record(OLD_TEXT), ("c", "0.30.28"): Outcome("error", error="crash")}
+    report = drift_report(outcomes, [case("c")], specs("npm:0.25.9", "npm:0.30.28"), ORDER)
+    assert report.groups == [] and report.unknown == [{"case": "c", "from": "0.25.9", "to": "0.30.28"}]
+
+
+def test_explains_entries_load_and_a_malformed_one_names_its_line(tmp_path: Path) -> None:
+    from harness.scenario import ScenarioError, load_scenario
+
+    head = 'id: s\ndescription: d\nrepo:\n  commits:\n    - files:\n        a.md: "a\\n"\nexplains:\n'
+    good = tmp_path / "s.yaml"
+    good.write_text(head + '  - {since: "0.30.28", fields: [content], sections: [external_projection], change: x}\n'
+                    '  - {runtime: node, locale: da_DK.UTF-8, change: y}\n')  # fmt: skip
+    loaded = load_scenario(good)
+    assert loaded.explains == (
+        Explanation("x", since="0.30.28", fields=("content",), sections=("external_projection",)),
+        Explanation("y", runtime="node", locale="da_DK.UTF-8"),
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(head + "  - {change: neither since nor runtime}\n")
+    with pytest.raises(ScenarioError) as error:
+        load_scenario(bad)
+    assert error.value.line == 8 and "explains/0" in str(error.value)
+
+
+def test_a_system_label_named_memory_stays_inside_the_system_tree() -> None:
+    tree = "<memory>\n<memory>\n  inner\n</memory>\n<b>\n  b\n</b>\n</memory>"
+    text = f"S\n\n{tree}\n\n<memory_metadata>\nm\n</memory_metadata>"
+    moved = text.replace("<memory>\n  inner\n</memory>\n<b>\n  b\n</b>", "<b>\n  b\n</b>\n<memory>\n  inner\n</memory>")
+    assert sections(text)["prompt"] == "S\n\n\0memory\0\n\n\0memory_metadata\0"
+    assert changes(record(text), record(moved)) == ["content/system-tree", "coreMemory/system-tree"]

@@ -1,0 +1,209 @@
+"""harness.gate (regressions and advice) and harness.bisect (the search) on fabricated results and outcomes."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.bisect import first_change, release_range
+from harness.compare import FieldDiff
+from harness.gate import evaluate, render
+from harness.matrix import matrix_specs
+from harness.releases import ReferenceSpec
+from harness.run import ERROR, FAIL, KNOWN, PASS, STALE, CaseResult
+from harness.runners.base import Outcome
+
+
+def result(case: str, reference: str, status: str, profile: str = "letta-code@0.32.17", *fields: str) -> CaseResult:
+    return CaseResult(case, reference, profile, status, (), f"cases/compile/{case}.yaml",
+                      diffs=[FieldDiff(f, "a", "b", 0) for f in fields], reasons=[f"{status} because"])  # fmt: skip
+
+
+def test_gate_fails_only_on_cases_that_were_good_before_and_fail_now() -> None:
+    results = [
+        result("stays-good", "0.32.17", PASS), result("stays-good", "0.32.18", PASS),
+        result("regresses", "0.32.17", PASS), result("regresses", "0.32.18", FAIL, "letta-code@0.32.17", "content"),
+        result("was-known", "0.32.17", KNOWN), result("was-known", "0.32.18", STALE),
+        result("was-bad", "0.32.17", FAIL), result("was-bad", "0.32.18", FAIL),
+        result("now-errors", "0.32.17", PASS), result("now-errors", "0.32.18", ERROR),
+        result("only-before", "0.32.17", PASS),
+    ]  # fmt: skip
+    gate = evaluate(results, "0.32.17", "0.32.18")
+    assert not gate.ok
+    assert [(r.case, r.previous_status, r.new_status) for r in gate.regressions] == [
+        ("now-errors", PASS, ERROR),
+        ("regresses", PASS, FAIL),
+        ("was-known", KNOWN, STALE),
+    ]
+    assert gate.regressions[1].fields == ["content"]
+    assert gate.not_run == ["only-before"]
+    assert gate.new_has_profile  # 0.32.18 maps to letta-code@0.32.17
+    advice = "\n".join(gate.advice())
+    assert "could not run against 0.32.18" in advice
+    assert "narrow the divergence's `references`" in advice
+    assert "add a divergence to the case with `references: ['0.32.18']`" in advice
+    assert "has no Python profile" not in advice
+    assert "FAILED: 3 case(s)" in render(gate)
+
+
+def test_gate_tells_to_add_a_profile_for_a_release_without_one() -> None:
+    results = [result("c", "0.32.18", PASS), result("c", "9.9.9", FAIL, "letta-code@0.32.17", "content")]
+    gate = evaluate(results, "0.32.18", "9.9.9")
+    assert not gate.new_has_profile
+    assert "letta-code 9.9.9 has no Python profile (it was compared with letta-code@0.32.17)" in gate.advice()[0]
+
+
+def test_gate_passes_when_nothing_regressed() -> None:
+    gate = evaluate([result("c", "a", PASS), result("c", "b", PASS)], "a", "b")
+    assert gate.ok and gate.advice() == [] and "ok" in render(gate)
+
+
+def outcomes(table: dict[str, str]):
+    calls: list[str] = []
+
+    def outcome_of(name: str) -> Outcome:
+        calls.append(name)
+        value = table[name]
+        if value == "ERROR":
+            return Outcome("error", error="crash")
+        if value == "THROWN":
+            return Outcome("thrown", thrown="E")
+        return Outcome("ok", record={"content": value})
+
+    return outcome_of, calls
+
+
+@pytest.mark.parametrize("change_at", range(1, 8))
+def test_bisect_finds_the_first_candidate_whose_output_changed(change_at: int) -> None:
+    names = [f"v{i}" for i in range(8)]
+    outcome_of, calls = outcomes({n: ("old" if i < change_at else "new") for i, n in enumerate(names)})
+    found = first_change(names, outcome_of)
+    assert (found.last_same, found.first_changed) == (names[change_at - 1], names[change_at])
+    assert found.what == ["content/prompt"]
+    assert len(calls) == len(set(calls)) <= 2 + 3  # both ends, then log2(8) probes at most
+
+
+def test_bisect_reports_no_change_when_the_ends_agree_and_treats_throwing_as_an_output() -> None:
+    outcome_of, calls = outcomes({"a": "x", "b": "y", "c": "x"})
+    assert first_change(["a", "b", "c"], outcome_of).first_changed is None
+    assert calls == ["a", "c"]
+    outcome_of, _ = outcomes({"a": "x", "b": "THROWN", "c": "THROWN"})
+    found = first_change(["a", "b", "c"], outcome_of)
+    assert found.first_changed == "b" and found.what == ["thrown (now throws)"]
+
+
+def test_bisect_stops_on_a_candidate_that_could_not_run() -> None:
+    from harness.bisect import BisectError
+
+    outcome_of, _ = outcomes({"a": "x", "b": "ERROR", "c": "y"})
+    with pytest.raises(BisectError, match="crash"):
+        first_change(["a", "b", "c"], outcome_of)
+
+
+def test_release_range_is_inclusive_and_ordered_and_rejects_bad_ranges() -> None:
+    order = ["0.25.3", "0.25.9", "0.30.28", "0.31.12"]
+    assert release_range("0.25.9", "0.31.12", order) == ["0.25.9", "0.30.28", "0.31.12"]
+    with pytest.raises(ValueError, match="older"):
+        release_range("0.31.12", "0.25.9", order)
+    with pytest.raises(ValueError, match="not a pinned release"):
+        release_range("0.1.0", "0.25.9", order)
+
+
+def test_bisect_commit_range_lists_first_parent_commits_oldest_first(make_repo) -> None:
+    from harness.bisect import commit_range
+
+    repo = make_repo({"a": "1"})
+    first = repo.head()
+    second = repo.commit({"a": "2"})
+    third = repo.commit({"a": "3"})
+    assert commit_range(repo.path, first, third) == [first, second, third]
+
+
+def test_matrix_specs_cover_every_pinned_release_and_each_runtime_variant_after_its_baseline() -> None:
+    from harness.releases import load_manifest
+
+    releases = list(load_manifest()["releases"])
+    specs = matrix_specs([], ["bun"], [])
+    assert [s.label for s in specs] == releases
+    specs = matrix_specs(["bundle:/x/letta.js"], ["node"], ["da_DK.UTF-8"], latest="9.9.9")
+    labels = [s.label for s in specs]
+    assert labels[:3] == [releases[0], f"{releases[0]}@node", f"{releases[0]}@node/da_DK.UTF-8"]
+    assert "9.9.9@node" in labels and "bundle:/x/letta.js@node" in labels
+    assert labels.index("9.9.9") < labels.index("9.9.9@node")
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "runtime", "locale"),
+    [
+        ("npm:0.32.18", "0.32.18", "bun", None),
+        ("npm:0.32.18@node", "0.32.18@node", "node", None),
+        ("0.25.3@node/da_DK.UTF-8", "0.25.3@node/da_DK.UTF-8", "node", "da_DK.UTF-8"),
+        ("bundle:/a@b/letta.js@bun/C.UTF-8", "bundle:/a@b/letta.js@bun/C.UTF-8", "bun", "C.UTF-8"),
+        ("bundle:/a@b/letta.js", "bundle:/a@b/letta.js", "bun", None),
+    ],
+)
+def test_reference_runtime_and_locale_round_trip_through_their_label(text, label, runtime, locale) -> None:
+    spec = ReferenceSpec.parse(text)
+    assert (spec.label, spec.runtime, spec.locale) == (label, runtime, locale)
+    assert ReferenceSpec.parse(spec.cli) == spec
+    assert spec.baseline.label == label.split("@node")[0].split("@bun")[0]
+
+
+def test_bisect_on_chosen_fields_looks_past_changes_of_other_fields() -> None:
+    table = {"a": {"content": "x"}, "b": {"content": "x", "coreMemory": "m"}, "c": {"content": "y", "coreMemory": "m"}}
+    outcome_of = lambda name: Outcome("ok", record=table[name])  # noqa: E731
+    assert first_change(["a", "b", "c"], outcome_of).first_changed == "b"
+    found = first_change(["a", "b", "c"], outcome_of, ("content",))
+    assert (found.first_changed, found.what) == ("c", ["content/prompt"])
+
+
+def test_latest_is_asked_of_the_npm_registry_with_npm_view(fp) -> None:
+    from harness.matrix import discover_latest
+
+    fp.register(
+        ["npm", "view", "@letta-ai/letta-code@latest", "version", "dist.integrity", "--json"],
+        stdout='{"version": "0.33.1", "dist.integrity": "sha512-abc"}',
+    )
+    assert discover_latest() == ("0.33.1", "sha512-abc")
+
+
+def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_newest_releases() -> None:
+    from harness.matrix import gate_pair
+    from harness.releases import load_manifest
+
+    manifest = load_manifest()
+    default, releases = manifest["default"], list(manifest["releases"])
+    specs = matrix_specs([], ["bun"], [])
+    assert gate_pair(specs, None) == (releases[-2], releases[-1])
+    assert gate_pair(specs, default) == (releases[-2], releases[-1])
+    assert gate_pair(matrix_specs([], ["bun"], [], "9.9.9"), "9.9.9") == (default, "9.9.9")
+
+
+def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_registry_integrity(
+    tmp_path, monkeypatch
+) -> None:
+    from harness import releases
+
+    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path))
+    monkeypatch.setattr(releases, "_ON_DEMAND", {})
+    with pytest.raises(releases.ReferenceUnavailable, match="not pinned"):
+        releases.ensure_release("9.9.9")
+    seen = {}
+
+    def fake_fetch(spec: str, integrity: str, dest):
+        seen.update(spec=spec, integrity=integrity)
+        (dest / "package").mkdir(parents=True)
+        (dest / "package" / "letta.js").write_text("//")
+        return dest
+
+    monkeypatch.setattr(releases, "fetch_verified", fake_fetch)
+    releases.pin_on_demand("9.9.9", "sha512-registry")
+    assert releases.ensure_release("9.9.9").name == "letta.js"
+    assert seen == {"spec": "@letta-ai/letta-code@9.9.9", "integrity": "sha512-registry"}
+
+
+def test_gate_advice_for_a_bundle_names_its_release_version_and_its_reference() -> None:
+    results = [result("c", "0.32.18", PASS), result("c", "bundle:/b/letta.js", FAIL, "letta-code@0.32.17", "content")]
+    gate = evaluate(results, "0.32.18", "bundle:/b/letta.js", new_version="0.33.0")
+    advice = "\n".join(gate.advice())
+    assert "letta-code 0.33.0 (bundle:/b/letta.js) has no Python profile" in advice
+    assert "--reference bundle:/b/letta.js -k CASE_ID" in advice
