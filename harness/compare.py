@@ -81,21 +81,9 @@ def first_diff_offset(left: bytes, right: bytes) -> int | None:
     return first_difference(left, right)
 
 
-class _Missing:
-    """A field the record does not have, which is not the same as a field that is null."""
-
-    def __repr__(self) -> str:
-        return ABSENT
-
-
-MISSING: Any = _Missing()
-
-
 def as_bytes(value: Any) -> bytes:
-    if value is MISSING:
-        return ABSENT.encode()
     if value is None:
-        return b"null"
+        return ABSENT.encode()
     text = value if isinstance(value, str) else repr(value)
     return text.encode("utf-8", "surrogatepass")
 
@@ -127,8 +115,7 @@ class FieldDiff:
 
 
 def outcome_value(outcome: Outcome, field: str) -> Any:
-    """The field's value, or MISSING: upstream's JSON.stringify drops undefined, so absent and null differ."""
-    return (outcome.record or {}).get(field, MISSING)
+    return (outcome.record or {}).get(field)
 
 
 # How each field was compared (CaseResult.compared, report.json `compared_fields`):
