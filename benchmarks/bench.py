@@ -49,6 +49,15 @@ def read_paths(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> l
     return paths
 
 
+def port_side(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> tuple[Any, list[str], Any, Any]:
+    """The port's in-process compile, the blobs it reads, the git floor over them, and the whole process."""
+    port = probes.timed(probes.port_compile(memory_dir, profile, git_env))
+    paths = read_paths(memory_dir, profile, git_env)
+    floor = probes.timed(probes.floor(memory_dir, paths, git_env))
+    process = probes.timed(probes.port_process(memory_dir, profile, git_env), least=3, most=10)
+    return port, paths, floor, process
+
+
 def growth(rows: list[dict[str, Any]], key: str) -> None:
     """Add `<key>_growth`: the exponent k in time ~ files^k between each row and the one before."""
     for before, after in itertools.pairwise(rows):
@@ -81,10 +90,7 @@ def measure_compiles(args: argparse.Namespace, spec: ReferenceSpec, cache: Path)
         for workload in v1:
             memory_dir = repos[workload.name].memory_dir
             log(f"v1 {workload.files} files")
-            port = probes.timed(probes.port_compile(memory_dir, profile, git_env))
-            paths = read_paths(memory_dir, profile, git_env)
-            floor = probes.timed(probes.floor(memory_dir, paths, git_env))
-            process = probes.timed(probes.port_process(memory_dir, profile, git_env), least=3, most=10)
+            port, paths, floor, process = port_side(memory_dir, profile, git_env)
             big = workload.files >= 5000
             compile_reference, answers = probes.recorded(probes.reference_compile(runner, memory_dir))
             reference = probes.timed(compile_reference, budget=3.0,
@@ -116,10 +122,7 @@ def measure_compiles(args: argparse.Namespace, spec: ReferenceSpec, cache: Path)
     for workload in v2:
         memory_dir = repos[workload.name].memory_dir
         log(f"v2 {workload.files} files")
-        port = probes.timed(probes.port_compile(memory_dir, v2_profile, git_env))
-        paths = read_paths(memory_dir, v2_profile, git_env)
-        floor = probes.timed(probes.floor(memory_dir, paths, git_env))
-        process = probes.timed(probes.port_process(memory_dir, v2_profile, git_env), least=3, most=10)
+        port, paths, floor, process = port_side(memory_dir, v2_profile, git_env)
         v2_rows.append(
             {
                 "files": workload.files, "blobs_read": len(paths), "repository": workload.name,

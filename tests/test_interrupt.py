@@ -52,6 +52,20 @@ def start_run(tmp_path: Path, args: list[str], env: dict[str, str]) -> subproces
     )  # fmt: skip
 
 
+def interrupt(proc: subprocess.Popen[str], how: str = "SIGINT to the group") -> str:
+    """Interrupt the run as a shell would (Ctrl-C reaches the whole group) and return its stderr."""
+    try:
+        if how == "SIGTERM":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return err
+
+
 @pytest.mark.parametrize("how", ["SIGINT to the group", "SIGTERM"])
 def test_interrupting_a_run_kills_the_reference_and_its_children_and_leaves_no_temp_dirs(
     tmp_path: Path, how: str
@@ -70,14 +84,8 @@ def test_interrupting_a_run_kills_the_reference_and_its_children_and_leaves_no_t
         wait_for(lambda: (bin_dir / "hanging").exists())
         bun_pid, sleep_pid = map(int, (bin_dir / "hanging").read_text().split())
         assert alive(bun_pid) and alive(sleep_pid)
-        if how == "SIGTERM":
-            proc.send_signal(signal.SIGTERM)
-        else:
-            os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        err = interrupt(proc, how)
     assert proc.returncode == 130, err
     assert "interrupted" in err
     wait_for(lambda: not alive(bun_pid) and not alive(sleep_pid), timeout=10)
@@ -101,8 +109,8 @@ def test_an_interrupt_while_building_a_repository_removes_the_staging_directory(
 @pytest.mark.integration
 def test_ctrl_c_during_a_real_run_leaves_no_bun_running(tmp_path: Path, reference_bun, release_bundle) -> None:
     proc = start_run(tmp_path, [str(REPO / "cases"), "--report", str(tmp_path / "report")], dict(os.environ))
+    seen: set[int] = set()
     try:
-        seen: set[int] = set()
 
         def bun_started() -> bool:
             seen.update(descendants(proc.pid))
@@ -111,10 +119,7 @@ def test_ctrl_c_during_a_real_run_leaves_no_bun_running(tmp_path: Path, referenc
         wait_for(bun_started, timeout=120)
         time.sleep(0.5)
         seen.update(descendants(proc.pid))
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        err = interrupt(proc)
     assert proc.returncode == 130, err
     wait_for(lambda: not any(alive(p) for p in seen), timeout=10)
