@@ -168,7 +168,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
     for cases, factory in ((compile_cases, replayed), (lifecycle_cases, None)):
         if not cases:
             continue
-        PythonPortRunner.compile = compile_once if factory else port_compile  # type: ignore[method-assign]
+        PythonPortRunner.compile = compile_once if factory else port_compile  # type: ignore[method-assign,assignment]
         with Session(specs, runner_factory=factory) as session:
             for scenario in cases:
                 for result in session.run_case(scenario):

@@ -160,7 +160,7 @@ def load_scenario(path: Path) -> Scenario:
     if alias is not None:
         raise ScenarioError(
             path,
-            alias.start_mark.line + 1,
+            alias.start_mark.line + 1 if alias.start_mark else None,
             f"YAML alias *{alias.anchor} is not allowed in scenarios; write the value out",
         )
     if not isinstance(data, dict) or root is None:
