@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -24,7 +23,15 @@ from .compare import COMPARED_FIELDS
 from .drift import DriftReport, drift_markdown, drift_report, neighbour_pairs
 from .gate import GateResult, evaluate
 from .gate import render as render_gate
-from .releases import RUNTIMES, ReferenceSpec, ReferenceUnavailable, bundle_version, load_manifest, pin_on_demand
+from .releases import (
+    RUNTIMES,
+    ReferenceSpec,
+    ReferenceUnavailable,
+    bundle_version,
+    load_manifest,
+    pin_on_demand,
+    run_npm,
+)
 from .report import RunReport, write_reports
 from .run import FAILING, CaseResult, Session, with_baselines
 from .runners.base import Outcome
@@ -41,15 +48,8 @@ def release_order() -> list[str]:
 def discover_latest(package: str | None = None) -> tuple[str, str]:
     """The npm registry's `latest` version of letta-code and its dist.integrity (on demand only)."""
     package = package or load_manifest()["package"]
-    try:
-        done = subprocess.run(
-            ["npm", "view", f"{package}@latest", "version", "dist.integrity", "--json"],
-            capture_output=True, text=True, check=False, timeout=120,
-        )  # fmt: skip
-    except FileNotFoundError:
-        raise ReferenceUnavailable("npm is not on PATH; --latest asks the npm registry") from None
-    if done.returncode != 0:
-        raise ReferenceUnavailable(f"npm view {package}@latest failed: {done.stderr.strip()[-400:]}")
+    done = run_npm(["view", f"{package}@latest", "version", "dist.integrity", "--json"], 120,
+                   "--latest asks the npm registry")  # fmt: skip
     data = json.loads(done.stdout)
     return data["version"], data["dist.integrity"]
 

@@ -123,18 +123,22 @@ def sri_sha512(data_path: Path) -> str:
     return "sha512-" + base64.b64encode(digest.digest()).decode("ascii")
 
 
+def run_npm(args: list[str], timeout: float, why: str) -> subprocess.CompletedProcess[str]:
+    """`npm ARGS`; a missing npm or a failure is ReferenceUnavailable naming the command (`why`: what needs npm)."""
+    try:
+        done = subprocess.run(["npm", *args], capture_output=True, text=True, check=False, timeout=timeout)
+    except FileNotFoundError:
+        raise ReferenceUnavailable(f"npm is not on PATH; {why}") from None
+    if done.returncode != 0:
+        raise ReferenceUnavailable(f"npm {' '.join(args[:2])} failed: {done.stderr.strip()[-800:]}")
+    return done
+
+
 def npm_pack(spec: str, dest: Path) -> Path:
     """Download one package tarball from the npm registry (no install scripts run)."""
     dest.mkdir(parents=True, exist_ok=True)
-    try:
-        done = subprocess.run(
-            ["npm", "pack", spec, "--pack-destination", str(dest), "--json", "--silent"],
-            capture_output=True, text=True, check=False, timeout=600,
-        )  # fmt: skip
-    except FileNotFoundError:
-        raise ReferenceUnavailable("npm is not on PATH; install Node.js/npm to fetch references") from None
-    if done.returncode != 0:
-        raise ReferenceUnavailable(f"npm pack {spec} failed: {done.stderr.strip()[-800:]}")
+    run_npm(["pack", spec, "--pack-destination", str(dest), "--json", "--silent"], 600,
+            "install Node.js/npm to fetch references")  # fmt: skip
     tarballs = sorted(dest.glob("*.tgz"))
     if len(tarballs) != 1:
         raise ReferenceUnavailable(f"npm pack {spec} left {len(tarballs)} tarballs in {dest}")
