@@ -33,7 +33,7 @@ from .releases import ReferenceSpec
 from .repo import MODE_EXEC, MODE_FILE, MODE_LINK, Blob
 from .run import Session
 from .scenario import load_scenarios
-from .signature import Signature
+from .signature import Signature, pick_divergence
 
 # --- strategies -----------------------------------------------------------------------------------
 
@@ -344,19 +344,12 @@ def _run_batch(
         candidate = Candidate(model, inputs)
         oracle.reference = None
         signatures = oracle.signatures(candidate)
+        found, known = pick_divergence(signatures.values(), seen, target)
         if not shrinking:
             report.examples += 1
-        for signature in signatures.values():
-            if signature is None:
-                continue
-            if signature in seen:
-                if not shrinking:
-                    report.known += 1
-                continue
-            if not target:
-                target.append(signature)
-            if signature == target[0]:
-                raise Divergent(candidate, signature)
+            report.known += known
+        if found is not None:
+            raise Divergent(candidate, found)
 
     try:
         check()

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from .casefile import dump_yaml
 from .run import ERROR, Session
 from .scenario import DEFAULT_INPUTS, Scenario, load_scenarios
-from .signature import Signature
+from .signature import Signature, pick_divergence
 
 FACTS = {"tea": "The user likes tea.", "teal": "favourite colour is teal"}
 MODELS = ("anthropic/claude-opus-4-8", "openai/gpt-5.5", "anthropic/claude-sonnet-4-5")
@@ -204,17 +204,14 @@ def _batch(session: Session, report: LifecycleReport, seen: set[Signature], work
         if not target and stop():
             return
         signatures, errors = lifecycle_signatures(session, doc, workdir)
-        if not target:
+        shrinking = bool(target)
+        found, known = pick_divergence(signatures.values(), seen, target)
+        if not shrinking:
             report.replays += 1
             report.errors += errors
-        for signature in signatures.values():
-            if signature in seen:
-                report.known += not target
-                continue
-            if not target:
-                target.append(signature)
-            if signature == target[0]:
-                raise _Found(doc, signature)
+            report.known += known
+        if found is not None:
+            raise _Found(doc, found)
 
     try:
         check()

@@ -10,6 +10,7 @@ bytes change.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,3 +77,24 @@ def signature_of(reference_label: str, reference: Outcome, port: Outcome) -> Sig
         if ref_value != port_value:
             diffs.append((name, difference_kind(ref_value, port_value)))
     return Signature(reference_label, tuple(sorted(diffs))) if diffs else None
+
+
+def pick_divergence(
+    signatures: Iterable[Signature | None], seen: set[Signature], target: list[Signature]
+) -> tuple[Signature | None, int]:
+    """What a fuzz example shows: the signature to stop on, and how many known signatures came before it.
+
+    The first new signature becomes the `target`; while Hypothesis shrinks, only that one counts.
+    """
+    known = 0
+    for signature in signatures:
+        if signature is None:
+            continue
+        if signature in seen:
+            known += 1
+            continue
+        if not target:
+            target.append(signature)
+        if signature == target[0]:
+            return signature, known
+    return None, known
