@@ -161,30 +161,31 @@ def judge(
     scenario: Scenario, reference_label: str, reference: Outcome, port: Outcome
 ) -> tuple[str, list[FieldDiff], list[str]]:
     """Verdict for one case against one reference."""
-    reasons: list[str] = []
     if reference.status == "error":
         return ERROR, [], [f"reference could not run: {reference.error}"]
     if port.status == "error":
         return ERROR, [], [f"Python port could not run: {port.error}"]
     diffs = compare_outcomes(reference, port)
-    listed = scenario.divergences_for(reference_label)
-    listed_fields = {f for d in listed for f in d.fields}
-    diff_fields = {d.field for d in diffs}
+    status, reasons = divergence_verdict(scenario, reference_label, {d.field for d in diffs})
+    return status, diffs, reasons
+
+
+def divergence_verdict(scenario: Scenario, label: str, differing: set[str]) -> tuple[str, list[str]]:
+    """Pass, fail, known or stale, from what differs (fields or observations) and the case's recorded divergences."""
+    listed = scenario.divergences_for(label)
     if not listed:
-        return (FAIL if diffs else PASS), diffs, reasons
-    unexplained = diff_fields - listed_fields
+        return (FAIL if differing else PASS), []
+    listed_fields = {f for d in listed for f in d.fields}
+    unexplained = differing - listed_fields
     if unexplained:
-        reasons.append(f"differs in {', '.join(sorted(unexplained))}, which no recorded divergence covers")
-        return FAIL, diffs, reasons
-    stale = listed_fields - diff_fields
+        return FAIL, [f"differs in {', '.join(sorted(unexplained))}, which no recorded divergence covers"]
+    stale = listed_fields - differing
     if stale:
-        reasons.append(
-            f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {reference_label}: "
+        return STALE, [
+            f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {label}: "
             "remove it from the case (or narrow its references)"
-        )
-        return STALE, diffs, reasons
-    reasons += [f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed]
-    return KNOWN, diffs, reasons
+        ]
+    return KNOWN, [f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed]
 
 
 def judge_golden(scenario: Scenario, port: Outcome) -> tuple[str, list[FieldDiff], list[str]]:
@@ -211,36 +212,23 @@ def judge_lifecycle(
         return ERROR, [replay.error]
     reasons = list(replay.thrown)
     if label == "golden":
-        problems = lifecycle.recorded_mismatches(scenario, replay.rows, profile.name, "python")
         if profile.name not in lifecycle.recorded_targets(scenario):
             return ERROR, [f"golden case records nothing for {profile.name}: add a `recorded` entry for it"]
+        problems = lifecycle.recorded_mismatches(scenario, replay.rows, profile.name, "python")
         return (FAIL if problems else PASS), reasons + problems
-    differing = [
-        f"{row['step']}: {d['observation']}" for row in (r.to_json() for r in replay.rows) for d in row["diffs"]
-    ]
-    observations = {d.split(": ", 1)[1] for d in differing}
-    listed = scenario.divergences_for(label)
-    listed_fields = {f for d in listed for f in d.fields}
+    differing = [(row.label, d["observation"]) for row in replay.rows for d in row.diffs]
+    if differing:
+        reasons.append("the Python port differs at " + "; ".join(f"{step}: {name}" for step, name in differing))
+    status, verdict_reasons = divergence_verdict(scenario, label, {name for _, name in differing})
+    reasons += verdict_reasons
     problems = lifecycle.recorded_mismatches(scenario, replay.rows, label, "reference")
     if problems:
         reasons.append(f"letta-code {label} no longer does what the case records; update `recorded` or the case:")
         reasons += problems
+        status = FAIL
     if label not in lifecycle.recorded_targets(scenario) and scenario.raw.get("recorded"):
         reasons.append(f"the case records no observations for {label}")
-    unexplained = observations - listed_fields
-    if unexplained:
-        reasons.append(
-            "the Python port differs at " + "; ".join(d for d in differing if d.split(": ", 1)[1] in unexplained)
-        )
-        return FAIL, reasons
-    if problems:
-        return FAIL, reasons
-    if listed:
-        stale = listed_fields - observations
-        if stale:
-            return STALE, [*reasons, f"recorded divergence in {', '.join(sorted(stale))} no longer diverges"]
-        return KNOWN, reasons + [f"{d.kind}: {d.reason}" for d in listed]
-    return PASS, reasons
+    return status, reasons
 
 
 class Session:
