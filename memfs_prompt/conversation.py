@@ -167,34 +167,32 @@ class LocalConversations:
     def get_or_compile(self, conversation: Conversation, previous_message_count: int) -> Resolved:
         """Upstream `getOrCompileSystemPrompt`: reuse, memory update, or full compile."""
         existing = conversation.compiled
-        raw_system_hash = sha256_hex_of_js_string(self.system)
         revision = committed_revision(self.memory_dir, self.git_env)
-        same_system = existing is not None and existing.raw_system_hash == raw_system_hash
-        if self.profile.lifecycle == "recompile":
-            if same_system and revision is not None and existing is not None and existing.memfs_revision == revision:
+        if existing is not None and existing.raw_system_hash == sha256_hex_of_js_string(self.system):
+            # 0.25.x reuse only a real revision (their `getMemoryHeadRevision` is null without HEAD).
+            comparable = revision is not None or self.profile.lifecycle != "recompile"
+            if comparable and existing.memfs_revision == revision:
                 return Resolved(existing)
-        else:
-            if same_system and existing is not None and existing.memfs_revision == revision:
-                return Resolved(existing)
-            if same_system and existing is not None and self._sends_updates():
+            if self._sends_updates():
                 compiled = self.compile_and_maybe_persist(
                     conversation, dry_run=True, previous_message_count=previous_message_count
                 )
-                if compiled.memfs_revision != existing.memfs_revision:
-                    conversation.compiled = dataclasses.replace(
-                        existing,
-                        compiled_at=compiled.compiled_at,
-                        core_memory=compiled.core_memory,
-                        memfs_revision=compiled.memfs_revision,
-                    )
-                    return Resolved(existing, format_memory_update(compiled))
-                return Resolved(existing)
+                if compiled.memfs_revision == existing.memfs_revision:
+                    return Resolved(existing)
+                conversation.compiled = dataclasses.replace(
+                    existing,
+                    compiled_at=compiled.compiled_at,
+                    core_memory=compiled.core_memory,
+                    memfs_revision=compiled.memfs_revision,
+                )
+                return Resolved(existing, format_memory_update(compiled))
         compiled = self.compile_and_maybe_persist(
             conversation, dry_run=False, previous_message_count=previous_message_count
         )
         return Resolved(compiled)
 
     def _sends_updates(self) -> bool:
+        """Whether a new revision becomes a `<memory_update>` block (else the prompt is compiled again)."""
         if self.profile.lifecycle == "update-for-models":
             return self.model in self.profile.update_models
         return self.profile.lifecycle == "update"
