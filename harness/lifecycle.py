@@ -106,11 +106,12 @@ def observe(record: dict[str, Any], facts: dict[str, str], previous_system: str 
     if "compacted" in record:
         obs["compacted_messages"] = [record["compacted"].get("before"), record["compacted"].get("after")]
     stored = record.get("stored") or []
+    stored_text = _texts(stored)
     obs["conversation_id"] = record.get("conversationId")
     obs["stored_messages"] = len(stored)
     for name, fact in facts.items():
-        obs[f"stored_has:{name}"] = fact in _texts(stored)
-    obs["stored_memory_update_blocks"] = _texts(stored).count(MEMORY_UPDATE_TAG)
+        obs[f"stored_has:{name}"] = fact in stored_text
+    obs["stored_memory_update_blocks"] = stored_text.count(MEMORY_UPDATE_TAG)
     compiled = record.get("compiled") or {}
     obs["cache_memfs_revision"] = compiled.get("memfsRevision")
     obs["cache_compiled_at"] = compiled.get("compiledAt")
@@ -124,6 +125,10 @@ def _text_at(record: dict[str, Any], path: tuple[str, str]) -> Any:
     return (record.get(path[0]) or {}).get(path[1])
 
 
+# The protocol key that carries each step's value (reference/driver.mjs, runners/python_port.py).
+STEP_VALUE = {"turn": "text", "commit": "commit", "system": "system", "model": "model"}
+
+
 def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
     """The scenario's steps in the protocol's form, each carrying the pinned clock."""
     now = scenario.inputs["now"]
@@ -133,14 +138,10 @@ def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
         if kind == "clock":
             now = value
             continue
-        if kind == "turn":
-            steps.append({"kind": "turn", "text": value, "now": now})
-        elif kind == "commit":
-            steps.append({"kind": "commit", "commit": value, "now": now})
-        elif kind in ("system", "model"):
-            steps.append({"kind": kind, kind: value, "now": now})
-        else:  # new_conversation, recompile, compact
-            steps.append({"kind": kind, "now": now})
+        wire = {"kind": kind, "now": now}
+        if kind in STEP_VALUE:  # new_conversation, recompile and compact carry no value
+            wire[STEP_VALUE[kind]] = value
+        steps.append(wire)
     return steps
 
 

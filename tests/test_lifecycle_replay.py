@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.gitenv import isolated_env
 from harness.lifecycle import observation_diffs, observe, replay
 from harness.run import ERROR, FAIL, PASS, Session, judge_lifecycle
 from harness.runners.base import CompileRequest, Outcome, Runner
@@ -17,7 +18,7 @@ CASES = Path(__file__).resolve().parent.parent / "cases" / "lifecycle"
 
 
 def python_side(profile: str, cache: Path) -> PythonPortRunner:
-    return PythonPortRunner(resolve_profile(profile), Session([], cache=cache).git_env)
+    return PythonPortRunner(resolve_profile(profile), isolated_env(cache / "home", cache / "repos"))
 
 
 def run(case: str, reference: Runner, python: Runner, cache: Path, label: str = "0.32.18"):
@@ -71,7 +72,9 @@ class CrashesAtTurnTwo(PythonPortRunner):
 
 
 def test_a_reference_crash_mid_replay_is_an_error_with_its_stderr(tmp_path):
-    reference = CrashesAtTurnTwo(resolve_profile("letta-code@0.32.18"), Session([], cache=tmp_path).git_env)
+    reference = CrashesAtTurnTwo(
+        resolve_profile("letta-code@0.32.18"), isolated_env(tmp_path / "home", tmp_path / "repos")
+    )
     _, result, (status, reasons) = run(
         "probe-spec-chapter9", reference, python_side("letta-code@0.32.18", tmp_path), tmp_path
     )
