@@ -197,6 +197,11 @@ function compile(request) {
   return compileLocalSystemPrompt(options);
 }
 
+// What upstream threw, as the answer's `thrown` (its message is not part of the contract).
+function thrownText(error) {
+  return `${error?.name ?? "Error"}: ${error?.message ?? String(error)}`;
+}
+
 // --- lifecycle: upstream's LocalBackend turn loop with a recording executor -------------------
 
 const RealDate = Date;
@@ -370,7 +375,7 @@ async function lifecycleStep(request) {
     try {
       observed = await run(session, step);
     } catch (error) {
-      return { thrown: `${error?.name ?? "Error"}: ${error?.message ?? String(error)}` };
+      return { thrown: thrownText(error) };
     }
     return {
       observed: {
@@ -409,7 +414,7 @@ const HANDLERS = {
       return { record: compile(request) };
     } catch (error) {
       if (String(error?.message ?? "").includes(" has no ")) throw error;
-      return { thrown: `${error?.name ?? "Error"}: ${error?.message ?? String(error)}` };
+      return { thrown: thrownText(error) };
     }
   },
 };
