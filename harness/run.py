@@ -344,7 +344,7 @@ class Session:
         baselines: dict[ReferenceSpec, Outcome] = {}
         ports: dict[str, Outcome] = {}  # one port compile per profile: variants share their baseline's
         for ref in self._slot(slot):
-            if scenario.profiles and not {ref.profile.name, ref.label, _base(ref)} & set(scenario.profiles):
+            if not _applies(scenario, ref):
                 continue
             reference = ref.runner.compile(request)
             if ref.profile.name not in ports:
@@ -384,11 +384,7 @@ class Session:
             for ref in self._slot(slot):
                 if ref.spec is not None and ref.spec.is_variant:
                     continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
-                if (
-                    scenario.profiles
-                    and ref.profile.name not in scenario.profiles
-                    and ref.label not in scenario.profiles
-                ):
+                if not _applies(scenario, ref):
                     continue
                 targets.append(
                     (ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile, slot)})
@@ -456,8 +452,10 @@ class Session:
             return [result for future in futures for result in future.result()]
 
 
-def _base(ref: ReferenceUnderTest) -> str:
-    return ref.spec.base_label if ref.spec is not None else ref.label
+def _applies(scenario: Scenario, ref: ReferenceUnderTest) -> bool:
+    """A case limited by `profiles` runs against references whose profile, label or base label it names."""
+    base = ref.spec.base_label if ref.spec is not None else ref.label
+    return not scenario.profiles or bool({ref.profile.name, ref.label, base} & set(scenario.profiles))
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:
