@@ -285,7 +285,7 @@ def test_session_runs_a_case_against_a_reference(tmp_path: Path, alter, status) 
                  runner_factory=lambda spec, cache: runner) as session:  # fmt: skip
         results = session.run([load_scenario(path)])
     assert [(r.case_id, r.reference, r.profile, r.status) for r in results] == [
-        ("s", "0.32.18", "letta-code@0.32.17", status)
+        ("s", "0.32.18", "letta-code@0.32.14", status)
     ]
     assert runner.requests[0].memory_dir.is_dir()
 
