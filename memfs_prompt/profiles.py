@@ -42,7 +42,7 @@ def _releases(first: str, last: str) -> tuple[str, ...]:
 
 
 # `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"`.
-_OPUS_ONLY_UPDATES: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
+_OPUS: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -67,12 +67,12 @@ PROFILES: dict[str, Profile] = {
             lifecycle="recompile",
             recompiles_after_compaction=False,
         ),
-        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, **_OPUS_ONLY_UPDATES),
-        Profile(
-            "letta-code@0.31.12", ("0.31.12", "0.32.8", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS_ONLY_UPDATES
-        ),
+        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, **_OPUS),
+        Profile("letta-code@0.31.12", _releases("0.31.12", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS),
         Profile("letta-code@0.32.14", _releases("0.32.14", "0.33.2"), Dialect.V0_32_17, True, True, False),
-        Profile("letta-code@0.33.3", _releases("0.33.3", "0.34.12"), Dialect.V0_32_17, True, True, False, memfs_v2=True),
+        Profile(
+            "letta-code@0.33.3", _releases("0.33.3", "0.34.12"), Dialect.V0_32_17, True, True, False, memfs_v2=True
+        ),
         Profile("spec-v2", (), Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )
 }
