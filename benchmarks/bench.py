@@ -45,7 +45,7 @@ def read_paths(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> l
     finally:
         head.close()
     if profile.memfs_v2 and is_v2_repository(paths):
-        return [p for p in paths if v2_reads_body(p)]
+        return [p for p in paths if v2_reads_body(p, set(paths))]
     return paths
 
 
