@@ -9,6 +9,11 @@
 //    "now":"ISO","previousMessageCount":0,"includeMemfs":true}
 //                                              -> {"id":2,"ok":true,"record":{...},"polluted":false}
 //   upstream threw                             -> {"id":2,"ok":true,"thrown":"TypeError: ...","polluted":false}
+//   a compile request with "clientSkills":[...] also answers "systemPromptWithSkills": upstream's own
+//   appendAvailableSkillsBlock(record.content, clientSkills), as a turn sends it (a non-array is [], as
+//   LocalBackend does with body.client_skills)
+//   {"id":6,"op":"skills_block","systemPrompt":"...","clientSkills":[...]}
+//                                              -> {"id":6,"ok":true,"block":"...","appended":"..."}
 //   {"id":3,"op":"lifecycle_open","session":"s1","memoryDir":...,"storageDir":...,"system":...,
 //    "model":null|"handle","now":"ISO"}        -> {"id":3,"ok":true,"opened":{agentId, conversationId, model}}
 //   {"id":4,"op":"lifecycle_step","session":"s1","step":{"kind":"turn","text":...,"now":"ISO"}}
@@ -48,6 +53,16 @@ const SYMBOLS = {
   initLocalBackend: {
     modules: ["src/backend/local/local-backend.ts", "src/backend/local/LocalBackend.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // The turn's `<available_skills>` block (0.25.3 and later): upstream appends it to the compiled
+  // prompt on every turn (`appendAvailableSkillsBlock(persisted.content, body.client_skills)`).
+  compileAvailableSkillsBlock: {
+    modules: ["src/backend/local/system-prompt-compilation.ts", "src/backend/local/systemPromptCompilation.ts"],
+    pattern: /^function (compileAvailableSkillsBlock\d*)\(/m,
+  },
+  appendAvailableSkillsBlock: {
+    modules: ["src/backend/local/system-prompt-compilation.ts", "src/backend/local/systemPromptCompilation.ts"],
+    pattern: /^function (appendAvailableSkillsBlock\d*)\(/m,
   },
   DeterministicPongExecutor: {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
@@ -195,6 +210,10 @@ function compile(request) {
   };
   if (request.includeMemfs !== undefined) options.includeMemfs = request.includeMemfs;
   return compileLocalSystemPrompt(options);
+}
+
+function clientSkillsOf(request) {
+  return Array.isArray(request.clientSkills) ? request.clientSkills : [];
 }
 
 // What upstream threw, as the answer's `thrown` (its message is not part of the contract).
@@ -409,9 +428,22 @@ const HANDLERS = {
       collator: new Intl.Collator().resolvedOptions().locale,
     },
   }),
+  skills_block: (request) => {
+    const clientSkills = clientSkillsOf(request);
+    if (!initialised) {
+      need("initSystemPromptCompilation")();
+      initialised = true;
+    }
+    return {
+      block: need("compileAvailableSkillsBlock")(clientSkills),
+      appended: need("appendAvailableSkillsBlock")(request.systemPrompt ?? "", clientSkills),
+    };
+  },
   compile: (request) => {
     try {
-      return { record: compile(request) };
+      const record = compile(request);
+      if (request.clientSkills === undefined) return { record };
+      return { record, systemPromptWithSkills: need("appendAvailableSkillsBlock")(record.content, clientSkillsOf(request)) };
     } catch (error) {
       if (String(error?.message ?? "").includes(" has no ")) throw error;
       return { thrown: thrownText(error) };
