@@ -20,6 +20,8 @@
 //                                              -> {"id":4,"ok":true,"observed":{systemPrompt, midConversationSystemPrompt,
 //                                                  uiMessages, historyCount, stored, ...}}
 //   {"id":5,"op":"lifecycle_close","session":"s1"}
+//   step kinds: turn (optional "clientSkills": the turn body's client_skills), system, model,
+//   new_conversation, agent_free_conversation ("system", "model"; 0.33.6+), compact, recompile
 // Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
@@ -283,13 +285,18 @@ async function completeSummary() {
   };
 }
 
+function sessionAgentId(session) {
+  // An agent-free conversation runs under an execution agent id that the store derives from it.
+  return session.agentFree ? session.backend.store.agentIdForConversation(session.conversationId) : session.agentId;
+}
+
 function compiledRecordOf(session) {
-  const record = session.backend.store.getCompiledSystemPrompt(session.conversationId, session.agentId);
+  const record = session.backend.store.getCompiledSystemPrompt(session.conversationId, sessionAgentId(session));
   return record ? { ...record } : null;
 }
 
 function storedMessages(session) {
-  return session.backend.store.listLocalMessages(session.conversationId, session.agentId).map(uiMessageView);
+  return session.backend.store.listLocalMessages(session.conversationId, sessionAgentId(session)).map(uiMessageView);
 }
 
 async function lifecycleOpen(request) {
@@ -343,10 +350,12 @@ async function lifecycleOpen(request) {
 const STEPS = {
   async turn(session, step) {
     const before = session.executed.length;
-    const stream = await session.backend.createConversationMessageStream(session.conversationId, {
-      agent_id: session.agentId,
-      messages: [{ type: "message", role: "user", content: step.text }],
-    });
+    const body = { messages: [{ type: "message", role: "user", content: step.text }] };
+    // An agent-free conversation is addressed by its id alone, as a workflow client does.
+    if (!session.agentFree) body.agent_id = session.agentId;
+    // `clientSkills` (optional): the turn's body.client_skills, appended as <available_skills>.
+    if (step.clientSkills !== undefined) body.client_skills = step.clientSkills;
+    const stream = await session.backend.createConversationMessageStream(session.conversationId, body);
     for await (const _chunk of stream) {
       // drained so upstream persists the assistant message, as a client would
     }
@@ -366,7 +375,20 @@ const STEPS = {
   async new_conversation(session) {
     const conversation = await session.backend.createConversation({ agent_id: session.agentId });
     session.conversationId = conversation.id;
+    session.agentFree = false;
     return {};
+  },
+  // An agent-free ("ephemeral") conversation (0.33.6+: LocalBackend.createEphemeralConversation):
+  // its own model and raw system prompt, no agent; later steps use it.
+  async agent_free_conversation(session, step) {
+    if (typeof session.backend.createEphemeralConversation !== "function") {
+      throw new Error("this release has no createEphemeralConversation (agent-free conversations)");
+    }
+    const body = { system: step.system ?? "", model: step.model ?? "openai/gpt-5.5" };
+    const conversation = await session.backend.createEphemeralConversation(body);
+    session.conversationId = conversation.id;
+    session.agentFree = true;
+    return { agentFree: { conversationId: conversation.id, agentId: conversation.agent_id ?? null } };
   },
   async compact(session) {
     // Mode "all": every message is summarised (0.25.3 ignores `complete` and needs a provider key).
