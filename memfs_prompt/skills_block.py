@@ -183,8 +183,8 @@ def _tree_block(skills: list[dict[str, Any]], literal: Callable[[str], str]) -> 
     for skill in skills:
         name = skill["name"]
         description = _first_line(skill.get("description"))
-        location = _string_field(skill.get("location"))
-        location = (js_trim(location) if location is not None else "") or f"{MEMORY_DIR_PLACEHOLDER}/skills/{name}/SKILL.md"
+        given = _string_field(skill.get("location"))
+        location = (js_trim(given) if given is not None else "") or f"{MEMORY_DIR_PLACEHOLDER}/skills/{name}/SKILL.md"
         root, relative_path = skill_root_and_relative_path(name, location)
         grouped.setdefault(root, []).append((relative_path, description))
     lines = ["<available_skills>"]

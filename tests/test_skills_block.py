@@ -57,7 +57,8 @@ def test_list_format() -> None:
 
 
 def test_nothing_to_show_leaves_the_prompt_untouched() -> None:
-    for skills in ([], None, "not a list", [None, 0, "", [], {}, {"name": ""}, {"name": 3}]):
+    nothing: list[Any] = [[], None, "not a list", [None, 0, "", [], {}, {"name": ""}, {"name": 3}]]
+    for skills in nothing:
         assert append_available_skills_block("prompt \n\n", skills) == "prompt \n\n"
     assert append_available_skills_block("prompt \n\n", [{"name": "x"}]).startswith("prompt\n\n<available_skills>")
 
@@ -153,3 +154,45 @@ def test_port_matches_the_real_function(tmp_path: Path, reference_bun: Path, rel
             assert append_skills_for_profile(SYSTEM, skills, profile) == answer["appended"], skills
     finally:
         runner.close()
+
+
+# --- on turns (memfs_prompt.conversation) ------------------------------------------------------
+
+
+def test_turn_appends_that_turns_skills_only(tmp_path: Path, git_env) -> None:
+    from datetime import UTC, datetime
+
+    from compiler_cases import RepoSpec, build
+
+    from memfs_prompt.conversation import LocalConversations
+
+    memory = build(RepoSpec(files={"system/persona.md": "I am an agent.\n"}), tmp_path, git_env)
+    store = LocalConversations(
+        memory, agent_id="agent-1", system="S {CORE_MEMORY}", clock=lambda: datetime(2026, 1, 2, tzinfo=UTC)
+    )
+    conversation = store.create_conversation()
+    plain = store.turn(conversation, "hi").system_prompt
+    with_skills = store.turn(conversation, "hi", [{"name": "b"}, {"name": "a", "description": "x"}]).system_prompt
+    assert with_skills == plain + "\n\n<available_skills>\n- `a`: x\n- `b`\n</available_skills>"
+    assert store.turn(conversation, "hi", []).system_prompt == plain
+    assert conversation.compiled is not None and "available_skills" not in conversation.compiled.content
+
+
+def test_agent_free_conversation_sends_its_raw_system_prompt(tmp_path: Path, git_env) -> None:
+    from datetime import UTC, datetime
+
+    from compiler_cases import RepoSpec, build
+
+    from memfs_prompt.conversation import LocalConversations
+
+    memory = build(RepoSpec(files={"MEMORY.md": "# M\n", "human.md": "Ana\n"}), tmp_path, git_env)
+    store = LocalConversations(
+        memory, agent_id="agent-1", system="S {CORE_MEMORY}", clock=lambda: datetime(2026, 1, 2, tzinfo=UTC)
+    )
+    free = store.create_agent_free_conversation("local-conv-x", system="W {CORE_MEMORY}\n", model="m/x")
+    first = store.turn(free, "hi", [{"name": "s1"}])
+    assert first.system_prompt == "W {CORE_MEMORY}\n\n<available_skills>\n- `s1`\n</available_skills>"
+    assert (first.mid_conversation_system_prompt, first.model, first.history_count) == (None, "m/x", 1)
+    second = store.turn(free, "again")
+    assert second.system_prompt == "W {CORE_MEMORY}\n" and len(second.ui_messages) == 3
+    assert free.compiled is None
