@@ -221,28 +221,21 @@ class LocalConversations:
         """
         conversation.messages.append(Message("user", text))
         history_count = len(conversation.messages)
-        if conversation.agent_free:
-            model_input = ModelInput(
-                system_prompt=append_skills_for_profile(conversation.system, client_skills, self.profile),
-                mid_conversation_system_prompt=None,
-                ui_messages=tuple(conversation.messages),
-                history_count=history_count,
-                model=conversation.model,
-            )
-            conversation.messages.append(Message("assistant", ASSISTANT_REPLY))
-            return model_input
-        resolved = self.get_or_compile(conversation, history_count)
-        mid = resolved.memory_update
-        if mid is not None and self.delivery == "persisted-reminder":
-            # Stored before the user's message, so it precedes it now and on every later turn.
-            conversation.messages.insert(len(conversation.messages) - 1, Message("user", wrap_reminder(mid)))
-            mid = None
+        if conversation.agent_free:  # 0.33.6+: the raw prompt, never compiled; no cache, no update
+            prompt, mid, model = conversation.system, None, conversation.model
+        else:
+            resolved = self.get_or_compile(conversation, history_count)
+            prompt, mid, model = resolved.record.content, resolved.memory_update, self.model
+            if mid is not None and self.delivery == "persisted-reminder":
+                # Stored before the user's message, so it precedes it now and on every later turn.
+                conversation.messages.insert(len(conversation.messages) - 1, Message("user", wrap_reminder(mid)))
+                mid = None
         model_input = ModelInput(
-            system_prompt=append_skills_for_profile(resolved.record.content, client_skills, self.profile),
+            system_prompt=append_skills_for_profile(prompt, client_skills, self.profile),
             mid_conversation_system_prompt=mid,
             ui_messages=tuple(conversation.messages),
             history_count=history_count,
-            model=self.model,
+            model=model,
         )
         conversation.messages.append(Message("assistant", ASSISTANT_REPLY))
         return model_input
