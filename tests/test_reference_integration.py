@@ -49,6 +49,8 @@ def test_hello_names_the_upstream_symbols(reference: BunReferenceRunner) -> None
         "LocalBackend",
         "initLocalBackend",
         "DeterministicPongExecutor",
+        "compileAvailableSkillsBlock",
+        "appendAvailableSkillsBlock",
     }
     assert symbols["compileLocalSystemPrompt"].startswith("compileLocalSystemPrompt")
     assert reference.info["missing"] == []
