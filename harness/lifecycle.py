@@ -133,7 +133,14 @@ def replay(
         shutil.copytree(materialized.root, copy, symlinks=True)
         repo_dir = copy / "memory"
         memory_dir = copy / materialized.memory_dir.relative_to(materialized.root)
-        return _replay_in(scenario, sides, work, repo_dir, memory_dir)
+        try:
+            result = _replay_in(scenario, sides, work, repo_dir, memory_dir)
+        except Exception as error:  # the case is an error; the run goes on
+            result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
+        if result.error:  # the same text on every run: no temporary directory names
+            result.error = result.error.replace(str(work), "<work>")
+            result.stderr = result.stderr.replace(str(work), "<work>")
+        return result
     finally:
         for runner in sides.values():
             runner.lifecycle_close()

@@ -87,6 +87,30 @@ def test_a_reference_crash_mid_replay_is_an_error_with_its_stderr(tmp_path):
     assert result.stderr == "Segmentation fault"
 
 
+class RefusesItsDirectory(PythonPortRunner):
+    def lifecycle_open(self, request):
+        return Outcome("error", error=f"cannot open {request.memory_dir}", stderr=f"ENOENT {request.storage_dir}")
+
+
+def test_a_replay_error_reads_the_same_on_every_run(tmp_path):
+    """Errors name the replay's working copy as <work>, never its random temporary directory."""
+    reference = RefusesItsDirectory(
+        resolve_profile("letta-code@0.32.18"), isolated_env(tmp_path / "home", tmp_path / "repos")
+    )
+    errors = []
+    for _ in range(2):
+        _, result, (status, _) = run(
+            "raw-system-edit", reference, python_side("letta-code@0.32.18", tmp_path), tmp_path
+        )
+        assert status == Status.ERROR
+        errors.append((result.error, result.stderr))
+    assert (
+        errors[0]
+        == errors[1]
+        == ("reference could not run open: cannot open <work>/repo/memory", "ENOENT <work>/storage")
+    )
+
+
 def test_golden_case_without_a_recorded_entry_for_its_profile_is_an_error(tmp_path):
     scenario = load_scenario(CASES / "spec-table-golden.yaml")
     scenario = replace(scenario, recorded=(replace(scenario.recorded[0], targets=("letta-code@0.32.18",)),))

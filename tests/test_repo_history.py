@@ -81,3 +81,11 @@ def test_no_git_applies_renames_and_deletions_as_the_reducer_model_does(tmp_path
     built = materialize_repo(case, tmp_path / "cache")
     on_disk = sorted(p.name for p in (built.root / "memory").iterdir())
     assert on_disk == sorted(name.decode() for name in model_of(case).head) == ["c.md"]
+
+
+def test_a_lifecycle_case_gets_its_checkout_even_after_a_compile_case_built_the_same_spec(tmp_path: Path) -> None:
+    repo = {"commits": [{"files": {"system/a.md": "x\n"}}]}
+    compiled = materialize_repo(scenario(tmp_path / "one", repo), tmp_path / "cache")
+    probed = materialize_repo(scenario(tmp_path / "two", repo, "lifecycle"), tmp_path / "cache")
+    assert not (compiled.root / "memory" / "system").exists()
+    assert (probed.root / "memory" / "system" / "a.md").read_text() == "x\n"

@@ -224,7 +224,9 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
     the same repository: each builds in its own staging directory, marked complete before
     it is renamed into place, and the first rename wins.
     """
-    dest = cache_root / "repos" / repo_digest(scenario.repo)
+    lifecycle = scenario.kind == "lifecycle"
+    # a lifecycle probe needs a checkout that a compile case of the same spec does not write: its own copy
+    dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if lifecycle else ""))
     marker = dest / ".complete"
     env = isolated_env(cache_root / "home", ceiling=cache_root / "repos")
     if not marker.exists():
@@ -235,7 +237,7 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
         try:
             model = model_of(scenario)
             try:
-                build_repo(model, staging, env, worktree=needs_worktree(model, scenario.kind == "lifecycle"))
+                build_repo(model, staging, env, worktree=needs_worktree(model, lifecycle))
             except OSError as error:  # the message names the repository, not the random staging directory
                 raise type(error)(str(error).replace(str(staging), "<repository>")) from None
             (staging / ".complete").write_text("ok\n")
