@@ -1,10 +1,10 @@
-"""`conformance add-case`: snapshot a real memory repository's committed history as a scenario.
+"""Reading a real memory repository's committed history as a RepoModel (for add-case and reduce).
 
 The history (first-parent chain up to HEAD, or HEAD alone) is read with git plumbing, tree by
 tree, as exact bytes: names, contents, symlinks and the executable bit. Each commit keeps its
 message and identities when git's commit object can be rebuilt from them, so a linear history
-rebuilds with the same commit ids (and the same `memfsRevision`). The written case is then
-checked: its repository is built and compiled next to the original with the Python port.
+rebuilds with the same commit ids (and the same `memfsRevision`). Git plumbing runs in an isolated
+environment; nothing here writes to the repository.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""`conformance matrix` and `conformance drift`: the corpus against every pinned release (and any
-other reference, runtime or locale) in one run, the cases x references matrix, the fields each
+"""The matrix (library of `conformance matrix` and `conformance drift`): the corpus against every pinned
+release (and any other reference, runtime or locale) in one run, the cases x references matrix, the fields each
 reference could be compared on, the drift between neighbouring references, and the CI gate.
 
 One Session serves the run: each case's repository is materialized once and compiled by every
-reference, each release judged against its own Python profile (harness.run.profile_for_reference).
+reference, each release judged against its own Python profile (harness.runners.references.profile_for_reference).
 `--latest` asks the npm registry for the newest release; nothing else here touches the network
 beyond fetching pinned tarballs.
 """

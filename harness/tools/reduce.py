@@ -2,7 +2,7 @@
 
 Delta debugging (ddmin) over, in turn: the compile inputs, the commits, the files, each file's
 lines and then bytes, each path's directories and name characters, and symlink / executable
-modes. A candidate is kept only when it diverges exactly as the original did (harness.signature:
+modes. A candidate is kept only when it diverges exactly as the original did (harness.verdict.signature:
 the same reference, fields and kind of difference). Every candidate is compiled by the session's
 Python port and its one warm reference process; answers are memoized by repository content.
 """
