@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from harness.cases.load import load_scenario
-from harness.model import ScenarioError
+from harness.cases.write import case_document
+from harness.model import RepoModel, ScenarioError
 from harness.repo.build import EscapeError, build_repo, materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.repo.spec import model_of
@@ -60,6 +61,12 @@ def test_the_id_must_be_the_file_name(tmp_path: Path) -> None:
 def test_tags_come_from_the_vocabulary_with_the_nearest_one_as_the_fix(tmp_path: Path) -> None:
     error = refused(case(tmp_path, "id: c\ndescription: d\ntags: [names, colation]\nrepo: {}\n"))
     assert error.line == 3 and "unknown tag 'colation'; did you mean 'collation'?" in str(error)
+
+
+def test_a_written_case_takes_tags_from_the_vocabulary_only() -> None:
+    assert case_document("c", "d", RepoModel(), tags=["names"])["tags"] == ["names"]
+    with pytest.raises(ValueError, match="unknown tag"):
+        case_document("c", "d", RepoModel(), tags=["nmaes"])
 
 
 def test_renaming_a_missing_path_is_refused(tmp_path: Path) -> None:

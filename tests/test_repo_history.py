@@ -89,3 +89,14 @@ def test_a_lifecycle_case_gets_its_checkout_even_after_a_compile_case_built_the_
     probed = materialize_repo(scenario(tmp_path / "two", repo, "lifecycle"), tmp_path / "cache")
     assert not (compiled.root / "memory" / "system").exists()
     assert (probed.root / "memory" / "system" / "a.md").read_text() == "x\n"
+
+
+def test_a_build_error_names_the_repository_not_its_random_staging_directory(tmp_path: Path) -> None:
+    """A work tree file whose name is too long for the disk: the error reads the same on every run."""
+    repo = {"kind": "no-git", "commits": [{"files": {"n" * 300 + ".md": "x\n"}}]}
+    messages = []
+    for attempt in range(2):
+        with pytest.raises(OSError) as info:
+            materialize_repo(scenario(tmp_path / str(attempt), repo), tmp_path / "cache")
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "<repository>/memory/nnn" in messages[0] and ".build-" not in messages[0]

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from harness.cases.load import DEFAULT_INPUTS
+from harness.cases.tags import TAGS
 from harness.model import MODE_EXEC, MODE_LINK, Blob, RepoModel
 from harness.repo.spec import file_bytes
 
@@ -173,7 +174,11 @@ def case_document(
     tags: list[str] | None = None,
     inputs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A whole scenario mapping; inputs equal to the defaults are left out."""
+    """A whole scenario mapping; inputs equal to the defaults are left out. Tags must be in cases.tags
+    (ValueError otherwise), so that what is written loads."""
+    unknown = [tag for tag in tags or () if tag not in TAGS]
+    if unknown:
+        raise ValueError(f"unknown tag(s) {', '.join(unknown)}: use tags from harness/cases/tags.py")
     doc: dict[str, Any] = {"id": case_id, "description": description}
     if pins:
         doc["pins"] = pins
