@@ -179,3 +179,18 @@ def test_the_builder_never_writes_through_a_committed_symlink(tmp_path: Path) ->
     assert list(outside.iterdir()) == []
     assert (built.root / "memory" / "link" / "planted.txt").read_text() == "x"
     assert not (built.root / "memory" / "link").is_symlink()
+
+
+def test_the_builder_never_removes_a_file_through_a_committed_symlink(tmp_path: Path) -> None:
+    """The loader refuses deleting `link/victim.txt` (no such file at HEAD); the builder, given it anyway,
+    refuses to follow the symlink out of the repository."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("keep me")
+    repo = {"commits": [{"files": {"link": {"symlink": str(outside)}}}], "worktree": {"delete": ["link/victim.txt"]}}
+    path = repo_case(tmp_path / "cases", repo)
+    assert "does not exist" in str(refused(path))
+    scenario = replace(load_scenario(repo_case(tmp_path / "ok", {"commits": [{"files": {"a.md": "x"}}]})), repo=repo)
+    with pytest.raises(EscapeError):
+        build_repo(model_of(scenario), tmp_path / "b", isolated_env(tmp_path / "home"))
+    assert (outside / "victim.txt").read_text() == "keep me"
