@@ -82,7 +82,7 @@ PROFILES: dict[str, Profile] = {
     )
 }
 
-DEFAULT_RELEASE = "0.32.18"
+DEFAULT_RELEASE = "0.34.12"
 
 
 def profile_for_release(version: str) -> Profile:

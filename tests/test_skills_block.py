@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.releases import ReferenceSpec
+from harness.runners.releases import ReferenceSpec
 from harness.runners.bun_reference import BunReferenceRunner
 from memfs_prompt import profile_for_release
 from memfs_prompt.skills_block import (

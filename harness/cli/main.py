@@ -21,12 +21,13 @@ from harness.cli import (
     matrix,
     merge_reports,
     mutation,
+    pin,
     reduce,
     run,
 )
 
 COMMANDS = (run, diff_repo, merge_reports, list_cases, add_case, reduce, fuzz, matrix, drift, bisect, mutation,
-            determinism)  # fmt: skip
+            determinism, pin)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

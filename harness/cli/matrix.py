@@ -25,8 +25,8 @@ from harness.model import CaseResult, RunReport
 from harness.report.write import write_reports
 from harness.runners.releases import (
     RUNTIMES,
+    ReferenceSpec,
     ReferenceUnavailable,
-    load_manifest,
     pin_on_demand,
 )
 from harness.tools.drift import drift_markdown, drift_report
@@ -47,20 +47,21 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     scenarios, load_errors = load_selected(args.paths, args.k)  # compile cases and lifecycle probes
     for error in load_errors:
         print(f"error: {error}", file=sys.stderr)
-    latest: str | None = None
+    latest: ReferenceSpec | None = None
     discovered: dict[str, str] | None = None
     if args.latest:
         try:
-            latest, integrity = discover_latest()
+            found = discover_latest()
         except ReferenceUnavailable as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-        pinned = latest in load_manifest()["releases"]
-        if not pinned:
-            pin_on_demand(latest, integrity)
-        discovered = {"version": latest, "integrity": integrity, "pinned": str(pinned).lower()}
-        note = "" if pinned else " (not pinned: verified against the integrity the registry reports)"
-        print(f"newest release on the npm registry: {latest}{note}")
+        latest = found.spec
+        if not found.pinned:
+            pin_on_demand(latest.value, found.digest, latest.kind)
+        discovered = {"reference": latest.cli, "version": latest.value, "digest": found.digest,
+                      "pinned": str(found.pinned).lower()}  # fmt: skip
+        note = "" if found.pinned else " (not pinned: verified against the digest the registry publishes)"
+        print(f"newest release on npm and PyPI: {latest.cli}{note}")
     specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
     print(f"{len(scenarios)} cases x {len(specs)} references: {', '.join(s.label for s in specs)}", file=sys.stderr)
     started = time.perf_counter()

@@ -52,7 +52,7 @@ def with_baselines(specs: list[ReferenceSpec]) -> list[ReferenceSpec]:
 def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
     if override:
         return resolve_profile(override)
-    version = spec.value.removeprefix("letta-code@") if spec.kind == "npm" else None
+    version = spec.value.removeprefix("letta-code@") if spec.is_release else None
     if spec.kind == "bundle":
         version = bundle_version(Path(spec.value).expanduser())
     if version is None:

@@ -1,9 +1,10 @@
-"""Getting references onto the machine: pinned letta-code releases and bun, from the npm registry.
+"""Getting references onto the machine: pinned letta-code releases (npm and PyPI) and bun.
 
-Tarballs are fetched with `npm pack`, checked against the sha512 integrity pinned in
-reference/manifest.json, and unpacked once into a cache outside the repository
-($LETTA_CONFORMANCE_CACHE, default ~/.cache/letta-conformance). A bundle path or an
-upstream checkout (built with upstream's own `bun run build`) are references too.
+npm tarballs are fetched with `npm pack` and checked against the sha512 integrity pinned in
+reference/manifest.json; PyPI wheels are fetched and checked by harness.runners.pypi_release.
+Both are unpacked once into a cache outside the repository ($LETTA_CONFORMANCE_CACHE, default
+~/.cache/letta-conformance). A bundle path or an upstream checkout (built with upstream's own
+`bun run build`) are references too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.runners import pypi_release
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_DIR = REPO_ROOT / "reference"
@@ -41,12 +44,41 @@ def load_manifest() -> dict[str, Any]:
     return json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
 
 
-REFERENCE_FORMS = "npm:VERSION, bundle:PATH or checkout:PATH"  # what ReferenceSpec.parse reads, for help texts
+# what ReferenceSpec.parse reads, for help texts
+REFERENCE_FORMS = "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH or checkout:PATH"
+REGISTRIES = ("npm", "pypi")  # where letta-code releases are published; npm first for a version on both
 
 
 def default_reference() -> str:
     """The reference a command uses when none is given: the manifest's pinned default release."""
-    return f"npm:{load_manifest()['default']}"
+    return str(load_manifest()["default"])
+
+
+def pinned_versions(registry: str) -> list[str]:
+    """The versions pinned for one registry, in manifest order."""
+    manifest = load_manifest()
+    return list(manifest["releases"] if registry == "npm" else manifest["pypi"]["releases"])
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Release order: 0.32.8 before 0.32.18 (numeric parts; anything else sorts first)."""
+    return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))
+
+
+def pinned_references() -> list[ReferenceSpec]:
+    """Every pinned artifact, in release order: by version, npm before PyPI for a version on both."""
+    specs = [ReferenceSpec(registry, v) for registry in REGISTRIES for v in pinned_versions(registry)]
+    return sorted(specs, key=lambda s: (version_key(s.value), REGISTRIES.index(s.kind)))
+
+
+def registry_of_bare_version(version: str) -> str:
+    """A bare `--reference 0.34.12`: npm when npm has it pinned (what bare versions always meant),
+    else PyPI when PyPI has it pinned, else npm (whose error then names the pinned versions)."""
+    if version in pinned_versions("npm") or version in _ON_DEMAND:
+        return "npm"
+    if version in pinned_versions("pypi") or version in _ON_DEMAND_PYPI:
+        return "pypi"
+    return "npm"
 
 
 RUNTIMES = ("bun", "node")
@@ -56,8 +88,10 @@ _VARIANT = re.compile(r"@(bun|node)(?:/([A-Za-z0-9_.@-]+))?$")
 
 @dataclass(frozen=True)
 class ReferenceSpec:
-    """What `--reference` names: `npm:0.32.18`, `bundle:PATH` or `checkout:PATH`, optionally run
-    under another runtime and locale: `npm:0.32.18@node`, `npm:0.32.18@node/da_DK.UTF-8`.
+    """What `--reference` names: `npm:0.32.18`, `pypi:0.34.12`, a bare version, `bundle:PATH` or
+    `checkout:PATH`, optionally run under another runtime and locale: `npm:0.32.18@node`,
+    `pypi:0.34.12@node/da_DK.UTF-8`. A PyPI release under node runs on the wheel's own Node, with
+    the wheel's node_modules beside letta.js: how its PyPI users run it.
 
     bun with the pinned locale is the baseline (what letta-code's own development runs);
     any other runtime or locale is a *variant* of that baseline.
@@ -101,15 +135,20 @@ class ReferenceSpec:
         """The `--reference` text that names this spec again."""
         return f"{self.kind}:{self.value}{self.variant}"
 
+    @property
+    def is_release(self) -> bool:
+        """A published release (npm or PyPI), as opposed to a bundle file or a checkout."""
+        return self.kind in REGISTRIES
+
     @classmethod
     def parse(cls, text: str) -> ReferenceSpec:
         kind, sep, value = text.partition(":")
         if not sep:
-            kind, value = "npm", text
-        if kind not in ("npm", "bundle", "checkout") or not value:
+            kind, value = "", text
+        if kind not in ("", "npm", "pypi", "bundle", "checkout") or not value:
             raise ValueError(
-                f"--reference {text!r}: use npm:VERSION, bundle:PATH or checkout:PATH, "
-                "optionally followed by @bun or @node and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
+                f"--reference {text!r}: use {REFERENCE_FORMS}, optionally followed by @bun or @node "
+                "and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
             )
         runtime, locale = DEFAULT_RUNTIME, None
         variant = _VARIANT.search(value)
@@ -117,7 +156,7 @@ class ReferenceSpec:
             value, runtime, locale = value[: variant.start()], variant.group(1), variant.group(2)
             if not value:
                 raise ValueError(f"--reference {text!r}: nothing before @{runtime}")
-        return cls(kind, value, runtime, locale)
+        return cls(kind or registry_of_bare_version(value), value, runtime, locale)
 
 
 def sri_sha512(data_path: Path) -> str:
@@ -336,12 +375,49 @@ def node_install(bundle: Path, deps: str | None) -> Path:
 
 
 _ON_DEMAND: dict[str, dict[str, Any]] = {}
+_ON_DEMAND_PYPI: dict[str, dict[str, Any]] = {}
 
 
-def pin_on_demand(version: str, integrity: str) -> None:
+def pin_on_demand(version: str, integrity: str, registry: str = "npm") -> None:
     """Accept an unpinned release for this process only (`conformance matrix --latest`): its tarball
-    is verified against the integrity the registry reported, and nothing is written to the manifest."""
-    _ON_DEMAND[version] = {"integrity": integrity, "node_runtime_deps": "node-ws"}
+    or wheel is verified against the digest the registry reported (npm: sha512 integrity; PyPI:
+    sha256), and nothing is written to the manifest."""
+    if registry == "pypi":
+        _ON_DEMAND_PYPI[version] = {"sha256": integrity}
+    else:
+        _ON_DEMAND[version] = {"integrity": integrity, "node_runtime_deps": "node-ws"}
+
+
+_UNPACKED_THIS_PROCESS: set[tuple[str, bool]] = set()
+
+
+def ensure_pypi_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
+    """Path to letta.js of a pinned PyPI release, fetched and verified on first use; for node, with
+    the wheel's node_modules beside it and its Node binary at `../../../node` (pypi_node)."""
+    pinned = load_manifest()["pypi"]["releases"].get(version) or _ON_DEMAND_PYPI.get(version)
+    if pinned is None:
+        known = ", ".join(pinned_versions("pypi"))
+        raise ReferenceUnavailable(
+            f"letta {version} (PyPI) is not pinned in reference/manifest.json (pinned: {known}); "
+            f"pin it with `conformance pin pypi:{version}`"
+        )
+    with_node = runtime == "node"
+    dest = cache_root() / "pypi" / version
+    if (version, with_node) in _UNPACKED_THIS_PROCESS:
+        return dest / pypi_release.APP / "letta.js"
+    with _FETCH_LOCK:
+        try:
+            bundle = pypi_release.ensure_unpacked(version, pinned, cache_root(), with_node)
+        except pypi_release.WheelUnavailable as error:
+            raise ReferenceUnavailable(str(error)) from None
+    _UNPACKED_THIS_PROCESS.add((version, with_node))
+    return bundle
+
+
+def pypi_node(version: str) -> Path:
+    """The Node binary a PyPI release ships (one file shared by every release in the cache)."""
+    ensure_pypi_release(version, "node")
+    return cache_root() / "pypi" / version / "node"
 
 
 def ensure_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
@@ -384,6 +460,8 @@ def resolve_bundle(spec: ReferenceSpec, bun: Path) -> Path:
     """letta.js for a spec. A bundle or checkout run under node uses the dependencies beside it."""
     if spec.kind == "npm":
         return ensure_release(spec.value.removeprefix("letta-code@"), spec.runtime)
+    if spec.kind == "pypi":
+        return ensure_pypi_release(spec.value, spec.runtime)
     path = Path(spec.value).expanduser().resolve()
     if spec.kind == "bundle":
         if not path.is_file():

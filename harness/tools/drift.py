@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model import Explanation, Outcome, Scenario
-from harness.runners.releases import ReferenceSpec
+from harness.runners.releases import REGISTRIES, ReferenceSpec
 from harness.verdict.diff import COMPARED_FIELDS, outcome_diff
 
 TEXT_FIELDS = ("content", "coreMemory")
@@ -82,7 +82,12 @@ def neighbour_pairs(specs: list[ReferenceSpec], release_order: list[str]) -> lis
     baselines = [s for s in specs if not s.is_variant]
     rank = {version: index for index, version in enumerate(release_order)}
     ordered = sorted(
-        baselines, key=lambda s: (0, rank[s.value]) if s.kind == "npm" and s.value in rank else (1, baselines.index(s))
+        baselines,
+        key=lambda s: (
+            (0, rank[s.value], REGISTRIES.index(s.kind))
+            if s.is_release and s.value in rank
+            else (1, baselines.index(s), 0)
+        ),
     )
     pairs = [Pair(a, b, "release") for a, b in itertools.pairwise(ordered)]
     pairs += [Pair(s.baseline, s, "runtime") for s in specs if s.is_variant and s.baseline in baselines]
@@ -95,8 +100,8 @@ def explains_pair(entry: Explanation, pair: Pair, release_order: list[str]) -> b
         if pair.kind != "release" or entry.since not in release_order:
             return False
         rank = {version: index for index, version in enumerate(release_order)}
-        before = rank.get(pair.before.value, -1) if pair.before.kind == "npm" else -1
-        after = rank.get(pair.after.value, len(release_order)) if pair.after.kind == "npm" else len(release_order)
+        before = rank.get(pair.before.value, -1) if pair.before.is_release else -1
+        after = rank.get(pair.after.value, len(release_order)) if pair.after.is_release else len(release_order)
         return before < rank[entry.since] <= after
     if pair.kind != "runtime" or entry.runtime != pair.after.runtime:
         return False

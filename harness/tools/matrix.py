@@ -4,36 +4,43 @@ reference could be compared on, the drift between neighbouring references, and t
 
 One Session serves the run: each case's repository is materialized once and compiled by every
 reference, each release judged against its own Python profile (harness.runners.references.profile_for_reference).
-`--latest` asks the npm registry for the newest release; nothing else here touches the network
-beyond fetching pinned tarballs.
+`--latest` asks the npm registry and PyPI for the newest release; nothing else here touches the
+network beyond fetching pinned tarballs and wheels.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.cases.load import load_scenarios
 from harness.model import CaseResult, Outcome, Scenario
+from harness.runners import pypi_release
 from harness.runners.references import with_baselines
 from harness.runners.releases import (
     ReferenceSpec,
+    ReferenceUnavailable,
     bundle_version,
+    default_reference,
     load_manifest,
+    pinned_references,
+    pinned_versions,
     run_npm,
+    version_key,
 )
 from harness.tools.drift import DriftReport, drift_report, neighbour_pairs
 from harness.verdict.diff import COMPARED_FIELDS
 
 
 def release_order() -> list[str]:
-    """Pinned releases, oldest first (the manifest lists them in release order)."""
-    return list(load_manifest()["releases"])
+    """Every pinned version (npm and PyPI), oldest first."""
+    return sorted({spec.value for spec in pinned_references()}, key=version_key)
 
 
-def discover_latest(package: str | None = None) -> tuple[str, str]:
+def discover_latest_npm(package: str | None = None) -> tuple[str, str]:
     """The npm registry's `latest` version of letta-code and its dist.integrity (on demand only)."""
     package = package or load_manifest()["package"]
     done = run_npm(["view", f"{package}@latest", "version", "dist.integrity", "--json"], 120,
@@ -42,14 +49,39 @@ def discover_latest(package: str | None = None) -> tuple[str, str]:
     return data["version"], data["dist.integrity"]
 
 
+@dataclass(frozen=True)
+class Latest:
+    """The newest letta-code release on either registry, and the digest that registry publishes."""
+
+    spec: ReferenceSpec
+    digest: str  # npm: sha512 integrity; PyPI: the wheel's sha256
+
+    @property
+    def pinned(self) -> bool:
+        return self.spec.value in pinned_versions(self.spec.kind)
+
+
+def discover_latest() -> Latest:
+    """The newest release on npm and PyPI (`npm view`, `pip install --dry-run --report`); on a tie
+    npm's, whose label bare versions already mean."""
+    npm_version, integrity = discover_latest_npm()
+    try:
+        wheel = pypi_release.index_entry(None)
+    except pypi_release.WheelUnavailable as error:
+        raise ReferenceUnavailable(str(error)) from None
+    if version_key(wheel["version"]) > version_key(npm_version):
+        return Latest(ReferenceSpec("pypi", wheel["version"]), wheel["sha256"])
+    return Latest(ReferenceSpec("npm", npm_version), integrity)
+
+
 def matrix_specs(
-    extra: list[str], runtimes: list[str], locales: list[str], latest: str | None = None
+    extra: list[str], runtimes: list[str], locales: list[str], latest: ReferenceSpec | None = None
 ) -> list[ReferenceSpec]:
     """Every pinned release (oldest first), then `latest` and `extra` references; each under every
     runtime, and every non-bun runtime also under every locale. Baselines (bun) come first."""
-    bases = [ReferenceSpec("npm", v) for v in release_order()]
-    if latest and ReferenceSpec("npm", latest) not in bases:
-        bases.append(ReferenceSpec("npm", latest))
+    bases = pinned_references()
+    if latest is not None and latest not in bases:
+        bases.append(latest)
     for text in extra:
         spec = ReferenceSpec.parse(text)
         if spec not in bases:
@@ -121,17 +153,17 @@ def reference_outcomes(results: list[CaseResult]) -> dict[tuple[str, str], Outco
 def spec_version(specs: list[ReferenceSpec], label: str) -> str | None:
     """The release version behind a reference label: the npm version, or a bundle's package.json version."""
     spec = next((s for s in specs if s.label == label), None)
-    if spec is None or spec.kind == "npm":
+    if spec is None or spec.is_release:
         return spec.value if spec else None
     return bundle_version(Path(spec.value).expanduser()) if spec.kind == "bundle" else None
 
 
-def gate_pair(specs: list[ReferenceSpec], latest: str | None) -> tuple[str, str] | None:
-    """previous -> new for the gate: the pinned default -> `latest` when it is newer, else the two
-    newest baseline releases."""
-    default = load_manifest()["default"]
-    if latest and latest != default:
-        return default, latest
+def gate_pair(specs: list[ReferenceSpec], latest: ReferenceSpec | None) -> tuple[str, str] | None:
+    """previous -> new for the gate (reference labels): the pinned default -> `latest` when that is
+    another release, else the two newest baseline releases."""
+    default = ReferenceSpec.parse(default_reference())
+    if latest is not None and latest.value != default.value:
+        return default.label, latest.label
     releases = [p for p in neighbour_pairs(specs, release_order()) if p.kind == "release"]
     return (releases[-1].before.label, releases[-1].after.label) if releases else None
 
