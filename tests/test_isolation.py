@@ -143,8 +143,9 @@ def conformance(cache: Path, report: Path, env: dict[str, str]) -> subprocess.Co
 def shared_cache(path: Path, real: Path) -> Path:
     """A fresh cache (repos built anew) that shares the already-fetched bun and releases."""
     path.mkdir()
-    for name in ("bun", "letta-code"):
-        (path / name).symlink_to(real / name)
+    for name in ("bun", "letta-code", "pypi", "node"):
+        if (real / name).exists():
+            (path / name).symlink_to(real / name)
     return path
 
 
