@@ -17,7 +17,7 @@ from typing import Any
 from deepdiff import DeepDiff
 
 from harness.model import FieldDiff, Outcome
-from harness.verdict.text import ABSENT, around, as_bytes, first_diff_offset
+from harness.verdict.text import ABSENT, around, as_bytes, describe_difference, first_diff_offset
 
 COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
 SUMMARY_CHARS = 2048  # longer strings are summarised in structured diffs
@@ -97,25 +97,33 @@ def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPAR
 
 
 def field_diff_json(diff: FieldDiff) -> dict[str, Any]:
-    """A FieldDiff as report.json writes it: offset, sizes, and the bytes around the offset on each side."""
+    """A FieldDiff as report.json writes it: offset, sizes (null for a side that lacks the field), the
+    first differing characters named, and the bytes around the offset on each side (cut at characters)."""
     ref_bytes, port_bytes = as_bytes(diff.reference), as_bytes(diff.port)
     offset = diff.offset or 0
     return {
         "field": diff.field,
         "offset": diff.offset,
-        "reference_bytes": len(ref_bytes),
-        "port_bytes": len(port_bytes),
-        "reference_context": around(ref_bytes, offset),
-        "port_context": around(port_bytes, offset),
+        "reference_bytes": len(ref_bytes) if diff.reference_present else None,
+        "port_bytes": len(port_bytes) if diff.port_present else None,
+        "difference": describe_difference(
+            ref_bytes, port_bytes, offset, reference_present=diff.reference_present, port_present=diff.port_present
+        ),  # fmt: skip
+        "reference_context": around(ref_bytes, offset) if diff.reference_present else ABSENT,
+        "port_context": around(port_bytes, offset) if diff.port_present else ABSENT,
     }
 
 
+def _size(count: int | None) -> str:
+    return "absent" if count is None else f"{count} bytes"
+
+
 def render_field_diff(diff: FieldDiff) -> str:
-    """A readable text block for terminals and pytest: offset, both sides around it."""
+    """A readable text block for terminals and pytest: offset, the differing characters, both sides around it."""
     info = field_diff_json(diff)
     return (
-        f"{diff.field}: first difference at byte {diff.offset} "
-        f"(reference {info['reference_bytes']} bytes, port {info['port_bytes']} bytes)\n"
+        f"{diff.field}: first difference at byte {diff.offset}: {info['difference']} "
+        f"(reference {_size(info['reference_bytes'])}, port {_size(info['port_bytes'])})\n"
         f"  reference: …{info['reference_context']}…\n"
         f"  port:      …{info['port_context']}…"
     )

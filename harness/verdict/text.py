@@ -93,7 +93,62 @@ def as_bytes(value: Any) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+def char_start(data: bytes, offset: int) -> int:
+    """The start of the UTF-8 character that holds byte `offset` (at most three continuation bytes back)."""
+    start = min(max(offset, 0), len(data))
+    for _ in range(3):
+        if 0 < start < len(data) and 0x80 <= data[start] < 0xC0:
+            start -= 1
+    return start if start == len(data) or not 0x80 <= data[start] < 0xC0 else min(max(offset, 0), len(data))
+
+
+def char_end(data: bytes, offset: int) -> int:
+    """The first character boundary at or after byte `offset`."""
+    end = min(max(offset, 0), len(data))
+    for _ in range(3):
+        if end < len(data) and 0x80 <= data[end] < 0xC0:
+            end += 1
+    return end
+
+
+def readable(data: bytes) -> str:
+    """Bytes as text; a byte that is not UTF-8 reads `\\xff` (a real U+FFFD reads ⟨U+FFFD⟩, never confused)."""
+    return data.decode("utf-8", "backslashreplace")
+
+
 def around(data: bytes, offset: int, width: int = CONTEXT_BYTES) -> str:
-    """The bytes around offset, decoded leniently and made visible."""
-    start = max(0, offset - width)
-    return visible(data[start : offset + width].decode("utf-8", "replace"))
+    """About `width` bytes each side of offset, cut at character boundaries, made visible."""
+    start, end = char_start(data, offset - width), char_end(data, offset + width)
+    return visible(readable(data[start:end]))
+
+
+def char_name(ch: str) -> str:
+    """`U+0020 SPACE`, `U+000D CR (control)`, `U+D800 (surrogate)`."""
+    code = ord(ch)
+    if code < 0x20 or code == 0x7F:
+        return f"U+{code:04X} {_C0[code] if code < 0x20 else 'DEL'} (control)"
+    return f"U+{code:04X} {unicodedata.name(ch, '(' + unicodedata.category(ch) + ')')}"
+
+
+def _char_at(data: bytes, start: int) -> str:
+    """What starts at byte `start`: a character's name, `a byte 0xFF that is not UTF-8`, or `the end`."""
+    if start >= len(data):
+        return "the end (no more bytes)"
+    for size in (1, 2, 3, 4):
+        try:
+            return char_name(data[start : start + size].decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError:
+            continue
+    return f"byte 0x{data[start]:02X} (not UTF-8)"
+
+
+def describe_difference(reference: bytes, port: bytes, offset: int, *, reference_present: bool = True,
+                        port_present: bool = True) -> str:  # fmt: skip
+    """The first differing characters, named: `reference U+0020 SPACE, port U+0062 LATIN SMALL LETTER B`.
+
+    Starts at the character that holds byte `offset` (both sides share the bytes before it).
+    """
+    start = char_start(reference if len(reference) > offset else port, offset)
+    left = _char_at(reference, start) if reference_present else "absent (no such field)"
+    right = _char_at(port, start) if port_present else "absent (no such field)"
+    return f"reference {left}, port {right}"
