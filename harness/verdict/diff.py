@@ -108,7 +108,7 @@ def field_diff_json(diff: FieldDiff) -> dict[str, Any]:
         "port_bytes": len(port_bytes) if diff.port_present else None,
         "difference": describe_difference(
             ref_bytes, port_bytes, offset, reference_present=diff.reference_present, port_present=diff.port_present
-        ),  # fmt: skip
+        ),
         "reference_context": around(ref_bytes, offset) if diff.reference_present else ABSENT,
         "port_context": around(port_bytes, offset) if diff.port_present else ABSENT,
     }
