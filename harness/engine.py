@@ -238,9 +238,15 @@ class Session:
         )  # fmt: skip
 
     def run(
-        self, scenarios: Iterable[Scenario], progress: Callable[[CaseResult], None] | None = None
+        self,
+        scenarios: Iterable[Scenario],
+        progress: Callable[[CaseResult], None] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> list[CaseResult]:
-        """Every scenario, `jobs` at a time; results in scenario order (progress sees them as they finish)."""
+        """Every scenario, `jobs` at a time; results in scenario order (progress sees them as they finish).
+
+        `stop` is asked after each finished case: once it says yes, no further case starts (-x, --maxfail).
+        """
         scenarios = list(scenarios)
         if self.jobs == 1 or len(scenarios) < 2:
             results: list[CaseResult] = []
@@ -249,6 +255,8 @@ class Session:
                     results.append(result)
                     if progress:
                         progress(result)
+                if stop and stop():
+                    break
             return results
         free: queue.SimpleQueue[int] = queue.SimpleQueue()
         for slot in range(self.jobs):
@@ -263,11 +271,15 @@ class Session:
 
         with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="conformance") as pool:
             futures = [pool.submit(work, scenario) for scenario in scenarios]
-            if progress:
-                for future in as_completed(futures):
-                    for result in future.result():
+            for future in as_completed(futures):
+                for result in future.result():
+                    if progress:
                         progress(result)
-            return [result for future in futures for result in future.result()]
+                if stop and stop():
+                    for pending in futures:
+                        pending.cancel()
+                    break
+            return [result for future in futures if not future.cancelled() for result in future.result()]
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from harness.cli.run import Progress
+from harness.cli.terminal import Progress
 from harness.model import CaseResult, Status
 
 

@@ -3,19 +3,40 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
+from harness.cases.tags import TAGS
 from harness.cases.write import CaseExists, model_size
-from harness.cli.common import Commands
+from harness.cli.common import PROJECT_CASES, Commands, UsageError, existing
 from harness.repo.snapshot import SnapshotError
 from harness.tools.add_case import add_case, verify_case
 
+CASE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")  # cases/schema.json's id pattern
+
+
+def checked(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The memory directory and the output directory, every input checked before anything is written."""
+    if not CASE_ID.fullmatch(args.id):
+        suggestion = re.sub(r"[^a-z0-9._-]+", "-", args.id.lower()).strip("-._") or "my-case"
+        raise UsageError(f"--id {args.id!r}: use lowercase letters, digits, '.', '_' and '-' (e.g. {suggestion})")
+    unknown = [t for t in args.tags if t not in TAGS]
+    if unknown:
+        raise UsageError(f"--tags: unknown tag(s) {', '.join(unknown)}; known: {', '.join(sorted(TAGS))}")
+    memory_dir = existing(Path(args.memory_dir), "memory directory")
+    if not memory_dir.is_dir():
+        raise UsageError(f"memory directory {memory_dir}: not a directory")
+    out = Path(args.out) if args.out else PROJECT_CASES / "compile"
+    if (out / f"{args.id}.yaml").exists():
+        raise UsageError(f"{out / f'{args.id}.yaml'} already exists; choose another --id (or remove the file)")
+    return memory_dir, out
+
 
 def cmd_add_case(args: argparse.Namespace) -> int:
-    memory_dir = Path(args.memory_dir)
+    memory_dir, out = checked(args)
     try:
-        path, snapshot = add_case(memory_dir, args.id, Path(args.out), tags=args.tags, head_only=args.head_only)
+        path, snapshot = add_case(memory_dir, args.id, out, tags=args.tags, head_only=args.head_only)
     except (SnapshotError, CaseExists) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -40,5 +61,5 @@ def register(commands: Commands) -> None:
     parser.add_argument("--id", required=True, help="case id: lowercase [a-z0-9._-], becomes the file name")
     parser.add_argument("--tags", nargs="*", default=[], help="tags for the case (see docs/cases.md)")
     parser.add_argument("--head-only", action="store_true", help="only HEAD's tree, not the whole history")
-    parser.add_argument("--out", default="cases/compile", help="directory to write ID.yaml into")
+    parser.add_argument("--out", help="directory to write ID.yaml into (default: the project's cases/compile)")
     parser.set_defaults(func=cmd_add_case)

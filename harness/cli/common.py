@@ -10,10 +10,27 @@ import os
 from pathlib import Path
 
 from harness.cases.load import load_scenarios
+from harness.cli.keyword import Keyword
 from harness.model import Scenario, ScenarioError
-from harness.runners.manifest import REFERENCE_FORMS, RUNTIMES, ReferenceSpec, default_reference
+from harness.runners.manifest import (
+    REFERENCE_FORMS,
+    REPO_ROOT,
+    RUNTIMES,
+    ReferenceSpec,
+    default_reference,
+    on_demand_pin,
+    pinned_references,
+    pinned_versions,
+)
+from memfs_prompt.profiles import resolve_profile
 
 DEFAULT_CASES = Path("cases")
+PROJECT_CASES = REPO_ROOT / "cases"
+
+
+class UsageError(Exception):
+    """A wrong input found before anything runs: one message, exit 2 (cli.main)."""
+
 
 Commands = argparse._SubParsersAction  # type: ignore[type-arg]
 
@@ -35,7 +52,47 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
 
 
 def add_select(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-k", help="only cases whose id or tags contain one of these comma-separated words")
+    parser.add_argument(
+        "-k", type=keyword, help="pytest-style expression over case ids and tags: `bom and not crlf`, "
+        "`(quirk or golden) and not lifecycle`; a word matches a tag or part of an id; commas mean or",
+    )  # fmt: skip
+
+
+def keyword(text: str) -> Keyword:
+    try:
+        return Keyword(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_run_control(parser: argparse.ArgumentParser) -> None:
+    """-x, --maxfail, --lf, --durations: how much of a run to do and what to say at its end."""
+    parser.add_argument("-x", "--exitfirst", action="store_true", help="stop after the first failing result")
+    parser.add_argument("--maxfail", type=positive, help="stop after N failing results")
+    parser.add_argument(
+        "--lf", "--last-failed", action="store_true", dest="last_failed",
+        help="only the cases that failed in the previous report (--report DIR's report.json)",
+    )  # fmt: skip
+    parser.add_argument("--durations", type=natural, metavar="N", help="list the N slowest results (0: all)")
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: give a number of at least 1")
+    return value
+
+
+def natural(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a number of at least 0")
+    return value
+
+
+def maxfail(args: argparse.Namespace) -> int | None:
+    """How many failing results stop a run (-x is 1), None for no limit."""
+    return 1 if getattr(args, "exitfirst", False) else getattr(args, "maxfail", None)
 
 
 def add_jobs(parser: argparse.ArgumentParser) -> None:
@@ -78,20 +135,68 @@ def jobs_count(text: str) -> int:
 
 
 def reference_specs(args: argparse.Namespace) -> list[ReferenceSpec]:
-    """The references a command named (`--reference`, one or many), or the pinned default."""
+    """The references a command named (`--reference`, one or many), or the pinned default, each checked
+    before anything runs (check_reference); `--profile` is checked here too."""
     given = args.reference if isinstance(args.reference, list) else [args.reference] if args.reference else []
-    return [ReferenceSpec.parse(r) for r in (given or [default_reference()])]
+    specs = []
+    for text in given or [default_reference()]:
+        try:
+            spec = ReferenceSpec.parse(text)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        check_reference(spec, text)
+        specs.append(spec)
+    if getattr(args, "profile", None):
+        try:
+            resolve_profile(args.profile)
+        except KeyError as error:
+            raise UsageError(f"--profile: {error.args[0]}") from None
+    return specs
 
 
-def select(scenarios: list[Scenario], expression: str | None) -> list[Scenario]:
-    """`-k`: keep cases whose id or a tag contains any of the comma-separated words."""
+def check_reference(spec: ReferenceSpec, text: str) -> None:
+    """A release must be pinned (or accepted for this run), a bundle must be a file, a checkout a directory."""
+    if spec.is_release:
+        version = spec.value.removeprefix("letta-code@")
+        if version in pinned_versions(spec.kind) or on_demand_pin(spec.kind, version):
+            return
+        pinned = ", ".join(s.cli for s in pinned_references())
+        how = f"`conformance pin {spec.kind}:{version}`" if ":" in text else (
+            f"`conformance pin npm:{version}` or `conformance pin pypi:{version}`")  # fmt: skip
+        raise UsageError(f"--reference {text}: not a pinned release (pinned: {pinned}); pin it with {how}")
+    path = Path(spec.value).expanduser()
+    if spec.kind == "bundle" and not path.is_file():
+        raise UsageError(f"--reference {text}: no such bundle file {path}")
+    if spec.kind == "checkout" and not (path / "package.json").is_file():
+        raise UsageError(f"--reference {text}: {path} is not a letta-code checkout (no package.json)")
+
+
+def existing(path: Path, what: str) -> Path:
+    """`path` when it exists, else one UsageError naming it."""
+    if not path.exists():
+        raise UsageError(f"{what} {path}: no such file or directory")
+    return path
+
+
+def case_paths(paths: list[Path]) -> list[Path]:
+    """The scenario paths a command reads: the ones given (each must exist), else ./cases, else the project's."""
+    if paths:
+        return [existing(p, "scenario path") for p in paths]
+    for candidate in (DEFAULT_CASES, PROJECT_CASES):
+        if candidate.is_dir():
+            return [candidate]
+    raise UsageError(f"no cases/ in {Path.cwd()} or in the project ({PROJECT_CASES}): name scenario files")
+
+
+def select(scenarios: list[Scenario], expression: Keyword | str | None) -> list[Scenario]:
+    """`-k`: keep cases whose id and tags satisfy the expression."""
     if not expression:
         return scenarios
-    words = [w.strip() for w in expression.split(",") if w.strip()]
-    return [s for s in scenarios if any(w in s.id or w in s.tags for w in words)]
+    keep = expression if isinstance(expression, Keyword) else Keyword(expression)
+    return [s for s in scenarios if keep.matches(s.id, s.tags)]
 
 
-def load_selected(paths: list[Path], expression: str | None) -> tuple[list[Scenario], list[ScenarioError]]:
+def load_selected(paths: list[Path], expression: Keyword | str | None) -> tuple[list[Scenario], list[ScenarioError]]:
     """The cases under `paths` (default cases/) that `-k` keeps, and the files that did not load."""
-    loaded = load_scenarios(paths or [DEFAULT_CASES])
+    loaded = load_scenarios(case_paths(paths))
     return select(loaded.scenarios, expression), loaded.errors

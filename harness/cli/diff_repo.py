@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.cases.load import DEFAULT_INPUTS
-from harness.cli.common import Commands, add_profile, add_reference, reference_specs
+from harness.cli.common import Commands, UsageError, add_profile, add_reference, existing, reference_specs
 from harness.engine import Session
 from harness.model import CompileRequest, Scenario, Status
 from harness.verdict.diff import render_field_diff
@@ -16,7 +16,10 @@ from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_
 
 
 def cmd_diff_repo(args: argparse.Namespace) -> int:
-    memory_dir = Path(args.memory_dir).resolve()
+    spec = reference_specs(args)[0]
+    memory_dir = existing(Path(args.memory_dir), "memory directory").resolve()
+    if not memory_dir.is_dir():
+        raise UsageError(f"memory directory {memory_dir}: not a directory")
     request = CompileRequest(
         memory_dir=memory_dir,
         system=args.system,
@@ -29,9 +32,7 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     try:
         parse_now(args.now)
     except ValueError:
-        print(f"--now {args.now!r} is not ISO 8601", file=sys.stderr)
-        return 2
-    spec = reference_specs(args)[0]
+        raise UsageError(f"--now {args.now!r} is not ISO 8601") from None
     with Session([spec], profile_override=args.profile) as session:
         session.start()
         ref = session.references[0]

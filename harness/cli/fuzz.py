@@ -7,7 +7,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.cli.common import Commands, add_profile, add_reference, reference_specs
+from harness.cli.common import (
+    PROJECT_CASES,
+    Commands,
+    UsageError,
+    add_profile,
+    add_reference,
+    existing,
+    reference_specs,
+)
 from harness.engine import Session
 from harness.tools.fuzz import fuzz, known_signatures
 from harness.tools.fuzz_lifecycle import fuzz_lifecycle, known_lifecycle_signatures
@@ -16,6 +24,10 @@ from harness.tools.reduce import Oracle
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     specs = reference_specs(args)
+    if args.seconds <= 0:
+        raise UsageError(f"--seconds {args.seconds}: give a positive number")
+    args.cases = str(existing(Path(args.cases) if args.cases else PROJECT_CASES / "compile", "--cases"))
+    args.out = args.out or str(PROJECT_CASES / "compile")
     with (
         tempfile.TemporaryDirectory(prefix="letta-fuzz-") as tmp,
         Session(specs, cache=Path(tmp), profile_override=args.profile) as session,
@@ -48,8 +60,10 @@ def register(commands: Commands) -> None:
     add_reference(parser, many=True)
     add_profile(parser)
     parser.add_argument("--max-examples", type=int, help="stop after this many repositories")
-    parser.add_argument("--out", default="cases/compile", help="where new divergences are saved as cases")
-    parser.add_argument("--cases", default="cases/compile", help="corpus whose recorded divergences are known")
+    parser.add_argument("--out", help="where new divergences are saved as cases (default: the project's cases/compile)")
+    parser.add_argument(
+        "--cases", help="corpus whose recorded divergences are known (default: the project's cases/compile)"
+    )
     parser.add_argument(
         "--lifecycle", action="store_true", help="fuzz conversations (step sequences); cases go to <out>/../lifecycle"
     )

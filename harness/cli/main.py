@@ -7,6 +7,7 @@ are defined once in cli.common.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -25,6 +26,7 @@ from harness.cli import (
     reduce,
     run,
 )
+from harness.cli.common import UsageError
 
 COMMANDS = (run, diff_repo, merge_reports, list_cases, add_case, reduce, fuzz, matrix, drift, bisect, mutation,
             determinism, pin)  # fmt: skip
@@ -49,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return int(args.func(args))
+    except UsageError as error:  # checked before the first case runs: one error
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `conformance list | head`: the reader has had enough
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush does not fail again
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.cases.load import load_scenario
 from harness.cases.write import CaseExists, write_case
-from harness.cli.common import Commands, add_profile, add_reference, reference_specs
+from harness.cli.common import Commands, add_profile, add_reference, existing, reference_specs
 from harness.engine import Session
 from harness.model import ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
@@ -18,8 +18,8 @@ from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candida
 
 
 def cmd_reduce(args: argparse.Namespace) -> int:
-
-    source = Path(args.case_or_dir)
+    spec = reference_specs(args)[0]
+    source = existing(Path(args.case_or_dir), "case or memory directory")
     tags: list[str] = []
     try:
         if source.is_file():
@@ -34,7 +34,6 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     except (ScenarioError, SnapshotError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    spec = reference_specs(args)[0]
     with (
         tempfile.TemporaryDirectory(prefix="letta-reduce-") as tmp,
         Session([spec], cache=Path(tmp), profile_override=args.profile) as session,

@@ -3,71 +3,74 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
 
 from harness.cli.common import (
     Commands,
+    UsageError,
     add_jobs,
     add_no_timing,
     add_paths,
     add_profile,
     add_reference,
     add_report,
+    add_run_control,
     add_runtime_options,
     add_select,
     add_timeout,
     load_selected,
+    maxfail,
     reference_specs,
 )
+from harness.cli.terminal import Progress, durations_lines, summary_lines
 from harness.engine import Session
-from harness.model import CaseResult, RunReport
+from harness.model import RunReport, Scenario, Status
+from harness.report.meta import run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
 from harness.tools.shard import Shard
 from harness.verdict.diff import render_field_diff
 
 
-class Progress:
-    """`[done/total] failures` on a terminal; silent otherwise."""
-
-    def __init__(self, total: int, stream=sys.stderr) -> None:  # type: ignore[no-untyped-def]
-        self.total, self.done, self.failures, self.stream = total, 0, 0, stream
-        self.enabled = stream.isatty()
-
-    def __call__(self, result: CaseResult) -> None:
-        self.done += 1
-        if result.status.failing:
-            self.failures += 1
-        if self.enabled:
-            self.stream.write(f"\r[{self.done}/{self.total}] failures: {self.failures}  {result.case_id[:40]:<40}")
-            self.stream.flush()
-
-    def finish(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
+def last_failed(report_dir: str | None) -> set[str]:
+    """The ids of the cases that failed in the previous report in `--report DIR` (for --lf)."""
+    if not report_dir:
+        raise UsageError("--lf reads the previous run's report: give --report DIR (the directory it wrote)")
+    path = Path(report_dir) / "report.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--lf: no previous report at {path}") from None
+    except ValueError as error:
+        raise UsageError(f"--lf: {path} is not a report ({error})") from None
+    return {r["case"] for r in data.get("results", []) if Status(r["status"]).failing}
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    specs = apply_runtime(reference_specs(args), args)  # every reference checked before a case loads
+    shard = Shard.parse(args.shard) if args.shard else None
+    rerun = last_failed(args.report) if args.last_failed else None
     scenarios, load_errors = load_selected(args.paths, args.k)
     for error in load_errors:
         print(f"error: {error}", file=sys.stderr)
+    if rerun is not None:
+        scenarios = [s for s in scenarios if s.id in rerun]
+        print(f"--lf: {len(scenarios)} case(s) failed in the previous report", file=sys.stderr)
+        if not scenarios and not load_errors:
+            print("nothing failed last time: nothing to rerun", file=sys.stderr)
+            return 0
     if not scenarios and not load_errors:
-        print("no scenarios selected", file=sys.stderr)
+        print(f"no scenarios selected{f' by -k {args.k}' if args.k else ''}", file=sys.stderr)
         return 2
-    shard = Shard.parse(args.shard) if args.shard else None
     if shard:
         selected = len(scenarios)
         scenarios = shard.select(scenarios)
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
-    specs = apply_runtime(reference_specs(args), args)
-    cases_per_run = sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
-    progress = Progress(cases_per_run)
-    with Session(specs, profile_override=args.profile, timeout=args.timeout, jobs=args.jobs) as session:
-        results = session.run(scenarios, progress)
-        progress.finish()
-        references = session.describe_references()
-    report = RunReport(results, references, load_errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing)
+    report, seconds = run_cases(scenarios, specs, load_errors, args)
+    results = report.results
     for result in results:
         if result.failed:
             print(f"{result.status.upper()}: {result.case_id} [{result.reference}] ({result.path})", file=sys.stderr)
@@ -75,15 +78,40 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"  {reason}", file=sys.stderr)
             for diff in result.diffs[:3]:
                 print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
-    counts = report.counts
-    summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-    print(f"{len(results)} results: {summary}")
+    for line in summary_lines(results) + (
+        durations_lines(results, args.durations) if args.durations is not None else []
+    ):
+        print(line)
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    print(f"{len(results)} results: {summary} in {seconds:.1f} s")
     if args.report:
         paths = write_reports(report, Path(args.report))
         print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
+
+
+def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors: list, args: argparse.Namespace,
+              extra: dict | None = None) -> tuple[RunReport, float]:  # type: ignore[type-arg]  # fmt: skip
+    """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
+    cases_per_run = sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
+    progress = Progress(cases_per_run, maxfail=maxfail(args))
+    started_at, started = time.time(), time.perf_counter()
+    with Session(specs, profile_override=args.profile, timeout=args.timeout, jobs=args.jobs) as session:
+        results = session.run(scenarios, progress, stop=progress.stop)
+        progress.finish()
+        references = session.describe_references()
+        described = [{"reference": r.label, "profile": r.profile.name, "runtime": r.spec.runtime if r.spec else None}
+                     for r in session.references]  # fmt: skip
+    seconds = time.perf_counter() - started
+    if progress.stop():
+        print(f"stopped after {progress.failures} failing result(s) (-x/--maxfail)", file=sys.stderr)
+    command = ["conformance", *sys.argv[1:]]
+    timing = not args.no_timing
+    meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)
+    report = RunReport(results, references, load_errors, command, timing=timing, extra={"run": meta, **(extra or {})})
+    return report, seconds
 
 
 def apply_runtime(specs: list[ReferenceSpec], args: argparse.Namespace) -> list[ReferenceSpec]:
@@ -106,4 +134,5 @@ def register(commands: Commands) -> None:
     add_timeout(run)
     add_no_timing(run)
     add_runtime_options(run)
+    add_run_control(run)
     run.set_defaults(func=cmd_run)

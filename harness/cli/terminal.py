@@ -1,0 +1,66 @@
+"""What a run says on the terminal: live progress on a TTY, the closing list of failing results with
+their first difference, and the slowest results (--durations). Shared by `run` and `matrix`."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from harness.model import CaseResult
+from harness.verdict.diff import field_diff_json
+
+
+class Progress:
+    """`[done/total] failures: N  case-id` on a terminal, rewritten in place; silent otherwise.
+
+    Also counts failing results for -x/--maxfail (`stop`)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, maxfail: int | None = None) -> None:
+        self.total, self.done, self.failures, self.maxfail = total, 0, 0, maxfail
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+
+    def __call__(self, result: CaseResult) -> None:
+        self.done += 1
+        if result.status.failing:
+            self.failures += 1
+        if self.enabled:
+            line = f"[{self.done}/{self.total}] failures: {self.failures}  {result.case_id[:40]}"
+            self.stream.write(f"\r{line:<72}")
+            self.stream.flush()
+
+    def stop(self) -> bool:
+        return self.maxfail is not None and self.failures >= self.maxfail
+
+    def finish(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def first_difference_line(result: CaseResult) -> str:
+    """One line: where and how the result first differs, or its first reason."""
+    if result.diffs:
+        info = field_diff_json(result.diffs[0])
+        more = f" (+{len(result.diffs) - 1} more field(s))" if len(result.diffs) > 1 else ""
+        return f"{info['field']} byte {info['offset']}: {info['difference']}{more}"
+    return result.reasons[0] if result.reasons else str(result.status)
+
+
+def summary_lines(results: list[CaseResult]) -> list[str]:
+    """The closing short summary: one line per failing result (pytest's `short test summary info`)."""
+    failing = [r for r in results if r.failed]
+    if not failing:
+        return []
+    lines = [f"=== {len(failing)} failing result(s) ==="]
+    lines += [f"{r.status.upper()} {r.case_id} [{r.reference}]: {first_difference_line(r)}" for r in failing]
+    return lines
+
+
+def durations_lines(results: list[CaseResult], count: int) -> list[str]:
+    """The `count` slowest results (0: all), slowest first."""
+    slowest = sorted(results, key=lambda r: (-r.seconds, r.case_id, r.reference))
+    chosen = slowest if count == 0 else slowest[:count]
+    return [f"=== slowest {len(chosen)} result(s) ==="] + [
+        f"{r.seconds:8.3f}s {r.case_id} [{r.reference}]" for r in chosen
+    ]
