@@ -22,6 +22,7 @@ from harness.cli.common import (
 )
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
+from harness.report.meta import run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
 from harness.runners.releases import ReferenceUnavailable
@@ -60,17 +61,22 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         print(f"newest release on npm and PyPI: {latest.cli}{note}")
     specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
     print(f"{len(scenarios)} cases x {len(specs)} references: {', '.join(s.label for s in specs)}", file=sys.stderr)
-    started = time.perf_counter()
+    started_at, started = time.time(), time.perf_counter()
     with Session(specs, timeout=args.timeout, jobs=args.jobs) as session:
         results = session.run(scenarios)
         described = session.describe_references()
+        profiles = [{"reference": r.label, "profile": r.profile.name, "runtime": r.spec.runtime if r.spec else None}
+                    for r in session.references]  # fmt: skip
     seconds = time.perf_counter() - started
     drift = drift_report(reference_outcomes(results), scenarios, specs, release_order())
     gate: GateResult | None = None
     if args.gate:
         pair = gate_pair(specs, latest)
         gate = evaluate(results, *pair, new_version=spec_version(specs, pair[1])) if pair else None
+    command = ["conformance", *sys.argv[1:]]
+    timing = not args.no_timing
     extra: dict[str, Any] = {
+        "run": run_metadata(command, profiles, seconds if timing else None, started_at if timing else None),
         "matrix": matrix_json(results, specs, None if args.no_timing else seconds),
         "drift": drift.to_json(),
     }

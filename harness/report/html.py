@@ -27,6 +27,7 @@ from harness.model import CaseResult, RunReport, Status
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.diff import COMPARED_FIELDS
 from harness.verdict.text import as_bytes, first_difference, invisible
+from harness.versions import release_key
 
 SHOW_BEFORE = 16_000  # characters shown before the first difference, per side
 SHOW_AFTER = 16_000  # characters shown from the first difference on, per side
@@ -231,7 +232,7 @@ def render_html(report: RunReport) -> str:
     """The whole page, as text."""
     env = Environment(loader=PackageLoader("harness.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     template = env.get_template("report.html.j2")
-    results = sorted(report.results, key=lambda r: (r.case_id, r.reference))
+    results = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference)))
     ids = anchors(results)
     detailed = [r for r in results if r.status != Status.PASS or r.turns]
     linked = {(r.case_id, r.reference): ids[(r.case_id, r.reference)] for r in detailed}
@@ -250,8 +251,9 @@ def render_html(report: RunReport) -> str:
         }
         for r in detailed
     ]
+    references = sorted({r.reference for r in results}, key=release_key)
     return template.render(
-        report=report, counts=report.counts, results=results, references=sorted({r.reference for r in results}),
+        report=report, counts=report.counts, results=results, references=references,
         matrix=matrix, tags=sorted({t for r in results for t in r.tags}), details=details,
         linked=linked, command=" ".join(shlex.quote(c) for c in report.command),
         show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,

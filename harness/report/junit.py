@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import CaseResult, RunReport, Status
+from harness.versions import release_key
 
 
 def junit_xml(report: RunReport) -> bytes:
     """The report as JUnit XML (byte-stable: sorted by reference and case, timings only when kept)."""
     suites = ET.Element("testsuites", name="letta-conformance")
     by_reference: dict[str, list[CaseResult]] = {}
-    for result in sorted(report.results, key=lambda r: (r.reference, r.case_id)):
+    for result in sorted(report.results, key=lambda r: (release_key(r.reference), r.case_id)):
         by_reference.setdefault(result.reference, []).append(result)
     for reference, results in by_reference.items():
         counts = Counter(r.status for r in results)

@@ -78,7 +78,7 @@ def merge_reports(paths: list[Path], command: list[str]) -> RunReport:
                 )
             seen[key] = file
             timing = timing and "timing" in entry
-            results.append(result_from_json(entry))
+            results.append(result_from_json(entry, data.get("outputs")))
     load_errors: dict[tuple[str, int | None, str], ScenarioError] = {}
     for _, data in reports:
         for error in data["load_errors"]:

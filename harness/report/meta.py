@@ -1,5 +1,5 @@
 """A run's metadata for report.json: the command, the port's version and commit, the references with
-their Python profile and runtime, and (with timing only) the date and the duration.
+their Python profile and runtime, and (with timing only, under `timing`) the date and the duration.
 
 Without timing the metadata holds nothing that changes between two runs of the same commit, so
 `--no-timing` reports stay byte-identical.
@@ -44,8 +44,7 @@ def run_metadata(
         "port": {"version": port_version(), "commit": port_commit()},
         "references": references,
     }
-    if started is not None:
-        run["date"] = datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds")
-    if seconds is not None:
-        run["duration_seconds"] = round(seconds, 3)
+    if started is not None and seconds is not None:  # under `timing`, as every value that changes run to run
+        date = datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds")
+        run["timing"] = {"date": date, "duration_seconds": round(seconds, 3)}
     return run

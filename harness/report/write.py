@@ -7,6 +7,7 @@ bytes once those are removed (and `--no-timing` leaves them out altogether).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from harness.report.html import compared_fields, render_html
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.diff import field_diff_json
+from harness.versions import release_key
 
 SCHEMA = "letta-conformance/report/1"
 
@@ -77,8 +79,11 @@ def _side_value(outcome: Outcome | None, field: str) -> Any:
     return outcome.thrown if field == "thrown" else (outcome.record or {}).get(field)
 
 
-def result_from_json(data: dict[str, Any]) -> CaseResult:
-    """A result back from its report.json entry: `result_json` of it gives the same entry again."""
+def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None) -> CaseResult:
+    """A result back from its report.json entry (its long values looked up in the report's `outputs`):
+    `result_json` of it gives the same entry again."""
+    if outputs:
+        data = _expanded(data, outputs)
     timing = data.get("timing") or {}
     reference = _outcome_from_json(data["reference_outcome"], timing.get("reference_ms"))
     port = _outcome_from_json(data["port_outcome"], timing.get("port_ms"))
@@ -105,18 +110,58 @@ def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
     return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
 
 
+#: A record value at least this long is stored once in `outputs`, by its sha256, and named by `{"$output": digest}`.
+SHARED_CHARS = 200
+OUTPUT = "$output"
+
+
+def _shared(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
+    """The entry with each long record value of its outcomes moved into `outputs` (so a passing result's
+    two identical outputs, and one output shared by many references, are stored once)."""
+    for side in ("reference_outcome", "port_outcome"):
+        outcome = result.get(side)
+        if not outcome or not isinstance(outcome.get("record"), dict):
+            continue
+        record = dict(outcome["record"])
+        for key, value in record.items():
+            if isinstance(value, str) and len(value) >= SHARED_CHARS:
+                digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+                outputs[digest] = value
+                record[key] = {OUTPUT: digest}
+        result[side] = {**outcome, "record": record}
+    return result
+
+
+def _expanded(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
+    """The entry with every `{"$output": digest}` replaced by its value again."""
+    result = dict(result)
+    for side in ("reference_outcome", "port_outcome"):
+        outcome = result.get(side)
+        if not outcome or not isinstance(outcome.get("record"), dict):
+            continue
+        record = {
+            k: outputs[v[OUTPUT]] if isinstance(v, dict) and set(v) == {OUTPUT} else v
+            for k, v in outcome["record"].items()
+        }
+        result[side] = {**outcome, "record": record}
+    return result
+
+
 def report_json(report: RunReport) -> dict[str, Any]:
     references = report.references if report.timing else [_without_timing(r) for r in report.references]
+    outputs: dict[str, str] = {}
+    ordered = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference)))
+    results = [_shared(result_json(r, report.timing), outputs) for r in ordered]
     return {
         "schema": SCHEMA,
         "ok": report.ok,
         "counts": report.counts,
+        **({"run": report.extra["run"]} if "run" in report.extra else {}),
         "references": references,
         "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
-        "results": [
-            result_json(r, report.timing) for r in sorted(report.results, key=lambda r: (r.case_id, r.reference))
-        ],
-        **report.extra,
+        "results": results,
+        "outputs": dict(sorted(outputs.items())),
+        **{k: v for k, v in report.extra.items() if k != "run"},
     }
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.versions import version_key
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_DIR = REPO_ROOT / "reference"
 MANIFEST_PATH, DRIVER_PATH = REFERENCE_DIR / "manifest.json", REFERENCE_DIR / "driver.mjs"
@@ -37,11 +39,6 @@ def pinned_versions(registry: str) -> list[str]:
     """The versions pinned for one registry, in manifest order."""
     manifest = load_manifest()
     return list(manifest["releases"] if registry == "npm" else manifest["pypi"]["releases"])
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """Release order: 0.32.8 before 0.32.18 (numeric parts; anything else sorts first)."""
-    return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))
 
 
 def pinned_references() -> list[ReferenceSpec]:
