@@ -160,6 +160,22 @@ def test_overlapping_shards_are_an_error_naming_both_files(corpus, tmp_path: Pat
     assert str(tmp_path / "a") in str(caught.value) and str(tmp_path / "b") in str(caught.value)
 
 
+def test_merge_refuses_an_incomplete_shard_set_unless_told(corpus, tmp_path: Path) -> None:
+    dirs = []
+    for index, shard in enumerate(partition(corpus, 3), start=1):
+        report = run_report(shard, tmp_path / "cache")
+        report.extra["run"] = {"command": ["conformance", "run"], "port": {}, "references": [], "shard": f"{index}/3"}
+        write_reports(report, tmp_path / f"s{index}")
+        dirs.append(tmp_path / f"s{index}")
+    with pytest.raises(MergeError, match=r"shard\(s\) 2/3 missing.*--allow-partial"):
+        merge_reports([dirs[0], dirs[2]], [])
+    partial = merge_reports([dirs[0], dirs[2]], ["conformance", "merge-reports"], allow_partial=True)
+    assert partial.extra["run"]["missing_shards"] == ["2/3"]
+    assert "missing_shards" not in merge_reports(dirs, []).extra["run"]
+    code = cli.main(["merge-reports", str(dirs[0]), str(dirs[2]), "--out", str(tmp_path / "out")])
+    assert code == 2 and not (tmp_path / "out").exists()
+
+
 def test_merge_refuses_a_file_that_is_not_a_report(tmp_path: Path) -> None:
     (tmp_path / "report.json").write_text('{"schema": "something-else"}')
     with pytest.raises(MergeError, match="schema"):

@@ -13,7 +13,7 @@ from harness.report.write import write_reports
 
 def cmd_merge_reports(args: argparse.Namespace) -> int:
     try:
-        report = merge_reports(args.reports, ["conformance", *sys.argv[1:]])
+        report = merge_reports(args.reports, ["conformance", *sys.argv[1:]], allow_partial=args.allow_partial)
     except MergeError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -28,4 +28,7 @@ def register(commands: Commands) -> None:
     merge = commands.add_parser("merge-reports", help="merge shard reports (run --shard K/N) into one report")
     merge.add_argument("reports", nargs="+", type=Path, help="report directories (or their report.json)")
     merge.add_argument("--out", required=True, help="directory for the merged index.html, report.json and junit.xml")
+    merge.add_argument(
+        "--allow-partial", action="store_true", help="merge even when some shards of the run are missing"
+    )
     merge.set_defaults(func=cmd_merge_reports)

@@ -27,7 +27,7 @@ from harness.cli.common import (
 )
 from harness.cli.terminal import Progress, durations_lines, summary_lines
 from harness.engine import Session
-from harness.model import RunReport, Scenario, Status
+from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.report.meta import run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
@@ -69,7 +69,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         selected = len(scenarios)
         scenarios = shard.select(scenarios)
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
-    report, seconds = run_cases(scenarios, specs, load_errors, args)
+    report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
     results = report.results
     for result in results:
         if result.failed:
@@ -92,8 +92,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors: list, args: argparse.Namespace,
-              extra: dict | None = None) -> tuple[RunReport, float]:  # type: ignore[type-arg]  # fmt: skip
+def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors: list[ScenarioError],
+              args: argparse.Namespace, shard: Shard | None) -> tuple[RunReport, float]:  # fmt: skip
     """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
     cases_per_run = sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
     progress = Progress(cases_per_run, maxfail=maxfail(args))
@@ -110,7 +110,9 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
     meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)
-    report = RunReport(results, references, load_errors, command, timing=timing, extra={"run": meta, **(extra or {})})
+    if shard:
+        meta["shard"] = str(shard)
+    report = RunReport(results, references, load_errors, command, timing=timing, extra={"run": meta})
     return report, seconds
 
 

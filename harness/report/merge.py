@@ -61,10 +61,37 @@ def _merge_references(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def merge_reports(paths: list[Path], command: list[str]) -> RunReport:
+def missing_shards(reports: list[tuple[Path, dict[str, Any]]]) -> list[str]:
+    """The shards (`K/N`) of a sharded run that no input holds; refuses inputs from runs of different N.
+
+    A report says which shard it is in its `run` metadata; reports that do not say are not counted."""
+    shards: dict[Path, tuple[int, int]] = {}
+    for file, data in reports:
+        text = (data.get("run") or {}).get("shard")
+        if text:
+            k, _, n = str(text).partition("/")
+            shards[file] = (int(k), int(n))
+    counts = {count for _, count in shards.values()}
+    if len(counts) > 1:
+        named = ", ".join(f"{file} is {k}/{n}" for file, (k, n) in shards.items())
+        raise MergeError(f"the reports come from runs split different ways ({named}): merge shards of one run")
+    if not counts:
+        return []
+    count = counts.pop()
+    present = {index for index, _ in shards.values()}
+    return [f"{k}/{count}" for k in range(1, count + 1) if k not in present]
+
+
+def merge_reports(paths: list[Path], command: list[str], *, allow_partial: bool = False) -> RunReport:
     reports = [read_report(path) for path in paths]
     if not reports:
         raise MergeError("no reports given")
+    missing = missing_shards(reports)
+    if missing and not allow_partial:
+        raise MergeError(
+            f"shard(s) {', '.join(missing)} missing: merge every shard's report, or pass --allow-partial "
+            "to merge what is there (the merged report then says which shards it lacks)"
+        )
     results: list[CaseResult] = []
     seen: dict[tuple[str, str], Path] = {}
     timing = True
@@ -84,4 +111,14 @@ def merge_reports(paths: list[Path], command: list[str]) -> RunReport:
         for error in data["load_errors"]:
             load_errors.setdefault((error["path"], error["line"], error["message"]), _load_error(error))
     references = _merge_references([data for _, data in reports])
-    return RunReport(results, references, list(load_errors.values()), command, timing=timing)
+    first_run = next((data["run"] for _, data in reports if data.get("run")), None)
+    extra: dict[str, Any] = {}
+    if first_run is not None:
+        run = {k: v for k, v in first_run.items() if k not in ("timing", "shard")}
+        extra["run"] = {
+            **run,
+            "command": command,
+            "merged": len(reports),
+            **({"missing_shards": missing} if missing else {}),
+        }
+    return RunReport(results, references, list(load_errors.values()), command, timing=timing, extra=extra)
