@@ -181,11 +181,11 @@ def test_fields_compared_lists_every_field_and_which_differed() -> None:
     assert error["compared_fields"] == []
 
 
-def test_the_matrix_appears_only_when_several_references_ran() -> None:
-    assert 'id="matrix"' in render_html(mixed_report())
+def test_the_grid_has_a_row_per_case_only_when_several_references_ran() -> None:
+    assert '<div id="grid" class="many">' in render_html(mixed_report())
     ok = Outcome("ok", record=record("m"))
     single = RunReport([case("a", Status.PASS, (), ok, ok)], [{"name": "letta-code@0.32.18"}], [], [])
-    assert 'id="matrix"' not in render_html(single)
+    assert '<div id="grid" class="one">' in render_html(single) and 'class="grow"' not in render_html(single)
 
 
 def test_reproduce_commands_pass_every_input_and_golden_cases_name_no_reference() -> None:

@@ -24,8 +24,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from harness.model import CaseResult, RunReport, Status
+from harness.report.groups import diff_key, failure_groups, mark_lines, unified_lines
 from harness.report.reproduce import reproduce_commands
-from harness.verdict.diff import COMPARED_FIELDS
+from harness.verdict.diff import COMPARED_FIELDS, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
 from harness.versions import release_key
 
@@ -109,11 +110,21 @@ def diff_pair(reference: Any, port: Any, anchor: str, before: int = SHOW_BEFORE,
 
 
 def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
-    """For each differing field: both sides, the first differing byte's offset, line and column."""
+    """For each differing field: both sides, the first differing byte's offset, line and column, the
+    differing characters named, and the line-level unified diff (or the field that showed the same one)."""
     views = []
+    seen: dict[Any, str] = {}
     for number, diff in enumerate(result.diffs):
         pair = diff_pair(diff.reference, diff.port, f"{anchor}-d{number}")
-        views.append({"field": diff.field, "offset": diff.offset, **pair})
+        lines = unified_lines(diff.reference, diff.port)
+        key = diff_key(lines) if lines else None
+        same_as = seen.get(key) if key else None
+        if key and same_as is None:
+            seen[key] = diff.field
+        unified = mark_lines(lines, glyph_html) if lines and same_as is None else []
+        named = field_diff_json(diff)["difference"]
+        views.append({"field": diff.field, "offset": diff.offset, "difference": named, "unified": unified,
+                      "same_as": same_as, **pair})  # fmt: skip
     return views
 
 
@@ -228,13 +239,17 @@ def anchors(results: list[CaseResult]) -> dict[tuple[str, str], str]:
     }
 
 
+def counts_pass(results: list[CaseResult]) -> int:
+    return sum(1 for r in results if r.status == Status.PASS)
+
+
 def render_html(report: RunReport) -> str:
     """The whole page, as text."""
     env = Environment(loader=PackageLoader("harness.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     template = env.get_template("report.html.j2")
     results = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference)))
     ids = anchors(results)
-    detailed = [r for r in results if r.status != Status.PASS or r.turns]
+    detailed = [r for r in results if r.status != Status.PASS]  # passing results: one light row each
     linked = {(r.case_id, r.reference): ids[(r.case_id, r.reference)] for r in detailed}
     matrix: dict[str, dict[str, CaseResult]] = {}
     for r in results:
@@ -255,6 +270,8 @@ def render_html(report: RunReport) -> str:
     return template.render(
         report=report, counts=report.counts, results=results, references=references,
         matrix=matrix, tags=sorted({t for r in results for t in r.tags}), details=details,
+        groups=failure_groups(results), run=report.extra.get("run") or {}, passing=counts_pass(results),
+        failing=sum(1 for r in results if r.failed) + len(report.load_errors),
         linked=linked, command=" ".join(shlex.quote(c) for c in report.command),
         show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,
     )  # fmt: skip

@@ -110,14 +110,17 @@ def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
     return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
 
 
-#: A record value at least this long is stored once in `outputs`, by its sha256, and named by `{"$output": digest}`.
+#: A record value at least this long is named by `{"$output": sha256}`; a result that did not pass keeps the
+#: value once in `outputs` (shared by every result and side that has it). A passing result's values are
+#: recorded by digest only: both sides agreed, and the case rebuilds them (`conformance show` prints one).
 SHARED_CHARS = 200
 OUTPUT = "$output"
 
 
 def _shared(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
-    """The entry with each long record value of its outcomes moved into `outputs` (so a passing result's
-    two identical outputs, and one output shared by many references, are stored once)."""
+    """The entry with each long record value of its outcomes replaced by its digest (kept in `outputs`
+    unless the result passed)."""
+    keep = result["status"] != Status.PASS
     for side in ("reference_outcome", "port_outcome"):
         outcome = result.get(side)
         if not outcome or not isinstance(outcome.get("record"), dict):
@@ -126,21 +129,23 @@ def _shared(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
         for key, value in record.items():
             if isinstance(value, str) and len(value) >= SHARED_CHARS:
                 digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-                outputs[digest] = value
+                if keep:
+                    outputs[digest] = value
                 record[key] = {OUTPUT: digest}
         result[side] = {**outcome, "record": record}
     return result
 
 
 def _expanded(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
-    """The entry with every `{"$output": digest}` replaced by its value again."""
+    """The entry with every `{"$output": digest}` that `outputs` holds replaced by its value again (a passing
+    result's digests stay: written again, they give the same entry)."""
     result = dict(result)
     for side in ("reference_outcome", "port_outcome"):
         outcome = result.get(side)
         if not outcome or not isinstance(outcome.get("record"), dict):
             continue
         record = {
-            k: outputs[v[OUTPUT]] if isinstance(v, dict) and set(v) == {OUTPUT} else v
+            k: outputs[v[OUTPUT]] if isinstance(v, dict) and set(v) == {OUTPUT} and v[OUTPUT] in outputs else v
             for k, v in outcome["record"].items()
         }
         result[side] = {**outcome, "record": record}

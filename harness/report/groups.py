@@ -1,0 +1,105 @@
+"""What index.html builds beyond each result: failures grouped by cause, the line-level unified diff of a
+differing value, and the page's run metadata.
+
+A cause is the failing status, each differing field with its kind (verdict.signature.field_kind) and the
+first differing characters named (verdict.text); an error's cause is its first reason. The reference is
+not part of a cause, so one cause seen against 35 releases is one group.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+from harness.model import CaseResult, Status
+from harness.verdict.diff import field_diff_json
+from harness.verdict.signature import field_kind
+from harness.versions import release_key
+
+DIFF_LINES = 400  # most lines of a unified diff shown per value
+DIFF_INPUT_LINES = 5_000  # lines of each side given to difflib around the first difference
+_NUMBERS = re.compile(r"\d+")
+
+
+@dataclass
+class Group:
+    """Failing results that share one cause."""
+
+    cause: str
+    status: str
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def cases(self) -> list[str]:
+        return sorted({r.case_id for r in self.results})
+
+    @property
+    def references(self) -> list[str]:
+        return sorted({r.reference for r in self.results}, key=release_key)
+
+
+def cause_of(result: CaseResult) -> str:
+    if result.diffs:
+        first = field_diff_json(result.diffs[0])
+        kinds = ", ".join(f"{d.field} ({field_kind(d)})" for d in result.diffs)
+        return f"{kinds}; first: {first['difference']}"
+    if result.turns:
+        observed = sorted({d.get("observation", "") for t in result.turns for d in t.get("diffs") or []})
+        return f"lifecycle observations differ: {', '.join(observed)}" if observed else "lifecycle"
+    reason = result.reasons[0] if result.reasons else str(result.status)
+    return _NUMBERS.sub("N", reason.splitlines()[0])[:240] if reason else str(result.status)
+
+
+def failure_groups(results: list[CaseResult]) -> list[Group]:
+    """The failing and diverging (non-passing) results by cause, largest group first."""
+    groups: dict[tuple[str, str], Group] = {}
+    for result in results:
+        if result.status == Status.PASS:
+            continue
+        key = (str(result.status), cause_of(result))
+        groups.setdefault(key, Group(key[1], key[0])).results.append(result)
+    return sorted(groups.values(), key=lambda g: (not _failing(g), -len(g.results), g.cause))
+
+
+def _failing(group: Group) -> bool:
+    return any(r.status.failing for r in group.results)
+
+
+def unified_lines(reference: Any, port: Any) -> list[tuple[str, str]] | None:
+    """The line-level unified diff of two texts, as (kind, line) with kind `hunk`, `del`, `ins` or `same`;
+    None when a side is not text. Long inputs are cut to DIFF_INPUT_LINES around the first differing line."""
+    if not isinstance(reference, str) or not isinstance(port, str):
+        return None
+    left, right = reference.splitlines(keepends=True), port.splitlines(keepends=True)
+    start = 0
+    while start < min(len(left), len(right)) and left[start] == right[start]:
+        start += 1
+    start = max(0, start - 3)
+    left, right = left[start : start + DIFF_INPUT_LINES], right[start : start + DIFF_INPUT_LINES]
+    lines: list[tuple[str, str]] = []
+    for line in list(difflib.unified_diff(left, right, "reference", "port", n=2, lineterm=""))[2:]:
+        if line.startswith("@@"):
+            numbers = [int(n) + (start if i in (0, 2) else 0) for i, n in enumerate(_NUMBERS.findall(line)[:4])]
+            label = f"@@ -{numbers[0]},{numbers[1]} +{numbers[2]},{numbers[3]} @@" if len(numbers) == 4 else line
+            lines.append(("hunk", label))
+        else:
+            lines.append(({"-": "del", "+": "ins"}.get(line[:1], "same"), line[1:]))
+        if len(lines) >= DIFF_LINES:
+            lines.append(("hunk", f"… (the diff is cut after {DIFF_LINES} lines)"))
+            break
+    return lines
+
+
+def diff_key(lines: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """What makes two unified diffs the same change: their differing lines."""
+    return tuple(line for line in lines if line[0] in ("del", "ins"))
+
+
+def mark_lines(lines: list[tuple[str, str]], render: Any) -> list[dict[str, Any]]:
+    """Rows for the template: each line's kind, its sign and its HTML (glyphs for invisible characters)."""
+    sign = {"del": "-", "ins": "+", "same": " ", "hunk": ""}
+    return [{"kind": kind, "sign": sign[kind], "html": Markup(render(text))} for kind, text in lines]
