@@ -18,6 +18,7 @@ from markupsafe import Markup
 from harness.model import CaseResult, Status
 from harness.verdict.diff import field_diff_json
 from harness.verdict.signature import field_kind
+from harness.verdict.text import first_difference
 from harness.versions import release_key
 
 DIFF_LINES = 400  # most lines of a unified diff shown per value
@@ -100,6 +101,19 @@ def diff_key(lines: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
 
 
 def mark_lines(lines: list[tuple[str, str]], render: Any) -> list[dict[str, Any]]:
-    """Rows for the template: each line's kind, its sign and its HTML (glyphs for invisible characters)."""
+    """Rows for the template: each line's kind, its sign and its HTML (glyphs for invisible characters), the
+    first differing character of the first removed and first added line marked as in the side-by-side view."""
     sign = {"del": "-", "ins": "+", "same": " ", "hunk": ""}
-    return [{"kind": kind, "sign": sign[kind], "html": Markup(render(text))} for kind, text in lines]
+    first = {kind: next((i for i, (k, _) in enumerate(lines) if k == kind), None) for kind in ("del", "ins")}
+    column = None
+    if first["del"] is not None and first["ins"] is not None:
+        column = first_difference(lines[first["del"]][1], lines[first["ins"]][1])
+    rows = []
+    for index, (kind, text) in enumerate(lines):
+        html = Markup(render(text))
+        if column is not None and index in (first["del"], first["ins"]):
+            at = render(text, column, column + 1) if column < len(text) else Markup('<span class="glyph">END</span>')
+            html = Markup(render(text, 0, column)) + Markup('<mark class="first-diff">') + at + Markup("</mark>")
+            html += Markup(render(text, min(column + 1, len(text)), len(text)))
+        rows.append({"kind": kind, "sign": sign[kind], "html": html})
+    return rows
