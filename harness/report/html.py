@@ -24,7 +24,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from harness.model import CaseResult, RunReport, Status
-from harness.report.groups import diff_key, failure_groups, mark_lines, unified_lines
+from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.diff import COMPARED_FIELDS, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
@@ -239,6 +239,15 @@ def anchors(results: list[CaseResult]) -> dict[tuple[str, str], str]:
     }
 
 
+def _repeat_of(result: CaseResult, linked: dict[tuple[str, str], str], first_of: dict[str, CaseResult]) -> dict:
+    """For the second and later results of one cause: the anchor and name of the first (shown in full)."""
+    first = first_of.setdefault(cause_of(result), result)
+    if first is result:
+        return {"first_of_cause": "", "first_label": ""}
+    return {"first_of_cause": linked[(first.case_id, first.reference)],
+            "first_label": f"{first.case_id} [{first.reference}]"}  # fmt: skip
+
+
 def counts_pass(results: list[CaseResult]) -> int:
     return sum(1 for r in results if r.status == Status.PASS)
 
@@ -254,6 +263,7 @@ def render_html(report: RunReport) -> str:
     matrix: dict[str, dict[str, CaseResult]] = {}
     for r in results:
         matrix.setdefault(r.case_id, {})[r.reference] = r
+    first_of: dict[str, CaseResult] = {}
     details = [
         {
             "result": r,
@@ -263,6 +273,7 @@ def render_html(report: RunReport) -> str:
             "turns": turn_rows(r, linked[(r.case_id, r.reference)]),
             "reproduce": reproduce_commands(r),
             "request": json.dumps(r.request, indent=1, ensure_ascii=False) if r.request else "",
+            **_repeat_of(r, linked, first_of),
         }
         for r in detailed
     ]
