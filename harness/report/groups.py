@@ -24,6 +24,7 @@ from harness.versions import release_key
 DIFF_LINES = 400  # most lines of a unified diff shown per value
 DIFF_INPUT_LINES = 5_000  # lines of each side given to difflib around the first difference
 _NUMBERS = re.compile(r"\d+")
+_TURN = re.compile(r"^turn \d+: ")  # a lifecycle diff's field names its turn: one cause whichever turns it hits
 
 
 @dataclass
@@ -46,7 +47,7 @@ class Group:
 def cause_of(result: CaseResult) -> str:
     if result.diffs:
         first = field_diff_json(result.diffs[0])
-        kinds = ", ".join(f"{d.field} ({field_kind(d)})" for d in result.diffs)
+        kinds = ", ".join(dict.fromkeys(f"{_TURN.sub('', d.field)} ({field_kind(d)})" for d in result.diffs))
         return f"{kinds}; first: {first['difference']}"
     if result.turns:
         observed = sorted({d.get("observation", "") for t in result.turns for d in t.get("diffs") or []})
