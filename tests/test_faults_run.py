@@ -138,10 +138,12 @@ def test_a_bundle_the_reference_cannot_load_errors_every_case(tmp_path: Path, bi
     assert code == 1
 
 
-def test_a_missing_bundle_errors_every_case(tmp_path: Path, bin_dir: Path) -> None:
+def test_a_missing_bundle_is_refused_before_any_case_runs(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, report = run(tmp_path, {"a": ""}, reference=f"bundle:{tmp_path / 'nowhere' / 'letta.js'}")
-    assert statuses(report) == {"a": "error"} and "does not exist" in reasons(report, "a")
-    assert code == 1
+    assert code == 2 and report == {}  # one error up front, no report
+    assert "no such bundle file" in capsys.readouterr().err
 
 
 def test_bun_of_the_wrong_version_is_not_used(tmp_path: Path, bin_dir: Path) -> None:
@@ -247,3 +249,30 @@ def test_bad_scenario_files_are_errors_with_file_and_line_and_the_good_cases_sti
     assert report["counts"]["load-error"] == len(BAD_FILES)
     assert report["ok"] is False
     assert code == 1
+
+
+def test_x_stops_after_the_first_failure_and_the_summary_names_it(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = run(tmp_path, {"a": "", "b": "wrong", "c": "wrong", "d": ""}, "-x", "--durations", "2")
+    assert code == 1 and statuses(report) == {"a": "pass", "b": "fail"}  # c and d never started
+    out, err = capsys.readouterr()
+    assert "stopped after 1 failing result(s)" in err
+    assert "=== 1 failing result(s) ===" in out and "FAIL b [" in out and "coreMemory byte" in out
+    assert "=== slowest 2 result(s) ===" in out
+    assert report["run"]["command"][:2] == ["conformance", "run"] or report["run"]["port"]["version"]
+
+
+def test_lf_reruns_only_what_failed_in_the_previous_report(tmp_path: Path, bin_dir: Path) -> None:
+    code, report = run(tmp_path, {"a": "", "b": "wrong", "c": ""})
+    assert code == 1 and statuses(report) == {"a": "pass", "b": "fail", "c": "pass"}
+    code, report = run(tmp_path, {"a": "", "b": "wrong", "c": ""}, "--lf")
+    assert code == 1 and statuses(report) == {"b": "fail"}
+    code, report = run(tmp_path, {"a": "", "b": "", "c": ""}, "--lf")  # fixed: b passes now
+    assert code == 0 and statuses(report) == {"b": "pass"}
+
+
+def test_maxfail_and_k_expressions_select_and_stop(tmp_path: Path, bin_dir: Path) -> None:
+    code, report = run(tmp_path, {"a1": "wrong", "a2": "wrong", "a3": "wrong", "b1": ""}, "--maxfail", "2",
+                       "-k", "a and not b")  # fmt: skip
+    assert code == 1 and statuses(report) == {"a1": "fail", "a2": "fail"}

@@ -15,12 +15,16 @@ from harness.verdict.judge import judge
 from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
 
 
-def cmd_diff_repo(args: argparse.Namespace) -> int:
-    spec = reference_specs(args)[0]
+def request_of(args: argparse.Namespace) -> CompileRequest:
+    """The compile request the options describe, every input checked first (UsageError)."""
     memory_dir = existing(Path(args.memory_dir), "memory directory").resolve()
     if not memory_dir.is_dir():
         raise UsageError(f"memory directory {memory_dir}: not a directory")
-    request = CompileRequest(
+    try:
+        parse_now(args.now)
+    except ValueError:
+        raise UsageError(f"--now {args.now!r} is not ISO 8601") from None
+    return CompileRequest(
         memory_dir=memory_dir,
         system=args.system,
         agent_id=args.agent_id,
@@ -29,10 +33,12 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
         previous_message_count=args.previous_message_count,
         include_memfs=not args.no_memfs,
     )
-    try:
-        parse_now(args.now)
-    except ValueError:
-        raise UsageError(f"--now {args.now!r} is not ISO 8601") from None
+
+
+def cmd_diff_repo(args: argparse.Namespace) -> int:
+    spec = reference_specs(args)[0]
+    request = request_of(args)
+    memory_dir = request.memory_dir
     with Session([spec], profile_override=args.profile) as session:
         session.start()
         ref = session.references[0]
@@ -54,15 +60,20 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     return 1
 
 
+def add_request_options(parser: argparse.ArgumentParser) -> None:
+    """The memory directory and the compile inputs (system prompt, ids, clock, message count, memfs)."""
+    parser.add_argument("memory_dir")
+    parser.add_argument("--system", default=DEFAULT_SYSTEM)
+    parser.add_argument("--agent-id", default=DEFAULT_AGENT_ID)
+    parser.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
+    parser.add_argument("--now", default=DEFAULT_INPUTS["now"])
+    parser.add_argument("--previous-message-count", type=int, default=0)
+    parser.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
+
+
 def register(commands: Commands) -> None:
     diff = commands.add_parser("diff-repo", help="compare the Python port and a reference on an existing repository")
-    diff.add_argument("memory_dir")
+    add_request_options(diff)
     add_reference(diff, many=False)
     add_profile(diff)
-    diff.add_argument("--system", default=DEFAULT_SYSTEM)
-    diff.add_argument("--agent-id", default=DEFAULT_AGENT_ID)
-    diff.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
-    diff.add_argument("--now", default=DEFAULT_INPUTS["now"])
-    diff.add_argument("--previous-message-count", type=int, default=0)
-    diff.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
     diff.set_defaults(func=cmd_diff_repo)

@@ -14,6 +14,7 @@ import sys
 from harness.cli import (
     add_case,
     bisect,
+    compare_reports,
     determinism,
     diff_repo,
     drift,
@@ -25,11 +26,12 @@ from harness.cli import (
     pin,
     reduce,
     run,
+    show,
 )
 from harness.cli.common import UsageError
 
-COMMANDS = (run, diff_repo, merge_reports, list_cases, add_case, reduce, fuzz, matrix, drift, bisect, mutation,
-            determinism, pin)  # fmt: skip
+COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
+            bisect, mutation, determinism, pin)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
