@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -276,3 +277,35 @@ def test_maxfail_and_k_expressions_select_and_stop(tmp_path: Path, bin_dir: Path
     code, report = run(tmp_path, {"a1": "wrong", "a2": "wrong", "a3": "wrong", "b1": ""}, "--maxfail", "2",
                        "-k", "a and not b")  # fmt: skip
     assert code == 1 and statuses(report) == {"a1": "fail", "a2": "fail"}
+
+
+def test_compare_reports_names_regressions_fixes_and_new_cases(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    run(tmp_path, {"a": "", "b": "wrong", "c": ""})
+    shutil.copytree(tmp_path / "report", tmp_path / "old")
+    shutil.rmtree(tmp_path / "cases")
+    run(tmp_path, {"a": "wrong", "b": "", "c": "", "d": ""})
+    capsys.readouterr()
+    assert cli.main(["compare-reports", str(tmp_path / "old"), str(tmp_path / "report")]) == 1
+    out = capsys.readouterr().out
+    assert "regressions: 1\n  a [" in out and "pass -> fail" in out
+    assert "fixes: 1\n  b [" in out and "new results: 1\n  d [" in out
+    assert cli.main(["compare-reports", str(tmp_path / "old"), str(tmp_path / "no-such")]) == 2
+
+
+def test_show_prints_the_references_full_output(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory = tmp_path / "memory"
+    (memory / "system").mkdir(parents=True)
+    (memory / "system" / "persona.md").write_text("I am.\n")
+    for command in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"]):
+        subprocess.run(["git", "-C", str(memory), *command], check=True)
+    bundle = fake_bundle(tmp_path / "bundle")
+    assert cli.main(["show", str(memory), "--reference", f"bundle:{bundle}", "--field", "coreMemory"]) == 0
+    out = capsys.readouterr().out
+    assert "I am." in out and "<memory" in out
+    assert cli.main(["show", str(tmp_path / "nothing"), "--reference", f"bundle:{bundle}"]) == 2

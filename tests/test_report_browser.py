@@ -76,7 +76,7 @@ def section(page: Any, case_id: str) -> Any:
 
 def in_viewport(page: Any, locator: Any) -> bool:
     box = locator.bounding_box()
-    return box is not None and 0 <= box["y"] < page.viewport_size["height"] and box["height"] > 0
+    return box is not None and -1 <= box["y"] < page.viewport_size["height"] and box["height"] > 0  # -1: rounding
 
 
 def test_a_person_sees_the_failing_case_its_glyphs_and_the_marked_first_difference(
@@ -195,4 +195,49 @@ def test_a_multi_megabyte_output_shows_the_cut_notes_and_scrolls_to_the_marked_b
         assert pane_box["y"] <= mark_box["y"] <= pane_box["y"] + pane_box["height"]
     assert view.locator("mark.first-diff").all_inner_texts() == ["CR", "m"]
     screenshot(page, "report-huge-output.png", capsys)
+    page.close()
+
+
+def test_the_verdict_and_the_causes_come_first_and_search_and_counts_visibly_act(
+    page: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    banner = page.locator("#verdict")
+    assert in_viewport(page, banner) and banner.inner_text().startswith("FAILING: ")
+    assert in_viewport(page, page.locator("#run"))
+    assert page.locator("#causes").is_visible() and page.locator(".group").count() >= 4
+    page.fill("#search", "bom")
+    rows = [r.get_attribute("data-case") for r in page.locator("#results tbody tr").all() if r.is_visible()]
+    assert rows and all("bom" in case for case in rows)
+    page.fill("#search", "")
+    page.locator('#summary button[data-status="fail"]').click()
+    assert in_viewport(page, page.locator("#results-heading"))  # the filtered table is brought into view
+    screenshot(page, "report-after-count-click.png", capsys)
+
+
+def test_a_passing_run_of_200_cases_by_35_references_fits_a_few_screens(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from report_examples import case, record
+
+    from harness.model import Outcome, RunReport, Status
+
+    labels = ["0.25.3", "0.32.8", "0.32.18"] + [f"pypi:0.34.{n}" for n in range(32)]  # 35 references
+    results = []
+    for number in range(200):
+        ok = Outcome("ok", record=record(f"<memory>\nnote {number}\n</memory>"))
+        results += [case(f"case-{number:03d}", Status.PASS, ("core",), ok, ok, label=label) for label in labels]
+    paths = write_reports(RunReport(results, [{"name": n} for n in labels], [], ["conformance", "matrix"]), tmp_path)
+    assert paths["html"].stat().st_size < 3_000_000
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(paths["html"].as_uri(), timeout=120_000)
+    assert page.locator("#verdict").inner_text().startswith("PASS: all 7000 results agree")
+    header = page.locator("#grid .grow").first.locator(".cell")
+    assert header.count() == 35
+    assert page.locator("#grid").bounding_box()["height"] < 900  # the whole grid on one screen
+    assert page.evaluate("document.documentElement.scrollHeight") < 2 * 900  # passing rows collapsed
+    order = [o.get_attribute("value") for o in page.locator("#reference-filter option").all()][1:]
+    assert order[:3] == ["0.25.3", "0.32.8", "0.32.18"] and order[3:6] == ["pypi:0.34.0", "pypi:0.34.1", "pypi:0.34.2"]
+    page.check("#show-passing")
+    assert page.locator("#shown-count").inner_text() == "7000 of 7000 shown"
+    screenshot(page, "report-200x35-passing.png", capsys)
     page.close()
