@@ -36,6 +36,13 @@ WRONG = [
     (["reduce", "/no/such.yaml", "--reference", "0.0.0"], "conformance pin"),
     (["fuzz", "--cases", "/no/such"], "no such file"),
     (["fuzz", "--reference", "pypi:0.0.0"], "conformance pin pypi:0.0.0"),
+    (["fuzz", "--seconds", "0"], "--seconds 0"),
+    (["matrix", "--reference", "pypi:9.9"], "conformance pin pypi:9.9"),
+    (["matrix", "/no/such"], "no such file"),
+    (["compare-reports", "/no/old", "/no/new"], "report /no/old: no such file"),
+    (["show", "/no/such/dir"], "no such file"),
+    (["show", ".", "--reference", "0.0.1"], "conformance pin"),
+    (["merge-reports", "/no/such", "--out", "out"], "cannot read"),
 ]
 
 

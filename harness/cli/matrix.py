@@ -19,6 +19,8 @@ from harness.cli.common import (
     add_select,
     add_timeout,
     load_selected,
+    reference_specs,
+    select,
 )
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
@@ -41,7 +43,16 @@ from harness.tools.matrix import (
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    scenarios, load_errors = load_selected(args.paths, args.k)  # compile cases and lifecycle probes
+    if args.reference:
+        reference_specs(args)  # every --reference checked before anything runs (UsageError)
+    everything, load_errors = load_selected(args.paths, None)  # compile cases and lifecycle probes
+    scenarios = select(everything, args.k)
+    if args.k:  # drift is judged on what runs: the cases that explain a drift run too, or it reads as unexplained
+        chosen = {s.id for s in scenarios}
+        explainers = [s for s in everything if s.explains and s.id not in chosen]
+        if explainers:
+            print(f"-k: also running {len(explainers)} case(s) that explain drift between releases", file=sys.stderr)
+            scenarios += explainers
     for error in load_errors:
         print(f"error: {error}", file=sys.stderr)
     latest: ReferenceSpec | None = None
