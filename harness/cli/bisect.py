@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.cases.load import load_scenarios
-from harness.cli.common import Commands, add_timeout
+from harness.cli.common import Commands, add_timeout, case_paths
 from harness.model import Outcome
 from harness.runners.manifest import RUNTIMES, ReferenceSpec
 from harness.runners.releases import ReferenceUnavailable
@@ -24,7 +24,7 @@ from harness.verdict.diff import COMPARED_FIELDS
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
-    loaded = load_scenarios(args.paths or [Path("cases")])
+    loaded = load_scenarios(case_paths(args.paths or []))
     matches = [s for s in loaded.scenarios if s.id == args.case]
     if not matches:
         print(f"error: no case with id {args.case!r}", file=sys.stderr)
@@ -47,11 +47,22 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             def outcome_of(commit: str) -> Outcome:  # a release version here
                 return reference_outcome(scenario, ReferenceSpec("npm", commit, args.runtime), args.timeout)
 
-        result = first_change(candidates, outcome_of, tuple(args.field or ()))
+        seen: dict[str, Outcome] = {}
+
+        def remembered(candidate: str) -> Outcome:  # each candidate runs once, whichever field is searched
+            if candidate not in seen:
+                seen[candidate] = outcome_of(candidate)
+            return seen[candidate]
+
+        result = first_change(candidates, remembered, tuple(args.field or ()))
+        per_field = {name: first_change(candidates, remembered, (name,)) for name in args.field or COMPARED_FIELDS}
     except (ValueError, BisectError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"tested: {', '.join(result.tested)}")
+    print(f"tested: {', '.join(c for c in candidates if c in seen)}")
+    for name, found in per_field.items():  # the first change of every field, not only the first of any
+        where = f"first changed at {found.first_changed} (after {found.last_same})" if found.first_changed else "same"
+        print(f"  {name}: {where}")
     if result.first_changed is None:
         print(f"{scenario.id}: the reference output is the same at {candidates[0]} and {candidates[-1]}")
         return 1
