@@ -150,7 +150,8 @@ def shared_cache(path: Path, real: Path) -> Path:
 
 
 def normalized(report: Path, cache: Path) -> str:
-    return report.read_text(encoding="ascii").replace(str(cache), "<cache>")
+    """report.json with the cache and the report directory (in the recorded command) made neutral."""
+    return report.read_text(encoding="ascii").replace(str(cache), "<cache>").replace(str(report.parent), "<report>")
 
 
 def heads(cache: Path) -> dict[str, str]:

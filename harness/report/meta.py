@@ -8,6 +8,7 @@ Without timing the metadata holds nothing that changes between two runs of the s
 from __future__ import annotations
 
 import datetime
+import os
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -16,13 +17,19 @@ from typing import Any
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+def _git(*args: str) -> str:
+    """git on the project itself, with no user configuration or GIT_* variable (the answer must not depend on them)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "HOME": os.devnull, "LC_ALL": "C"}  # fmt: skip
+    command = ["git", "-c", "safe.directory=*", "-C", str(PROJECT_ROOT), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=30, env=env).stdout.strip()
+
+
 def port_commit() -> str | None:
-    """The project's git commit (with `-dirty` when the work tree has changes), None outside a checkout."""
+    """The project's git commit (with `-dirty` when tracked files have changes), None outside a checkout."""
     try:
-        head = subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True, timeout=10).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(["git", "-C", str(PROJECT_ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True, timeout=30).stdout.strip()  # fmt: skip
+        head = _git("rev-parse", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("-dirty" if dirty else "")
