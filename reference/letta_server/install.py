@@ -2,12 +2,13 @@
 
 `ensure_server_env(version)` returns the python of a venv under the cache
 ($LETTA_CONFORMANCE_CACHE, default ~/.cache/letta-conformance) at
-`letta-server/<version>/venv`, creating it on first use from the pinned lock beside this file
-(`requirements-<version>.txt`): `pip install --no-deps --require-hashes` of exactly the listed
-files (after `requirements-<version>-build.txt`, the pinned setuptools its one sdist builds with), so pip fetches nothing that is not pinned by sha256, and only from the index pip is
-configured with (no index, find-links or URL is passed here). Nothing is installed inside the
-repository. A venv whose marker does not match the lock (changed lock, other interpreter,
-interrupted install) is rebuilt.
+`letta-server/<version>/venv`, creating it on first use from the pinned locks beside this file:
+`pip install --no-deps --require-hashes` of `requirements-<version>-build.txt` (the pinned
+setuptools the one sdist builds with), then of `requirements-<version>.txt`, so pip installs
+nothing that is not pinned by sha256, and fetches only from the index pip is configured with (no
+index, find-links or URL is passed here). Nothing is installed inside the repository. A venv
+whose marker does not match the lock (changed lock, other interpreter, interrupted install) is
+rebuilt.
 
     python reference/letta_server/install.py [VERSION]     # prints the venv's python
 """
