@@ -13,8 +13,10 @@ compares what is comparable between the two products (see docs/products.md):
 - `memfsRevision`: the HEAD commit read (null when there is none).
 - `thrown`: whether the compile raised.
 
-`content` and `coreMemory` are printed for information only: they carry `<memory_metadata>`,
-which differs by design.
+`content` and `coreMemory` are not compared: they carry `<memory_metadata>`, which differs by
+design. For information, a case whose system message is put together differently around the
+placeholder (each side's `coreMemory` replaced by `{CORE_MEMORY}` in its `content`) is marked
+"(assembly differs)".
 """
 
 from __future__ import annotations
@@ -85,7 +87,17 @@ def compare(server: Outcome, code: Outcome) -> dict[str, Any]:
         row["letta_code_near"] = theirs[max(0, at - 40) : at + 40]
     if server.record.get("memfsRevision") != code.record.get("memfsRevision"):
         row["differs"].append("memfsRevision")
+    ours, theirs = assembly(server.record), assembly(code.record)
+    if ours != theirs:  # informational: how the system message is put together around {CORE_MEMORY}
+        row["assembly"] = {"server": ours[-200:], "letta_code": theirs[-200:]}
     return row
+
+
+def assembly(record: dict[str, Any]) -> str:
+    """The system message with the text that replaced {CORE_MEMORY} shown as the placeholder."""
+    return (
+        record["content"].replace(record["coreMemory"], "{CORE_MEMORY}") if record["coreMemory"] else record["content"]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             row.update(compare(server.compile(request), port.compile(request)))
             rows.append(row)
             mark = ",".join(row["differs"]) or "same"
+            mark += " (assembly differs)" if "assembly" in row else ""
             print(f"{scenario.id:50} {mark}", flush=True)
     finally:
         server.close()
