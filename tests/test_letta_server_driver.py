@@ -72,6 +72,18 @@ def test_environment_lives_in_the_cache_not_the_repository(tmp_path: Path, monke
     assert install.env_dir(VERSION) == tmp_path / "letta-server" / VERSION
 
 
+def test_lock_digest_covers_both_locks_and_ignores_comments(tmp_path: Path) -> None:
+    lock = tmp_path / "requirements-9.txt"
+    build = tmp_path / "requirements-9-build.txt"
+    lock.write_text("# header\nletta==9 \\\n    --hash=sha256:" + "0" * 64 + "\n")
+    build.write_text("setuptools==1 \\\n    --hash=sha256:" + "1" * 64 + "\n")
+    first = install._lock_digest(lock)
+    lock.write_text("# another header\n" + lock.read_text().split("\n", 1)[1])
+    assert install._lock_digest(lock) == first
+    build.write_text(build.read_text().replace("setuptools==1", "setuptools==2"))
+    assert install._lock_digest(lock) != first
+
+
 # --- the driver against the real server code ------------------------------------------------------
 
 

@@ -63,7 +63,13 @@ def lock_path(version: str) -> Path:
 
 
 def _lock_digest(lock: Path) -> str:
-    return hashlib.sha256(lock.read_bytes()).hexdigest()
+    """Digest of what the locks install (comments aside): the lock and its build lock, if any."""
+    digest = hashlib.sha256()
+    for path in (lock.with_name(f"{lock.stem}-build.txt"), lock):
+        if path.is_file():
+            lines = [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+            digest.update(path.name.encode() + b"\0" + "\n".join(lines).encode() + b"\0")
+    return digest.hexdigest()
 
 
 def _interpreter_tag() -> str:
