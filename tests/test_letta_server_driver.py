@@ -8,17 +8,16 @@ LETTA_CONFORMANCE_OFFLINE=1 or when that environment cannot be installed here.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from harness.gitenv import isolated_env
-from harness.runners.base import CompileRequest
-from harness.runners.jsonl_process import JsonLinesRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_DIR = ROOT / "reference" / "letta_server"
@@ -102,14 +101,56 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("letta-server")
 
 
+def isolated_env(home: Path) -> dict[str, str]:
+    """No system or global git config, an empty HOME, pinned locale and timezone (as harness.gitenv)."""
+    home.mkdir(parents=True, exist_ok=True)
+    git_dir = os.path.dirname(shutil.which("git") or "/usr/bin/git")
+    return {
+        "PATH": os.pathsep.join(dict.fromkeys([git_dir, "/usr/bin", "/bin"])),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+
+
+class Driver:
+    """One driver process answering JSON lines, as the harness's JSON-lines runners talk to it."""
+
+    def __init__(self, python: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [str(python), str(install.DRIVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.next_id = 0
+
+    def ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"id": self.next_id, **payload}).encode() + b"\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == self.next_id
+        return answer
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 @pytest.fixture(scope="module")
-def runner(server_python: Path, workspace: Path):
-    env = isolated_env(workspace / "home", workspace)
-    server = JsonLinesRunner(f"letta-server@{VERSION}", [str(server_python), str(install.DRIVER)], env, timeout=120.0)
-    server.start()
-    assert server.start_error is None, server.start_error
-    yield server
-    server.close()
+def driver(server_python: Path, workspace: Path):
+    process = Driver(server_python, isolated_env(workspace / "home"))
+    yield process
+    process.close()
 
 
 def _git(repo: Path, env: dict[str, str], *args: str) -> str:
@@ -118,7 +159,7 @@ def _git(repo: Path, env: dict[str, str], *args: str) -> str:
 
 def _repo(workspace: Path, name: str, files: dict[str, bytes], commit: bool = True) -> Path:
     env = {
-        **isolated_env(workspace / "home", workspace),
+        **isolated_env(workspace / "home"),
         "GIT_AUTHOR_NAME": "Test",
         "GIT_AUTHOR_EMAIL": "test@example.invalid",
         "GIT_COMMITTER_NAME": "Test",
@@ -139,14 +180,19 @@ def _repo(workspace: Path, name: str, files: dict[str, bytes], commit: bool = Tr
     return repo
 
 
-def _request(repo: Path, system: str = "You are a test.\n\n{CORE_MEMORY}") -> CompileRequest:
-    return CompileRequest(
-        memory_dir=repo,
-        system=system,
-        agent_id="agent-test",
-        conversation_id="conv-test",
-        now="2026-01-02T03:04:05.000Z",
-        previous_message_count=3,
+def _compile(driver: Driver, repo: Path, system: str = "You are a test.\n\n{CORE_MEMORY}") -> dict[str, Any]:
+    """The protocol's compile request (the fields harness.runners.base.CompileRequest sends)."""
+    return driver.ask(
+        {
+            "op": "compile",
+            "memoryDir": str(repo),
+            "system": system,
+            "agentId": "agent-test",
+            "conversationId": "conv-test",
+            "now": "2026-01-02T03:04:05.000Z",
+            "previousMessageCount": 3,
+            "includeMemfs": True,
+        }
     )
 
 
@@ -172,20 +218,22 @@ TINY_METADATA = (
 
 
 @pytest.mark.integration
-def test_hello_names_the_server_release(runner: JsonLinesRunner) -> None:
-    assert runner.info["product"] == "letta-server"
-    assert runner.info["version"] == VERSION
-    assert runner.info["importError"] is None
+def test_hello_names_the_server_release(driver: Driver) -> None:
+    answer = driver.ask({"op": "hello"})
+    assert answer["ok"] is True
+    assert answer["info"]["product"] == "letta-server"
+    assert answer["info"]["version"] == VERSION
+    assert answer["info"]["importError"] is None
 
 
 @pytest.mark.integration
-def test_compile_renders_a_tiny_repository_as_the_server_does(runner: JsonLinesRunner, workspace: Path) -> None:
+def test_compile_renders_a_tiny_repository_as_the_server_does(driver: Driver, workspace: Path) -> None:
     repo = _repo(workspace, "tiny", TINY)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
-    outcome = runner.compile(_request(repo))
-    assert outcome.status == "ok", outcome
-    record = outcome.record
-    assert record is not None
+    answer = _compile(driver, repo)
+    assert answer["ok"] is True and "thrown" not in answer, answer
+    assert answer["polluted"] is False
+    record = answer["record"]
     assert record["memory"] == TINY_MEMORY
     assert record["memoryMetadata"] == TINY_METADATA
     assert record["coreMemory"] == TINY_MEMORY + "\n\n" + TINY_METADATA
@@ -196,44 +244,39 @@ def test_compile_renders_a_tiny_repository_as_the_server_does(runner: JsonLinesR
 
 
 @pytest.mark.integration
-def test_work_tree_changes_are_not_read(runner: JsonLinesRunner, workspace: Path) -> None:
+def test_work_tree_changes_are_not_read(driver: Driver, workspace: Path) -> None:
     repo = _repo(workspace, "dirty", TINY)
     (repo / "system" / "human.md").write_text("uncommitted\n")
     (repo / "system" / "extra.md").write_text("untracked\n")
-    outcome = runner.compile(_request(repo))
-    assert outcome.status == "ok" and outcome.record is not None
-    assert outcome.record["memory"] == TINY_MEMORY
+    assert _compile(driver, repo)["record"]["memory"] == TINY_MEMORY
 
 
 @pytest.mark.integration
-def test_system_prompt_without_placeholder_gets_memory_appended(runner: JsonLinesRunner, workspace: Path) -> None:
+def test_system_prompt_without_placeholder_gets_memory_appended(driver: Driver, workspace: Path) -> None:
     repo = _repo(workspace, "append", TINY)
-    outcome = runner.compile(_request(repo, system="Base prompt.  "))
-    assert outcome.record is not None
+    record = _compile(driver, repo, system="Base prompt.  ")["record"]
     # get_system_message_from_compiled_memory appends "\n\n{CORE_MEMORY}" without trimming the prompt
-    assert outcome.record["content"] == "Base prompt.  \n\n" + outcome.record["coreMemory"]
+    assert record["content"] == "Base prompt.  \n\n" + record["coreMemory"]
 
 
 @pytest.mark.integration
-def test_upstream_exception_comes_back_as_thrown(runner: JsonLinesRunner, workspace: Path) -> None:
+def test_upstream_exception_comes_back_as_thrown(driver: Driver, workspace: Path) -> None:
     repo = _repo(workspace, "unborn", {}, commit=False)
-    outcome = runner.compile(_request(repo))
-    assert outcome.status == "thrown", outcome
-    assert outcome.thrown is not None and outcome.thrown.startswith("CalledProcessError: ")
+    answer = _compile(driver, repo)
+    assert answer["ok"] is True and "record" not in answer, answer
+    assert answer["thrown"].startswith("CalledProcessError: ")
 
 
 @pytest.mark.integration
-def test_missing_directory_is_an_agent_without_a_repository(runner: JsonLinesRunner, workspace: Path) -> None:
-    outcome = runner.compile(_request(workspace / "does-not-exist"))
-    assert outcome.status == "ok" and outcome.record is not None
-    assert outcome.record["memory"] == ""
-    assert outcome.record["memfsRevision"] is None
+def test_missing_directory_is_an_agent_without_a_repository(driver: Driver, workspace: Path) -> None:
+    record = _compile(driver, workspace / "does-not-exist")["record"]
+    assert record["memory"] == ""
+    assert record["memfsRevision"] is None
 
 
 @pytest.mark.integration
-def test_bad_request_is_an_error_not_a_record(server_python: Path) -> None:
-    lines = b'{"id":1,"op":"compile","memoryDir":3}\n{"id":2,"op":"lifecycle_open"}\nnot json\n'
-    done = subprocess.run([str(server_python), str(install.DRIVER)], input=lines, capture_output=True, timeout=120)
-    answers = [line for line in done.stdout.decode().splitlines() if line]
-    assert len(answers) == 3, done.stderr.decode()[-2000:]
-    assert all('"ok": false' in answer for answer in answers)
+def test_bad_requests_are_errors_not_records(driver: Driver) -> None:
+    assert driver.ask({"op": "compile", "memoryDir": 3})["ok"] is False
+    assert driver.ask({"op": "lifecycle_open", "session": "s1"})["ok"] is False
+    assert driver.ask({"op": "compile", "memoryDir": "/x", "system": "", "agentId": "a", "conversationId": "c",
+                       "now": "not a date"})["ok"] is False  # fmt: skip

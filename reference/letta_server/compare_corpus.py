@@ -31,14 +31,21 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from harness.gitenv import isolated_env  # noqa: E402
-from harness.releases import cache_root  # noqa: E402
-from harness.repo import materialize_repo  # noqa: E402
-from harness.run import build_request  # noqa: E402
+try:  # harness's layout after the reshape
+    from harness.cases.load import load_scenarios
+    from harness.engine import build_request
+    from harness.repo.build import materialize_repo
+    from harness.repo.gitenv import isolated_env
+    from harness.runners.releases import cache_root
+except ImportError:  # and before it
+    from harness.gitenv import isolated_env  # type: ignore[no-redef]
+    from harness.releases import cache_root  # type: ignore[no-redef]
+    from harness.repo import materialize_repo  # type: ignore[no-redef]
+    from harness.run import build_request  # type: ignore[no-redef]
+    from harness.scenario import load_scenarios  # type: ignore[no-redef]
 from harness.runners.base import Outcome  # noqa: E402
 from harness.runners.jsonl_process import JsonLinesRunner  # noqa: E402
 from harness.runners.python_port import PythonPortRunner  # noqa: E402
-from harness.scenario import load_scenarios  # noqa: E402
 from memfs_prompt.profiles import resolve_profile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
