@@ -280,3 +280,14 @@ def test_bad_requests_are_errors_not_records(driver: Driver) -> None:
     assert driver.ask({"op": "lifecycle_open", "session": "s1"})["ok"] is False
     assert driver.ask({"op": "compile", "memoryDir": "/x", "system": "", "agentId": "a", "conversationId": "c",
                        "now": "not a date"})["ok"] is False  # fmt: skip
+
+
+@pytest.mark.integration
+def test_skills_are_request_scoped_not_stored(driver: Driver, workspace: Path) -> None:
+    files = {**TINY, "skills/deploy/SKILL.md": b"---\ndescription: Ship it\n---\nSteps.\n"}
+    record = _compile(driver, _repo(workspace, "skills", files))["record"]
+    assert record["memory"] == TINY_MEMORY  # skills/ is not part of the stored memory
+    assert record["availableSkills"] == (
+        "\n\n<available_skills>\n${MEMORY_DIR}/skills\n└── deploy/\n    └── SKILL.md (Ship it)\n</available_skills>"
+    )
+    assert record["requestContent"] == record["content"] + record["availableSkills"]

@@ -33,7 +33,11 @@ Record fields: `content` (the system message), `coreMemory` (the text that repla
 memory + "\\n\\n" + metadata, as get_system_message_from_compiled_memory builds it), `memory`
 (Memory.compile()), `memoryMetadata` (compile_memory_metadata_block), `memfsRevision`
 (`GitOperations.get_head_sha`; null when there is no repository), `labels` (the blocks read, in
-the order upstream returned them). No `compiledAt` or `rawSystemHash`: the server keeps neither
+the order upstream returned them), `availableSkills` (`Memory.compile_available_skills()`: the
+agent's `skills/<name>/SKILL.md` blocks) and `requestContent` (the system text sent with each LLM
+request: `content` plus that block, as `LettaAgentV2.generate_request_system_prompt` appends it;
+the server never stores it). `Memory._render_memory_filesystem` has no caller in 0.16.8 and is
+not used. No `compiledAt` or `rawSystemHash`: the server keeps neither
 (its "changed?" test is a substring check of the stored message). `includeMemfs` has no server
 equivalent and is ignored (recorded in `ignored`).
 """
@@ -141,6 +145,7 @@ def compile_request(request: dict[str, Any]) -> dict[str, Any]:
         system_prompt=system, memory_with_sources=memory_text, in_context_memory_last_edit=now, **pinned
     )
     metadata = PromptGenerator.compile_memory_metadata_block(memory_edit_timestamp=now, **pinned)
+    skills = memory.compile_available_skills(client_skills=None)
     record: dict[str, Any] = {
         "content": content,
         "coreMemory": memory_text + "\n\n" + metadata,
@@ -148,10 +153,20 @@ def compile_request(request: dict[str, Any]) -> dict[str, Any]:
         "memoryMetadata": metadata,
         "memfsRevision": revision,
         "labels": [block.label for block in blocks],
+        "availableSkills": skills,
+        "requestContent": request_system_prompt(content, skills),
     }
     if "includeMemfs" in request:
         record["ignored"] = {"includeMemfs": request["includeMemfs"]}
     return record
+
+
+def request_system_prompt(stored: str, skills_block: str) -> str:
+    """`LettaAgentV2.generate_request_system_prompt` without a request override or client skills: the system
+    text sent with each LLM request (skills are request-scoped, never stored in the system message)."""
+    if not skills_block:
+        return stored
+    return stored.rstrip("\n") + "\n\n" + skills_block.lstrip("\n")
 
 
 def thrown_text(error: BaseException) -> str:
