@@ -5,9 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..gitenv import isolated_env, recorded_env
-from ..releases import DRIVER_PATH, ReferenceSpec, ReferenceUnavailable, bundle_version, ensure_bun, resolve_bundle
-from .jsonl_process import JsonLinesRunner
+from harness.repo.gitenv import isolated_env, recorded_env
+from harness.runners.jsonl_process import JsonLinesRunner
+from harness.runners.releases import (
+    DRIVER_PATH,
+    ReferenceSpec,
+    ReferenceUnavailable,
+    bundle_version,
+    ensure_bun,
+    resolve_bundle,
+)
 
 
 class BunReferenceRunner(JsonLinesRunner):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..releases import ensure_node
-from .bun_reference import BunReferenceRunner
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.releases import ensure_node
 
 
 class NodeReferenceRunner(BunReferenceRunner):
