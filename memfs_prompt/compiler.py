@@ -20,8 +20,6 @@ from .quirks import (
     decode_utf8_lossy,
     exceeds_exec_max_buffer,
     format_utc_timestamp,
-    git_quoted_path,
-    git_quotes_path,
     js_iso_string,
     js_replace_all,
     js_trim,
@@ -57,17 +55,21 @@ class CompiledPrompt:
 
 
 def listed_memory_paths(head: CommittedHead) -> list[str]:
-    """What upstream keeps of `git ls-tree -r --name-only HEAD`: unquoted names, trimmed, ending `.md`."""
-    if exceeds_exec_max_buffer(sum(len(git_quoted_path(e.path)) + 1 for e in head.entries)):
+    """What upstream keeps of `git ls-tree -r --name-only HEAD`: each printed line decoded as UTF-8 (invalid
+    bytes become U+FFFD), trimmed, `\\` made `/`, ending `.md`. A quoted name ends in `"` and is dropped."""
+    if exceeds_exec_max_buffer(sum(len(e.listed) + 1 for e in head.entries)):
         return []  # upstream's ls-tree throws ENOBUFS and its catch returns no files
     paths = []
     for entry in head.entries:
-        if git_quotes_path(entry.path):
-            continue  # quoted: the line ends in `"`, not `.md`
-        path = js_trim(entry.path.decode("ascii"))
+        path = normalize_path(js_trim(decode_utf8_lossy(entry.listed)))
         if path and path.endswith(".md"):
             paths.append(path)
     return paths
+
+
+def normalize_path(value: str) -> str:
+    """Upstream `normalizePath`: backslashes become slashes."""
+    return value.replace("\\", "/")
 
 
 def label_from_path(relative_path: str) -> str:
