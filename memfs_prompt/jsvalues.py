@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from .render_v1 import UpstreamError
+from .errors import UpstreamError
 
 # --- numbers ---------------------------------------------------------------------------------------
 
