@@ -78,6 +78,8 @@ def truthy(value: Any) -> bool:
         return value != ""
     if isinstance(value, bool):
         return value
+    if isinstance(value, JsNumber):
+        value = value.value
     if isinstance(value, float):
         return not (value == 0 or math.isnan(value))
     return True
