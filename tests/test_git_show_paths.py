@@ -126,3 +126,57 @@ def test_trees_and_gitlinks_read_as_git_show_prints_them_with_the_repository_con
     assert read["d.md"] is not None and b"\x1b[" in read["d.md"]  # the tree header is coloured, as git prints it
     assert read["link.md"] is not None and read["link.md"].startswith(b"\x1b[33mcommit " + first.encode())
     assert read["gone.md"] is None
+
+
+# --- repository shapes (issue 17, family 2): what upstream's three git commands say, in each shape -------
+
+
+def upstream_view(memory_dir: Path, env: dict[str, str]) -> tuple[str | None, list[bytes], list[bytes | None]]:
+    """Upstream's own commands: `rev-parse --verify HEAD`, `ls-tree -r --name-only HEAD`, `git show` per path."""
+    rev = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=memory_dir, env=env, capture_output=True)
+    revision = rev.stdout.decode().strip() if rev.returncode == 0 and rev.stdout.strip() else None
+    listing = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memory_dir, env=env,
+                             capture_output=True)  # fmt: skip
+    lines = listing.stdout.split(b"\n")[:-1] if listing.returncode == 0 else []
+    paths = [line.decode("utf-8", "replace").strip() for line in lines]
+    return revision, lines, upstream_reads(memory_dir, env, [p for p in paths if p.endswith(".md")])
+
+
+def port_view(memory_dir: Path, env: dict[str, str]) -> tuple[str | None, list[bytes], list[bytes | None]]:
+    head = open_committed_head(memory_dir, env)
+    try:
+        paths = listed_memory_paths(head)
+        return head.revision, [e.listed for e in head.entries], head.read_paths(paths)
+    finally:
+        head.close()
+
+
+def shapes(make_repo, git_env, tmp_path: Path) -> dict[str, Path]:
+    files = {"system/persona.md": "me\n", "system/human.md": "h\n", "notes/a.md": "a\n", "caf\u00e9.md": "e\n"}
+    src = make_repo(files, name="src")
+    git = lambda *a, cwd=tmp_path: subprocess.run(["git", *a], cwd=cwd, env=git_env, check=True, capture_output=True)  # noqa: E731
+    git("clone", "-q", "--bare", str(src.path), "bare.git")
+    git("clone", "-q", str(src.path), "clone")
+    git("init", "-q", "--object-format=sha256", "sha")
+    for name, text in files.items():
+        (tmp_path / "sha" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "sha" / name).write_text(text)
+    git("add", "-A", cwd=tmp_path / "sha")
+    git("commit", "-q", "-m", "sha-256", cwd=tmp_path / "sha")
+    tagged = make_repo(files, name="tagged")
+    tagged.git("tag", "-a", "v1", "-m", "tag")
+    (tagged.path / ".git" / "HEAD").write_text(tagged.git("rev-parse", "v1").decode())
+    tree = make_repo(files, name="tree")
+    (tree.path / ".git" / "HEAD").write_text(tree.git("rev-parse", "HEAD^{tree}").decode())
+    raw = make_repo(files, name="raw")
+    raw.git("config", "core.quotePath", "false")
+    return {"bare": tmp_path / "bare.git", "git-dir": tmp_path / "clone" / ".git",
+            "inside-git-dir": tmp_path / "bare.git" / "refs", "sha256": tmp_path / "sha", "tag-head": tagged.path,
+            "tree-head": tree.path, "quote-path-false": raw.path}  # fmt: skip
+
+
+def test_every_shape_reads_as_upstream_s_git_commands(make_repo, git_env, tmp_path: Path) -> None:
+    for name, memory_dir in shapes(make_repo, git_env, tmp_path).items():
+        port, upstream = port_view(memory_dir, git_env), upstream_view(memory_dir, git_env)
+        assert port == upstream, name
+        assert port[0] is not None and len(port[2]) >= 3, name  # a revision and the memory, in every shape
