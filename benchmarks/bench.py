@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.gitenv import isolated_env
-from harness.releases import ReferenceSpec, cache_root, load_manifest
-from harness.run import profile_for_reference
+from harness.repo.gitenv import isolated_env
 from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.references import profile_for_reference
+from harness.runners.releases import ReferenceSpec, cache_root, load_manifest
 from memfs_prompt.compiler import listed_memory_paths
 from memfs_prompt.git_head import open_committed_head
 from memfs_prompt.profiles import PROFILES, Profile
@@ -45,7 +45,7 @@ def read_paths(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> l
     finally:
         head.close()
     if profile.memfs_v2 and is_v2_repository(paths):
-        return [p for p in paths if v2_reads_body(p)]
+        return [p for p in paths if v2_reads_body(p, set(paths))]
     return paths
 
 

@@ -96,14 +96,15 @@ def collect_memory_files(
             return [], None, False
         paths = listed_memory_paths(head)
         v2 = profile.memfs_v2 and is_v2_repository(paths)
-        to_read = [p for p in paths if not v2 or v2_reads_body(p)]
+        all_paths = set(paths)
+        to_read = [p for p in paths if not v2 or v2_reads_body(p, all_paths)]
         # each file is parsed as git answers, while git looks up the next
         read = {
             path: memory_file(path, raw, profile) for path, raw in zip(to_read, head.iter_paths(to_read), strict=True)
         }
         files = []
         for path in paths:
-            if v2 and not v2_reads_body(path):
+            if v2 and not v2_reads_body(path, all_paths):
                 files.append(MemoryFile(path, label_from_path(path), "", ""))
             elif (file := read[path]) is not None:
                 files.append(file)

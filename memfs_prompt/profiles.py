@@ -1,8 +1,9 @@
 """Profiles: one per distinct upstream compiler behaviour, named after the first release with it.
 
-Each npm release that contains `compileLocalSystemPrompt` maps to exactly one profile.
-The differences were read from the release bundles and confirmed by running them
-(see docs/profiles.md and the cases tagged `profile-*`).
+Every published letta-code release that contains `compileLocalSystemPrompt` (npm's
+`@letta-ai/letta-code` and PyPI's `letta` from 0.32.13 on; a version published on both is one
+release) maps to exactly one profile. The differences were read from the release bundles and
+confirmed by running the whole corpus against each release (docs/profiles.md).
 """
 
 from __future__ import annotations
@@ -20,16 +21,31 @@ class Profile:
     honours_include_memfs: bool  # `includeMemfs === false` skips the memory projection (0.25.9+)
     returns_core_memory: bool  # the compile record has `coreMemory` (0.30.28+)
     pragma_latin1_literals: bool  # `// @bun` bundles: bun decodes non-ASCII literals as Latin-1 (0.25.x)
-    memfs_v2: bool = False  # root MEMORY.md renders as memfs-v2 (spec only)
+    memfs_v2: bool = False  # a committed root MEMORY.md renders as memfs-v2 (0.33.3+, and the spec)
     # The conversation cache (memfs_prompt.conversation): `recompile` (0.25.x), `update-for-models`
-    # (a <memory_update> block only for `update_models`, 0.30.28 to 0.32.8) or `update` (0.32.17+).
+    # (a <memory_update> block only for `update_models`, 0.30.28 to 0.32.13) or `update` (0.32.14+).
     lifecycle: str = "update"
     update_models: tuple[str, ...] = ()
     recompiles_after_compaction: bool = True  # 0.30.28+; 0.25.x keep the cached prompt after compacting
+    # The turn's `<available_skills>` block (memfs_prompt.skills_block): `tree` (0.25.3 to 0.30.28,
+    # grouped by location root) or `list` (0.31.12+, one "- `name`: description" line per skill).
+    skills_block: str = "list"
+
+
+# Every published version, in release order: npm's seven, then PyPI's from 0.32.13 (no 0.32.17 there).
+PUBLISHED = (
+    "0.25.3", "0.25.9", "0.30.28", "0.31.12", "0.32.8", "0.32.13", "0.32.14", "0.32.15", "0.32.16", "0.32.17",
+    "0.32.18", "0.32.19", *(f"0.33.{n}" for n in range(9)), *(f"0.34.{n}" for n in range(13)),
+)  # fmt: skip
+
+
+def _releases(first: str, last: str) -> tuple[str, ...]:
+    """The published versions from `first` to `last`, both included."""
+    return PUBLISHED[PUBLISHED.index(first) : PUBLISHED.index(last) + 1]
 
 
 # `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"`.
-_OPUS_ONLY_UPDATES: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
+_OPUS: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -43,6 +59,7 @@ PROFILES: dict[str, Profile] = {
             True,
             lifecycle="recompile",
             recompiles_after_compaction=False,
+            skills_block="tree",
         ),
         Profile(
             "letta-code@0.25.9",
@@ -53,19 +70,23 @@ PROFILES: dict[str, Profile] = {
             True,
             lifecycle="recompile",
             recompiles_after_compaction=False,
+            skills_block="tree",
         ),
-        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, **_OPUS_ONLY_UPDATES),
-        Profile("letta-code@0.31.12", ("0.31.12", "0.32.8"), Dialect.V0_31, True, True, False, **_OPUS_ONLY_UPDATES),
-        Profile("letta-code@0.32.17", ("0.32.17", "0.32.18"), Dialect.V0_32_17, True, True, False),
+        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
+        Profile("letta-code@0.31.12", _releases("0.31.12", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS),
+        Profile("letta-code@0.32.14", _releases("0.32.14", "0.33.2"), Dialect.V0_32_17, True, True, False),
+        Profile(
+            "letta-code@0.33.3", _releases("0.33.3", "0.34.12"), Dialect.V0_32_17, True, True, False, memfs_v2=True
+        ),
         Profile("spec-v2", (), Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )
 }
 
-DEFAULT_RELEASE = "0.32.18"
+DEFAULT_RELEASE = "0.34.12"
 
 
 def profile_for_release(version: str) -> Profile:
-    """The profile that reproduces npm release `version` of @letta-ai/letta-code."""
+    """The profile that reproduces letta-code release `version` (from npm or PyPI)."""
     for profile in PROFILES.values():
         if version in profile.releases:
             return profile

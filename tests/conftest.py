@@ -112,7 +112,7 @@ def _need_references() -> None:
 def reference_bun() -> Path:
     """The pinned bun (harness.releases.ensure_bun). Fails, never skips, when it cannot be set up online."""
     _need_references()
-    from harness.releases import ensure_bun
+    from harness.runners.releases import ensure_bun
 
     return ensure_bun()
 
@@ -121,6 +121,6 @@ def reference_bun() -> Path:
 def release_bundle() -> Callable[[str], Path]:
     """`release_bundle("0.32.18")`: letta.js of a pinned, integrity-verified release."""
     _need_references()
-    from harness.releases import ensure_release
+    from harness.runners.releases import ensure_release
 
     return ensure_release

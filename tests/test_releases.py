@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import releases
-from harness.releases import (
+from harness.runners import releases
+from harness.runners.releases import (
     ReferenceSpec,
     ReferenceUnavailable,
     cache_damage,
