@@ -21,7 +21,7 @@ from harness.cases.load import load_scenarios
 from harness.engine import Session, build_request
 from harness.model import Scenario
 from harness.repo.build import materialize_repo
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,6 +22,7 @@ from harness.model import CaseResult, CompileRequest, FieldDiff, Outcome, Replay
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.runners.base import Runner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.runners.references import (
     ReferenceUnderTest,
@@ -30,7 +31,7 @@ from harness.runners.references import (
     profile_for_reference,
     with_baselines,
 )
-from harness.runners.releases import ReferenceSpec, cache_root
+from harness.runners.releases import cache_root
 from harness.verdict.diff import presence, structured_diff
 from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
 from memfs_prompt.profiles import DEFAULT, Profile, resolve_profile

@@ -15,7 +15,7 @@ import pytest
 from harness.cases.load import load_scenario
 from harness.engine import Session
 from harness.model import CaseResult, Scenario, ScenarioError, Status
-from harness.runners.releases import REFERENCE_FORMS, ReferenceSpec, default_reference
+from harness.runners.manifest import REFERENCE_FORMS, ReferenceSpec, default_reference
 from harness.verdict.diff import render_field_diff
 
 _SESSION_KEY = pytest.StashKey[Session]()

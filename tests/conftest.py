@@ -119,8 +119,9 @@ def reference_bun() -> Path:
 
 @pytest.fixture(scope="session")
 def release_bundle() -> Callable[[str], Path]:
-    """`release_bundle("0.32.18")`: letta.js of a pinned, integrity-verified release."""
+    """`release_bundle("0.32.18")`, `release_bundle("pypi:0.34.12")`: letta.js of a pinned, verified release."""
     _need_references()
-    from harness.runners.releases import ensure_release
+    from harness.runners.manifest import ReferenceSpec
+    from harness.runners.releases import resolve_bundle
 
-    return ensure_release
+    return lambda text: resolve_bundle(ReferenceSpec.parse(text), Path())

@@ -164,7 +164,7 @@ def test_written_repo_specs_read_back_as_the_same_trees(model: RepoModel) -> Non
 def test_the_reference_compiles_the_rebuilt_repository_as_the_original(tmp_path, make_repo, git_env, reference_bun,
                                                                        release_bundle) -> None:  # fmt: skip
     from harness.runners.bun_reference import BunReferenceRunner
-    from harness.runners.releases import ReferenceSpec
+    from harness.runners.manifest import ReferenceSpec
 
     release_bundle("0.32.18")
     repo = odd_repo(make_repo)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.model import Explanation, Outcome, Scenario
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from harness.tools.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
 
 ORDER = ["0.25.9", "0.30.28", "0.31.12"]

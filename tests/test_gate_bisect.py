@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.model import CaseResult, FieldDiff, Outcome, Status
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from harness.tools.bisect import first_change, release_range
 from harness.tools.gate import evaluate, render
 from harness.tools.matrix import matrix_specs
@@ -118,12 +118,12 @@ def test_bisect_commit_range_lists_first_parent_commits_oldest_first(make_repo) 
 
 
 def test_matrix_specs_cover_every_pinned_release_and_each_runtime_variant_after_its_baseline() -> None:
-    from harness.runners.releases import load_manifest
+    from harness.runners.manifest import pinned_references
 
-    releases = list(load_manifest()["releases"])
+    releases = [s.label for s in pinned_references()]
     specs = matrix_specs([], ["bun"], [])
-    assert [s.label for s in specs] == releases
-    specs = matrix_specs(["bundle:/x/letta.js"], ["node"], ["da_DK.UTF-8"], latest="9.9.9")
+    assert [s.label for s in specs] == releases and len(releases) == 35
+    specs = matrix_specs(["bundle:/x/letta.js"], ["node"], ["da_DK.UTF-8"], latest=ReferenceSpec("npm", "9.9.9"))
     labels = [s.label for s in specs]
     assert labels[:3] == [releases[0], f"{releases[0]}@node", f"{releases[0]}@node/da_DK.UTF-8"]
     assert "9.9.9@node" in labels and "bundle:/x/letta.js@node" in labels
@@ -155,35 +155,46 @@ def test_bisect_on_chosen_fields_looks_past_changes_of_other_fields() -> None:
     assert (found.first_changed, found.what) == ("c", ["content/prompt"])
 
 
-def test_latest_is_asked_of_the_npm_registry_with_npm_view(fp) -> None:
+@pytest.mark.parametrize(
+    ("pypi_version", "expected"),
+    [("0.34.13", ("pypi", "0.34.13", "f" * 64)), ("0.32.99", ("npm", "0.33.1", "sha512-abc"))],
+)
+def test_latest_is_the_newer_of_npm_view_and_the_pypi_index(fp, monkeypatch, pypi_version, expected) -> None:
+    from harness.runners import pypi_release
     from harness.tools.matrix import discover_latest
 
     fp.register(
         ["npm", "view", "@letta-ai/letta-code@latest", "version", "dist.integrity", "--json"],
         stdout='{"version": "0.33.1", "dist.integrity": "sha512-abc"}',
     )
-    assert discover_latest() == ("0.33.1", "sha512-abc")
+    asked = []
+    monkeypatch.setattr(
+        pypi_release, "index_entry", lambda v: asked.append(v) or {"version": pypi_version, "sha256": "f" * 64}
+    )
+    latest = discover_latest()
+    assert (latest.spec.kind, latest.spec.value, latest.digest) == expected and asked == [None]
+    assert not latest.pinned
 
 
 def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_newest_releases() -> None:
-    from harness.runners.releases import load_manifest
+    from harness.runners.manifest import load_manifest
     from harness.tools.matrix import gate_pair
 
-    manifest = load_manifest()
-    default, releases = manifest["default"], list(manifest["releases"])
+    default = ReferenceSpec.parse(load_manifest()["default"])
     specs = matrix_specs([], ["bun"], [])
-    assert gate_pair(specs, None) == (releases[-2], releases[-1])
-    assert gate_pair(specs, default) == (releases[-2], releases[-1])
-    assert gate_pair(matrix_specs([], ["bun"], [], "9.9.9"), "9.9.9") == (default, "9.9.9")
+    assert gate_pair(specs, None) == ("pypi:0.34.11", "pypi:0.34.12")
+    assert gate_pair(specs, default) == ("pypi:0.34.11", "pypi:0.34.12")
+    newer = ReferenceSpec("pypi", "9.9.9")
+    assert gate_pair(matrix_specs([], ["bun"], [], newer), newer) == ("pypi:0.34.12", "pypi:9.9.9")
 
 
 def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_registry_integrity(
     tmp_path, monkeypatch
 ) -> None:
-    from harness.runners import releases
+    from harness.runners import manifest, releases
 
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path))
-    monkeypatch.setattr(releases, "_ON_DEMAND", {})
+    monkeypatch.setattr(manifest, "_ON_DEMAND", {})
     with pytest.raises(releases.ReferenceUnavailable, match="not pinned"):
         releases.ensure_release("9.9.9")
     seen = {}
@@ -195,7 +206,7 @@ def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_regist
         return dest
 
     monkeypatch.setattr(releases, "fetch_verified", fake_fetch)
-    releases.pin_on_demand("9.9.9", "sha512-registry")
+    manifest.pin_on_demand("9.9.9", "sha512-registry")
     assert releases.ensure_release("9.9.9").name == "letta.js"
     assert seen == {"spec": "@letta-ai/letta-code@9.9.9", "integrity": "sha512-registry"}
 

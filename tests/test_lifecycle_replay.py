@@ -147,7 +147,7 @@ def test_lifecycle_corpus_agrees_with_an_update_gated_release(release, reference
     """`pytest cases` runs the corpus on the default release; this one runs it on 0.30.28 as well."""
     release_bundle(release)
     from harness.cases.load import load_scenarios
-    from harness.runners.releases import ReferenceSpec
+    from harness.runners.manifest import ReferenceSpec
 
     scenarios = [s for s in load_scenarios([CASES]).scenarios if s.golden is None]
     with Session([ReferenceSpec("npm", release)], timeout=120) as session:

@@ -13,7 +13,7 @@ import pytest
 from harness.cases.load import load_scenario
 from harness.engine import Session
 from harness.model import Status
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from harness.tools.drift import drift_report
 from harness.tools.matrix import compared_fields, matrix_json, reference_outcomes, release_order
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.html import render_html
 from harness.report.write import report_json
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from harness.tools.drift import drift_report
 from harness.tools.gate import evaluate
 from harness.tools.matrix import compared_fields, matrix_json, reference_outcomes

@@ -13,8 +13,8 @@ from harness.cases.load import load_scenarios
 from harness.engine import Session
 from harness.model import CompileRequest, Outcome
 from harness.runners.base import Runner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.runners.releases import ReferenceSpec
 from harness.tools.mutation import DEFAULT_MUTANTS, Mutant, load_mutants, request_key, run_mutant, summary
 from memfs_prompt import profile_for_release
 

@@ -27,8 +27,8 @@ from harness.cases.load import load_scenario
 from harness.cases.write import model_size
 from harness.engine import Session
 from harness.model import CompileRequest, LifecycleOpen, Outcome, Status
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.runners.releases import ReferenceSpec
 from harness.tools.fuzz import fuzz, known_signatures
 from harness.tools.fuzz_lifecycle import fuzz_lifecycle
 from harness.tools.reduce import Oracle, candidate_of, ddmin, reduce_candidate, reduced_document

@@ -16,8 +16,8 @@ from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, bu
 
 from harness.model import CompileRequest, Scenario, Status
 from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.runners.releases import ReferenceSpec
 from harness.verdict.judge import judge
 from memfs_prompt import profile_for_release
 

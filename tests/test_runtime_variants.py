@@ -10,8 +10,8 @@ from harness.cases.load import load_scenario
 from harness.engine import Session
 from harness.model import CompileRequest, Outcome, Status
 from harness.runners.base import Runner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.references import with_baselines
-from harness.runners.releases import ReferenceSpec
 from harness.verdict.diff import ABSENT_BOTH, BOTH, PORT_ONLY, REFERENCE_ONLY, outcome_diff, presence
 
 BASE = {"content": "c", "compiledAt": "t", "rawSystemHash": "h"}

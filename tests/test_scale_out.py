@@ -22,8 +22,8 @@ from harness.model import CompileRequest, Outcome, RunReport, Scenario, Scenario
 from harness.report.merge import MergeError, merge_reports
 from harness.report.write import report_json, result_from_json, result_json, write_reports
 from harness.runners.base import Runner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.runners.releases import ReferenceSpec
 from harness.tools.shard import Shard, partition, shard_of
 from memfs_prompt import profile_for_release
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from memfs_prompt import profile_for_release
 from memfs_prompt.skills_block import (
     append_available_skills_block,

@@ -10,11 +10,8 @@ from pathlib import Path
 from harness.cases.load import load_scenarios
 from harness.cli.common import Commands, add_timeout
 from harness.model import Outcome
-from harness.runners.releases import (
-    RUNTIMES,
-    ReferenceSpec,
-    ReferenceUnavailable,
-)
+from harness.runners.manifest import RUNTIMES, ReferenceSpec
+from harness.runners.releases import ReferenceUnavailable
 from harness.tools.bisect import (
     BisectError,
     checkout_bundle,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.cases.load import load_scenarios
 from harness.model import Scenario, ScenarioError
-from harness.runners.releases import REFERENCE_FORMS, RUNTIMES, ReferenceSpec, default_reference
+from harness.runners.manifest import REFERENCE_FORMS, RUNTIMES, ReferenceSpec, default_reference
 
 DEFAULT_CASES = Path("cases")
 

@@ -23,12 +23,8 @@ from harness.cli.common import (
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
 from harness.report.write import write_reports
-from harness.runners.releases import (
-    RUNTIMES,
-    ReferenceSpec,
-    ReferenceUnavailable,
-    pin_on_demand,
-)
+from harness.runners.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
+from harness.runners.releases import ReferenceUnavailable
 from harness.tools.drift import drift_markdown, drift_report
 from harness.tools.gate import GateResult, evaluate
 from harness.tools.gate import render as render_gate

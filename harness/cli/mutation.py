@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from harness.cli.common import Commands, add_paths, add_reference
-from harness.runners.releases import REPO_ROOT, load_manifest
+from harness.runners.manifest import REPO_ROOT, load_manifest
 from harness.tools.mutation import DEFAULT_MUTANTS, check, load_mutants, record_baseline, run_mutant, summary
 
 

@@ -23,7 +23,7 @@ from harness.cli.common import (
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
 from harness.report.write import write_reports
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from harness.tools.shard import Shard
 from harness.verdict.diff import render_field_diff
 

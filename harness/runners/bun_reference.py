@@ -7,14 +7,8 @@ from typing import Any
 
 from harness.repo.gitenv import isolated_env, recorded_env
 from harness.runners.jsonl_process import JsonLinesRunner
-from harness.runners.releases import (
-    DRIVER_PATH,
-    ReferenceSpec,
-    ReferenceUnavailable,
-    bundle_version,
-    ensure_bun,
-    resolve_bundle,
-)
+from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
+from harness.runners.releases import ReferenceUnavailable, bundle_version, ensure_bun, resolve_bundle
 
 
 class BunReferenceRunner(JsonLinesRunner):

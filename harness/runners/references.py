@@ -10,8 +10,9 @@ from pathlib import Path
 from harness.model import Scenario
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.node_reference import NodeReferenceRunner
-from harness.runners.releases import ReferenceSpec, bundle_version
+from harness.runners.releases import bundle_version
 from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve_profile
 
 

@@ -13,21 +13,24 @@ import base64
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.runners import pypi_release
+from harness.runners.manifest import (
+    DEFAULT_RUNTIME,
+    REFERENCE_DIR,
+    ReferenceSpec,
+    load_manifest,
+    on_demand_pin,
+    pinned_versions,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_DIR = REPO_ROOT / "reference"
-MANIFEST_PATH, DRIVER_PATH = REFERENCE_DIR / "manifest.json", REFERENCE_DIR / "driver.mjs"
 _FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
 
 
@@ -38,125 +41,6 @@ class ReferenceUnavailable(Exception):
 def cache_root() -> Path:
     configured = os.environ.get("LETTA_CONFORMANCE_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "letta-conformance"
-
-
-def load_manifest() -> dict[str, Any]:
-    return json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
-
-
-# what ReferenceSpec.parse reads, for help texts
-REFERENCE_FORMS = "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH or checkout:PATH"
-REGISTRIES = ("npm", "pypi")  # where letta-code releases are published; npm first for a version on both
-
-
-def default_reference() -> str:
-    """The reference a command uses when none is given: the manifest's pinned default release."""
-    return str(load_manifest()["default"])
-
-
-def pinned_versions(registry: str) -> list[str]:
-    """The versions pinned for one registry, in manifest order."""
-    manifest = load_manifest()
-    return list(manifest["releases"] if registry == "npm" else manifest["pypi"]["releases"])
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """Release order: 0.32.8 before 0.32.18 (numeric parts; anything else sorts first)."""
-    return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))
-
-
-def pinned_references() -> list[ReferenceSpec]:
-    """Every pinned artifact, in release order: by version, npm before PyPI for a version on both."""
-    specs = [ReferenceSpec(registry, v) for registry in REGISTRIES for v in pinned_versions(registry)]
-    return sorted(specs, key=lambda s: (version_key(s.value), REGISTRIES.index(s.kind)))
-
-
-def registry_of_bare_version(version: str) -> str:
-    """A bare `--reference 0.34.12`: npm when npm has it pinned (what bare versions always meant),
-    else PyPI when PyPI has it pinned, else npm (whose error then names the pinned versions)."""
-    if version in pinned_versions("npm") or version in _ON_DEMAND:
-        return "npm"
-    if version in pinned_versions("pypi") or version in _ON_DEMAND_PYPI:
-        return "pypi"
-    return "npm"
-
-
-RUNTIMES = ("bun", "node")
-DEFAULT_RUNTIME = "bun"
-_VARIANT = re.compile(r"@(bun|node)(?:/([A-Za-z0-9_.@-]+))?$")
-
-
-@dataclass(frozen=True)
-class ReferenceSpec:
-    """What `--reference` names: `npm:0.32.18`, `pypi:0.34.12`, a bare version, `bundle:PATH` or
-    `checkout:PATH`, optionally run under another runtime and locale: `npm:0.32.18@node`,
-    `pypi:0.34.12@node/da_DK.UTF-8`. A PyPI release under node runs on the wheel's own Node, with
-    the wheel's node_modules beside letta.js: how its PyPI users run it.
-
-    bun with the pinned locale is the baseline (what letta-code's own development runs);
-    any other runtime or locale is a *variant* of that baseline.
-    """
-
-    kind: str
-    value: str
-    runtime: str = DEFAULT_RUNTIME
-    locale: str | None = None  # LANG/LC_ALL for the reference process; None: the pinned C.UTF-8
-
-    @property
-    def base_label(self) -> str:
-        return self.value if self.kind == "npm" else f"{self.kind}:{self.value}"
-
-    @property
-    def variant(self) -> str:
-        """`""` for the baseline, else `@node`, `@node/da_DK.UTF-8`, `@bun/da_DK.UTF-8`."""
-        if self.runtime == DEFAULT_RUNTIME and self.locale is None:
-            return ""
-        return f"@{self.runtime}" + (f"/{self.locale}" if self.locale else "")
-
-    @property
-    def label(self) -> str:
-        return self.base_label + self.variant
-
-    @property
-    def is_variant(self) -> bool:
-        return bool(self.variant)
-
-    @property
-    def baseline(self) -> ReferenceSpec:
-        return ReferenceSpec(self.kind, self.value)
-
-    def with_runtime(self, runtime: str, locale: str | None = None) -> ReferenceSpec:
-        if runtime not in RUNTIMES:
-            raise ValueError(f"--runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
-        return ReferenceSpec(self.kind, self.value, runtime, locale)
-
-    @property
-    def cli(self) -> str:
-        """The `--reference` text that names this spec again."""
-        return f"{self.kind}:{self.value}{self.variant}"
-
-    @property
-    def is_release(self) -> bool:
-        """A published release (npm or PyPI), as opposed to a bundle file or a checkout."""
-        return self.kind in REGISTRIES
-
-    @classmethod
-    def parse(cls, text: str) -> ReferenceSpec:
-        kind, sep, value = text.partition(":")
-        if not sep:
-            kind, value = "", text
-        if kind not in ("", "npm", "pypi", "bundle", "checkout") or not value:
-            raise ValueError(
-                f"--reference {text!r}: use {REFERENCE_FORMS}, optionally followed by @bun or @node "
-                "and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
-            )
-        runtime, locale = DEFAULT_RUNTIME, None
-        variant = _VARIANT.search(value)
-        if variant:
-            value, runtime, locale = value[: variant.start()], variant.group(1), variant.group(2)
-            if not value:
-                raise ValueError(f"--reference {text!r}: nothing before @{runtime}")
-        return cls(kind or registry_of_bare_version(value), value, runtime, locale)
 
 
 def sri_sha512(data_path: Path) -> str:
@@ -374,27 +258,13 @@ def node_install(bundle: Path, deps: str | None) -> Path:
     return home / "letta.js"
 
 
-_ON_DEMAND: dict[str, dict[str, Any]] = {}
-_ON_DEMAND_PYPI: dict[str, dict[str, Any]] = {}
-
-
-def pin_on_demand(version: str, integrity: str, registry: str = "npm") -> None:
-    """Accept an unpinned release for this process only (`conformance matrix --latest`): its tarball
-    or wheel is verified against the digest the registry reported (npm: sha512 integrity; PyPI:
-    sha256), and nothing is written to the manifest."""
-    if registry == "pypi":
-        _ON_DEMAND_PYPI[version] = {"sha256": integrity}
-    else:
-        _ON_DEMAND[version] = {"integrity": integrity, "node_runtime_deps": "node-ws"}
-
-
 _UNPACKED_THIS_PROCESS: set[tuple[str, bool]] = set()
 
 
 def ensure_pypi_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
     """Path to letta.js of a pinned PyPI release, fetched and verified on first use; for node, with
     the wheel's node_modules beside it and its Node binary at `../../../node` (pypi_node)."""
-    pinned = load_manifest()["pypi"]["releases"].get(version) or _ON_DEMAND_PYPI.get(version)
+    pinned = load_manifest()["pypi"]["releases"].get(version) or on_demand_pin("pypi", version)
     if pinned is None:
         known = ", ".join(pinned_versions("pypi"))
         raise ReferenceUnavailable(
@@ -424,7 +294,7 @@ def ensure_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
     """Path to letta.js of a pinned npm release, fetched and verified on first use, set up to run
     under `runtime` (node: beside its pinned runtime dependencies, `node_runtime_deps`)."""
     manifest = load_manifest()
-    pinned = manifest["releases"].get(version) or _ON_DEMAND.get(version)
+    pinned = manifest["releases"].get(version) or on_demand_pin("npm", version)
     if pinned is None:
         known = ", ".join(manifest["releases"])
         raise ReferenceUnavailable(f"letta-code {version} is not pinned in reference/manifest.json (pinned: {known})")

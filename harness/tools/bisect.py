@@ -20,13 +20,8 @@ from typing import Any
 
 from harness.engine import Session
 from harness.model import Outcome, Scenario
-from harness.runners.releases import (
-    ReferenceSpec,
-    build_checkout,
-    cache_root,
-    ensure_bun,
-    load_manifest,
-)
+from harness.runners.manifest import ReferenceSpec, load_manifest
+from harness.runners.releases import build_checkout, cache_root, ensure_bun
 from harness.tools.drift import changes
 from harness.verdict.diff import COMPARED_FIELDS, outcome_diff
 

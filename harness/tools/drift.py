@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model import Explanation, Outcome, Scenario
-from harness.runners.releases import REGISTRIES, ReferenceSpec
+from harness.runners.manifest import REGISTRIES, ReferenceSpec
 from harness.verdict.diff import COMPARED_FIELDS, outcome_diff
 
 TEXT_FIELDS = ("content", "coreMemory")

@@ -19,18 +19,16 @@ from typing import Any
 from harness.cases.load import load_scenarios
 from harness.model import CaseResult, Outcome, Scenario
 from harness.runners import pypi_release
-from harness.runners.references import with_baselines
-from harness.runners.releases import (
+from harness.runners.manifest import (
     ReferenceSpec,
-    ReferenceUnavailable,
-    bundle_version,
     default_reference,
     load_manifest,
     pinned_references,
     pinned_versions,
-    run_npm,
     version_key,
 )
+from harness.runners.references import with_baselines
+from harness.runners.releases import ReferenceUnavailable, bundle_version, run_npm
 from harness.tools.drift import DriftReport, drift_report, neighbour_pairs
 from harness.verdict.diff import COMPARED_FIELDS
 

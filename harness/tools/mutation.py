@@ -30,7 +30,7 @@ import yaml
 
 from harness.model import CompileRequest, Outcome
 from harness.runners.base import Runner
-from harness.runners.releases import REPO_ROOT, ReferenceSpec
+from harness.runners.manifest import REPO_ROOT, ReferenceSpec
 
 PACKAGE = "memfs_prompt"
 DEFAULT_MUTANTS = REPO_ROOT / "mutants" / "mutants.yaml"

@@ -14,16 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.runners import pypi_release
-from harness.runners.releases import (
-    MANIFEST_PATH,
-    ReferenceSpec,
-    ReferenceUnavailable,
-    load_manifest,
-    npm_pack,
-    run_npm,
-    sri_sha512,
-    version_key,
-)
+from harness.runners.manifest import MANIFEST_PATH, ReferenceSpec, load_manifest, version_key
+from harness.runners.releases import ReferenceUnavailable, npm_pack, run_npm, sri_sha512
 from memfs_prompt.profiles import profile_for_release
 
 

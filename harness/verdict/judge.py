@@ -10,7 +10,7 @@ What "differs" means is verdict.diff's.
 from __future__ import annotations
 
 from harness.model import FieldDiff, Outcome, Replay, Scenario, Status, StepRow
-from harness.runners.releases import ReferenceSpec
+from harness.runners.manifest import ReferenceSpec
 from harness.verdict.diff import differs, outcome_diff, shown, value_of
 from memfs_prompt.profiles import Profile
 
