@@ -1,0 +1,185 @@
+"""`git:PATH@REV` references: an upstream revision, built from source (harness.revision_build),
+run by the same driver as a release.
+
+- `git:PATH` is a local clone of letta-code and `REV` any commit-ish (default HEAD):
+  `git:~/src/letta-code@v0.25.9`, `git:../letta-code@91e3790f6`, `git:/work/letta-code`.
+- The compiler module is built when the reference starts; the lifecycle module (LocalBackend and
+  DeterministicPongExecutor, with its load-time packages installed) only when the run has
+  lifecycle cases. Both are cached by commit, so `-j` workers and later runs reuse them.
+- **Profile rule.** A revision is compared with the profile of the version in its
+  `package.json` (`memfs_prompt.profiles.profile_for_release`). A version no profile maps
+  (an unreleased version, such as 0.24.13 at a497fcee4 or the snapshot's 0.30.29) is an error
+  naming the version and the nearest release tag; it is never compared with the default
+  profile. The override is `--profile` (or, per reference, `git:PATH@REV#letta-code@X`), recorded
+  in the report as the profile of that reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memfs_prompt.profiles import Profile, profile_for_release, resolve_profile
+
+from .gitenv import isolated_env
+from .releases import DRIVER_PATH, ReferenceSpec, ensure_bun
+from .revision_build import BuildError, RevisionBuild, build_revision, git, resolve_commit
+from .runners.base import LifecycleOpen, Outcome, Runner
+from .runners.bun_reference import BunReferenceRunner
+
+
+class UnknownRevisionProfile(Exception):
+    """A revision whose version maps to no profile, and no override was given."""
+
+
+@dataclass(frozen=True)
+class GitReference:
+    repo: Path
+    rev: str = "HEAD"
+    profile: str | None = None  # the per-reference override (`#letta-code@X`)
+
+    @property
+    def label(self) -> str:
+        return f"git:{self.repo}@{self.rev}"
+
+    @classmethod
+    def parse(cls, text: str) -> GitReference:
+        """`git:PATH`, `git:PATH@REV`, `git:PATH@REV#PROFILE` (the REV is what follows the last `@`)."""
+        body = text.removeprefix("git:")
+        body, _, profile = body.partition("#")
+        path, at, rev = body.rpartition("@")
+        if not at:
+            path, rev = body, "HEAD"
+        if not path or not rev:
+            raise ValueError(f"--reference {text!r}: use git:PATH or git:PATH@REV (a local clone, any commit-ish)")
+        return cls(Path(path).expanduser(), rev, profile or None)
+
+    def spec(self) -> ReferenceSpec:
+        """As a ReferenceSpec (kind `git`, value `PATH@REV`), for the run's bookkeeping."""
+        return ReferenceSpec("git", f"{self.repo}@{self.rev}")
+
+
+def nearest_release(repo: Path, commit: str) -> tuple[str | None, int]:
+    """The newest `v*` tag reachable from `commit` and how many commits lie after it (0: the tag's commit)."""
+    try:
+        described = git(repo, "describe", "--tags", "--match", "v[0-9]*", "--long", commit).decode().strip()
+    except BuildError:
+        return None, 0
+    tag, distance, _ = described.rsplit("-", 2)
+    return tag.removeprefix("v"), int(distance)
+
+
+def revision_profile(version: str | None, override: str | None = None, *, where: str = "") -> Profile:
+    """The profile a revision is compared with: the override, else the profile mapping its version."""
+    if override:
+        return resolve_profile(override)
+    if version is None:
+        raise UnknownRevisionProfile(f"{where or 'the revision'} has no version in package.json; name a profile "
+                                     "with --profile letta-code@X")  # fmt: skip
+    try:
+        return profile_for_release(version)
+    except KeyError:
+        raise UnknownRevisionProfile(
+            f"{where or 'the revision'} is letta-code {version}, a version no profile maps (unreleased, or not "
+            "in memfs_prompt.profiles); it is not compared with the default profile: name one with "
+            "--profile letta-code@X (or git:PATH@REV#letta-code@X)"
+        ) from None
+
+
+def profile_of(reference: GitReference, override: str | None = None) -> tuple[Profile, RevisionBuild]:
+    """Build the revision's compiler module (cached) and return its profile by the rule above."""
+    build = build_revision(reference.repo, reference.rev)
+    tag, distance = nearest_release(reference.repo, build.commit)
+    near = f"; nearest release tag v{tag}" + (f" + {distance} commits" if distance else "") if tag else ""
+    where = f"{reference.label} ({build.commit[:12]}{near})"
+    return revision_profile(build.version, override or reference.profile, where=where), build
+
+
+class GitReferenceRunner(BunReferenceRunner):
+    """A revision's built modules run by reference/driver.mjs under the pinned bun.
+
+    A failed build is a start error carrying the build's own message, so every case of this
+    reference is an error with it. With `lifecycle`, the lifecycle module is built too; when only
+    it fails, compile cases still run and lifecycle requests answer with the build's message.
+    """
+
+    def __init__(
+        self, reference: GitReference, home: Path, ceiling: Path | None, timeout: float = 60.0, lifecycle: bool = False
+    ) -> None:
+        super().__init__(reference.spec(), home, ceiling, timeout)
+        self.name = reference.label
+        self.reference = reference
+        self.lifecycle = lifecycle
+        self.build: RevisionBuild | None = None
+        self.lifecycle_error: str | None = None
+
+    def start(self) -> None:
+        try:
+            bun = ensure_bun()
+            self.build = build_revision(self.reference.repo, self.reference.rev, bun=bun)
+            lifecycle_module: list[str] = []
+            if self.lifecycle:
+                try:
+                    full = build_revision(self.reference.repo, self.reference.rev, lifecycle=True, bun=bun)
+                    assert full.lifecycle is not None
+                    self.build = full
+                    lifecycle_module = [full.lifecycle.path]
+                except BuildError as error:
+                    self.lifecycle_error = str(error)
+        except (BuildError, OSError) as error:
+            self.start_error = str(error)
+            return
+        self.bundle = Path(self.build.compiler.path)
+        self.version = self.build.version
+        self._start_driver(bun, [str(DRIVER_PATH), str(self.bundle), *lifecycle_module])
+
+    def _start_driver(self, bun: Path, args: list[str]) -> None:
+        self.process.argv = [str(bun), *args]
+        self.process.env = isolated_env(self.home, self.ceiling)
+        super(BunReferenceRunner, self).start()
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        if self.lifecycle_error and not self.start_error:
+            return Outcome("error", error=f"lifecycle module unavailable: {self.lifecycle_error}")
+        return super().lifecycle_open(request)
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        if self.lifecycle_error and not self.start_error:
+            return Outcome("error", error=f"lifecycle module unavailable: {self.lifecycle_error}")
+        return super().lifecycle_step(step)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        if self.build is not None:
+            info["git"] = {
+                "repo": str(self.reference.repo),
+                "rev": self.reference.rev,
+                "commit": self.build.commit,
+                "compiler_sha256": self.build.compiler.sha256,
+                "pragma": self.build.pragma,
+                "release_entry": self.build.release_entry,
+                "lifecycle_sha256": self.build.lifecycle.sha256 if self.build.lifecycle else None,
+            }
+        if self.lifecycle_error:
+            info["lifecycle_error"] = self.lifecycle_error
+        return info
+
+
+def commit_of(reference: GitReference) -> str:
+    return resolve_commit(reference.repo.expanduser().resolve(), reference.rev)
+
+
+def runner_factory(
+    references: dict[str, GitReference], home: Path, ceiling: Path | None, timeout: float, lifecycle: bool
+) -> Callable[[ReferenceSpec, Path], Runner]:
+    """A Session runner_factory: `git` specs (by label) run as GitReferenceRunner, others as usual."""
+    from .run import default_runner
+
+    def factory(spec: ReferenceSpec, _cache: Path) -> Runner:
+        if spec.kind == "git":
+            return GitReferenceRunner(references[spec.value], home, ceiling, timeout, lifecycle)
+        return default_runner(spec, home, ceiling, timeout)
+
+    return factory
