@@ -330,16 +330,21 @@ def bisect_commits(
     repo = repo.expanduser().resolve()
     candidates = [c.commit for c in first_parent_commits(repo, start, end)]
 
+    by_module: dict[str, Outcome] = {}  # commits with the same module share one run
+
     def outcome_of(commit: str) -> Outcome:
         try:
-            build_revision(repo, commit)
+            build = build_revision(repo, commit)
         except BuildError as error:
             raise BisectError(f"building {commit[:12]}: {error}") from None
+        if build.module_key in by_module:
+            return by_module[build.module_key]
         spec, gits = git_spec(repo, commit)
         run = run_references([spec], gits, [scenario], timeout=timeout)[spec.label]
         outcome = run.outcomes.get(scenario.id)
         if outcome is None:
             raise BisectError(f"{commit[:12]}: {run.errors.get(scenario.id, 'the case did not run')}")
+        by_module[build.module_key] = outcome
         return outcome
 
     return first_change(candidates, outcome_of, fields)

@@ -372,7 +372,7 @@ def _bun_build(bun: Path, tree: Path, entry: str, outfile: Path) -> tuple[str, l
                f"--metafile={metafile}"]  # fmt: skip
     done = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False, timeout=600)
     if done.returncode != 0 or not outfile.exists():
-        output = (done.stderr.strip() or done.stdout.strip())[-2000:]
+        output = (done.stderr.strip() or done.stdout.strip()).replace(f"{tree}/", "")[-2000:]  # paths as in the repo
         raise BuildError(f"bun build {entry} failed (exit {done.returncode}): {output}")
     try:
         inputs = sorted(json.loads(metafile.read_text(encoding="utf-8"))["inputs"])
