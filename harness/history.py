@@ -44,7 +44,7 @@ from .revision_build import (
     repository_tree,
     resolve_commit,
 )
-from .revision_reference import GitReference, runner_factory
+from .revision_reference import GitReference, UnknownRevisionProfile, profile_of, runner_factory
 from .run import Session
 from .runners.base import Outcome
 from .scenario import Scenario, load_scenarios
@@ -455,6 +455,38 @@ def cmd_equal(args: argparse.Namespace) -> int:
     return 0 if not differ and not errors else 1
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """The corpus against `git:PATH@REV`, judged with the revision's profile (the rule in
+    harness.revision_reference): what `conformance run --reference git:PATH@REV` will do."""
+    started = time.perf_counter()
+    reference = GitReference.parse(f"git:{args.git}@{args.rev}")
+    try:
+        profile, build = profile_of(reference, args.profile)
+    except (UnknownRevisionProfile, BuildError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    built = time.perf_counter() - started
+    scenarios = load_cases(args.paths, args.k)
+    cache = cache_root()
+    lifecycle = any(_is_lifecycle(s) for s in scenarios)
+    spec = reference.spec()
+    factory = runner_factory({spec.value: reference}, cache / "home", cache / "repos", args.timeout, lifecycle)
+    with Session([spec], profile_override=profile.name, timeout=args.timeout, runner_factory=factory,
+                 jobs=args.jobs) as session:  # fmt: skip
+        results = session.run(scenarios)
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    seconds = time.perf_counter() - started
+    print(f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile.name}, "
+          f"compiler module {build.module_key[:12]}, built in {built:.1f} s): "
+          f"{', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} ({seconds:.1f} s)")  # fmt: skip
+    for result in results:
+        if result.failed:
+            print(f"  {result.status}: {result.case_id}: {'; '.join(result.reasons)[:200]}")
+    return 0 if not any(r.failed for r in results) else 1
+
+
 def add_arguments(parser: argparse.ArgumentParser, bisect: bool = False) -> None:
     parser.add_argument("--git", required=True, help="a local clone of letta-code (read only; nothing is written)")
     parser.add_argument("--from", dest="start", required=True, help="first commit (any commit-ish)")
@@ -481,6 +513,15 @@ def main(argv: Iterable[str] | None = None) -> int:
     add_arguments(bisect)
     bisect.add_argument("--field", action="append", help="only a change of this field counts (repeatable)")
     bisect.set_defaults(func=cmd_bisect)
+    run = commands.add_parser("run", help="the corpus against a revision, judged with its profile")
+    run.add_argument("--git", required=True)
+    run.add_argument("--rev", default="HEAD")
+    run.add_argument("--profile", help="override the profile the revision's version maps to")
+    run.add_argument("--timeout", type=float, default=60.0)
+    run.add_argument("-j", "--jobs", type=int, default=1)
+    run.add_argument("-k")
+    run.add_argument("--cases", dest="paths", action="append", type=Path)
+    run.set_defaults(func=cmd_run)
     equal = commands.add_parser("equal", help="the corpus against a revision and a release: equal outputs?")
     equal.add_argument("--git", required=True)
     equal.add_argument("--rev", default="HEAD")
