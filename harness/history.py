@@ -487,6 +487,66 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if not any(r.failed for r in results) else 1
 
 
+def head_gate(
+    repo: Path, rev: str, release: str, scenarios: list[Scenario], *, timeout: float = 60.0
+) -> tuple[dict[str, list[str]], list[str], CorpusRun, CorpusRun]:
+    """Upstream's HEAD beside the newest pinned release: the cases whose reference output differs
+    (grouped by what changed, as drift does) and the cases that could not run."""
+    reference = GitReference(repo, rev)
+    spec, npm = reference.spec(), ReferenceSpec("npm", release)
+    runs = run_references([npm, spec], {spec.value: reference}, scenarios, timeout=timeout)
+    head, released = runs[spec.label], runs[npm.label]
+    groups: dict[str, list[str]] = {}
+    for case_id in sorted(set(head.keys) | set(released.keys)):
+        if head.keys.get(case_id) == released.keys.get(case_id):
+            continue
+        if case_id in head.outcomes and case_id in released.outcomes:
+            keys = changes(released.outcomes[case_id], head.outcomes[case_id]) or ["output"]
+        else:
+            keys = ["lifecycle"]
+        for key in keys:
+            groups.setdefault(key, []).append(case_id)
+    errors = sorted(set(head.errors) | set(released.errors))
+    return groups, errors, head, released
+
+
+def cmd_head(args: argparse.Namespace) -> int:
+    """The weekly gate on upstream's HEAD: fail when HEAD's output differs from the newest release's
+    (behaviour the port, which follows releases, does not follow yet) or when HEAD could not be built."""
+    from .releases import load_manifest
+
+    started = time.perf_counter()
+    repo = Path(args.git).expanduser().resolve()
+    release = args.release or load_manifest()["default"]
+    try:
+        build = build_revision(repo, args.rev, lifecycle=True)
+    except BuildError as error:
+        print(f"FAIL: upstream {args.rev} does not build: {error}")
+        return 1
+    scenarios = load_cases(args.paths, args.k)
+    groups, errors, _head, _released = head_gate(repo, args.rev, release, scenarios, timeout=args.timeout)
+    seconds = time.perf_counter() - started
+    lines = [f"# Upstream {args.rev} ({build.commit[:12]}, version {build.version}) against npm {release}", ""]
+    for key, ids in sorted(groups.items()):
+        lines.append(f"- **{key}** in {len(ids)} case(s): {', '.join(ids[:12])}{', …' if len(ids) > 12 else ''}")
+    if errors:
+        lines.append(f"- could not run: {', '.join(errors[:12])}")
+    changed = sorted({c for ids in groups.values() for c in ids})
+    verdict = "ok" if not changed and not errors else "FAIL"
+    lines += ["", f"{verdict}: {len(changed)} case(s) changed, {len(errors)} error(s) ({seconds:.0f} s)."]
+    if changed:
+        lines.append(
+            "Upstream's HEAD changed behaviour the port does not follow yet: add or update cases that pin each "
+            "change (`explains`), and a profile for it when it is released."
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "upstream-head.md").write_text(text, encoding="utf-8")
+    return 0 if verdict == "ok" else 1
+
+
 def add_arguments(parser: argparse.ArgumentParser, bisect: bool = False) -> None:
     parser.add_argument("--git", required=True, help="a local clone of letta-code (read only; nothing is written)")
     parser.add_argument("--from", dest="start", required=True, help="first commit (any commit-ish)")
@@ -522,6 +582,15 @@ def main(argv: Iterable[str] | None = None) -> int:
     run.add_argument("-k")
     run.add_argument("--cases", dest="paths", action="append", type=Path)
     run.set_defaults(func=cmd_run)
+    head = commands.add_parser("head", help="gate: upstream's HEAD against the newest pinned release")
+    head.add_argument("--git", required=True)
+    head.add_argument("--rev", default="HEAD")
+    head.add_argument("--release", help="pinned release to compare with (default: the manifest's default)")
+    head.add_argument("--timeout", type=float, default=60.0)
+    head.add_argument("-k")
+    head.add_argument("--cases", dest="paths", action="append", type=Path)
+    head.add_argument("--out", help="directory for upstream-head.md")
+    head.set_defaults(func=cmd_head)
     equal = commands.add_parser("equal", help="the corpus against a revision and a release: equal outputs?")
     equal.add_argument("--git", required=True)
     equal.add_argument("--rev", default="HEAD")
