@@ -279,6 +279,8 @@ def _read_bun_lock(text: str) -> dict[str, Any]:
 
 def locked_versions(bun_lock: bytes | None, packages: list[str]) -> dict[str, str]:
     """The version bun.lock resolves each top-level package to."""
+    if not packages:
+        return {}
     if bun_lock is None:
         raise BuildError("the revision has no bun.lock: cannot pin the lifecycle module's packages")
     try:

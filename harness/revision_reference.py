@@ -101,12 +101,19 @@ class GitReferenceRunner(BunReferenceRunner):
     """A revision's built modules run by reference/driver.mjs under the pinned bun.
 
     A failed build is a start error carrying the build's own message, so every case of this
-    reference is an error with it. With `lifecycle`, the lifecycle module is built too; when only
-    it fails, compile cases still run and lifecycle requests answer with the build's message.
+    reference is an error with it. The lifecycle module is built when `lifecycle` is True at start,
+    or (`lifecycle` None, the default) at the first lifecycle request, and the driver is restarted
+    with it; when only it fails, compile cases still run and lifecycle requests answer with the
+    build's message. Builds are cached by commit, so every `-j` slot after the first reuses them.
     """
 
     def __init__(
-        self, reference: GitReference, home: Path, ceiling: Path | None, timeout: float = 60.0, lifecycle: bool = False
+        self,
+        reference: GitReference,
+        home: Path,
+        ceiling: Path | None,
+        timeout: float = 60.0,
+        lifecycle: bool | None = None,
     ) -> None:
         super().__init__(reference.spec(), home, ceiling, timeout)
         self.name = reference.label
@@ -114,41 +121,53 @@ class GitReferenceRunner(BunReferenceRunner):
         self.lifecycle = lifecycle
         self.build: RevisionBuild | None = None
         self.lifecycle_error: str | None = None
+        self._lifecycle_loaded = False
 
     def start(self) -> None:
         try:
-            bun = ensure_bun()
-            self.build = build_revision(self.reference.repo, self.reference.rev, bun=bun)
-            lifecycle_module: list[str] = []
-            if self.lifecycle:
-                try:
-                    full = build_revision(self.reference.repo, self.reference.rev, lifecycle=True, bun=bun)
-                    assert full.lifecycle is not None
-                    self.build = full
-                    lifecycle_module = [full.lifecycle.path]
-                except BuildError as error:
-                    self.lifecycle_error = str(error)
+            self.build = build_revision(self.reference.repo, self.reference.rev, bun=ensure_bun())
         except (BuildError, OSError) as error:
             self.start_error = str(error)
             return
         self.bundle = Path(self.build.compiler.path)
         self.version = self.build.version
-        self._start_driver(bun, [str(DRIVER_PATH), str(self.bundle), *lifecycle_module])
+        if self.lifecycle:
+            self._build_lifecycle()
+        self._start_driver()
 
-    def _start_driver(self, bun: Path, args: list[str]) -> None:
-        self.process.argv = [str(bun), *args]
+    def _build_lifecycle(self) -> None:
+        try:
+            full = build_revision(self.reference.repo, self.reference.rev, lifecycle=True, bun=ensure_bun())
+        except (BuildError, OSError) as error:
+            self.lifecycle_error = str(error)
+            return
+        self.build = full
+        self._lifecycle_loaded = True
+
+    def _start_driver(self) -> None:
+        assert self.build is not None
+        lifecycle = [self.build.lifecycle.path] if self._lifecycle_loaded and self.build.lifecycle else []
+        self.process.argv = [str(ensure_bun()), str(DRIVER_PATH), self.build.compiler.path, *lifecycle]
         self.process.env = isolated_env(self.home, self.ceiling)
         super(BunReferenceRunner, self).start()
 
-    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
-        if self.lifecycle_error and not self.start_error:
+    def _lifecycle_unavailable(self) -> Outcome | None:
+        if self.start_error:
+            return None  # the usual start error answers
+        if not self._lifecycle_loaded and self.lifecycle_error is None:
+            self._build_lifecycle()
+            if self._lifecycle_loaded:
+                self.process.stop()
+                self._start_driver()
+        if self.lifecycle_error:
             return Outcome("error", error=f"lifecycle module unavailable: {self.lifecycle_error}")
-        return super().lifecycle_open(request)
+        return None
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        return self._lifecycle_unavailable() or super().lifecycle_open(request)
 
     def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
-        if self.lifecycle_error and not self.start_error:
-            return Outcome("error", error=f"lifecycle module unavailable: {self.lifecycle_error}")
-        return super().lifecycle_step(step)
+        return self._lifecycle_unavailable() or super().lifecycle_step(step)
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
@@ -172,7 +191,7 @@ def commit_of(reference: GitReference) -> str:
 
 
 def runner_factory(
-    references: dict[str, GitReference], home: Path, ceiling: Path | None, timeout: float, lifecycle: bool
+    references: dict[str, GitReference], home: Path, ceiling: Path | None, timeout: float, lifecycle: bool | None = None
 ) -> Callable[[ReferenceSpec, Path], Runner]:
     """A Session runner_factory: `git` specs (by label) run as GitReferenceRunner, others as usual."""
     from .run import default_runner

@@ -344,3 +344,88 @@ def test_upstream_revisions_build_and_equal_their_releases(cache: Path) -> None:
     assert runs[spec.label].keys == runs["0.25.3"].keys and not runs[spec.label].errors
     if before is not None:
         assert snapshot(repo / ".git") == before
+
+
+# --- the lifecycle module ------------------------------------------------------------------------
+
+BACKEND = """import { compileLocalSystemPrompt } from "./systemPromptCompilation.ts";
+
+export class LocalBackend {
+  static compiler = compileLocalSystemPrompt.name; // initialised with its module, as upstream's class is
+  options: { system?: string };
+  store = { getCompiledSystemPrompt: () => null, listLocalMessages: () => [] };
+  constructor(options: { system?: string }) {
+    this.options = options;
+  }
+  async createAgent(body: { model?: string; system: string }) {
+    compileLocalSystemPrompt({ agent: { system: body.system } });
+    return { id: "agent-1", model: body.model ?? null };
+  }
+  async createConversation(_body: unknown) {
+    return { id: "conv-1" };
+  }
+}
+
+export async function reload() {
+  return import("./LocalBackend.ts"); // lazily imported, as upstream's is: bun wraps it in __esm
+}
+"""
+
+PONG = """export class DeterministicPongExecutor {
+  async execute() {
+    return { text: "pong" };
+  }
+}
+"""
+
+
+def lifecycle_files() -> dict[str, str | None]:
+    return {
+        **initial_files(),
+        "src/backend/local/LocalBackend.ts": BACKEND,
+        "src/backend/dev/HeadlessTurnExecutor.ts": PONG,
+    }
+
+
+def test_lifecycle_module_builds_beside_the_compiler(upstream: Upstream, cache: Path, bun: Path) -> None:
+    commit = upstream.commit("backend", lifecycle_files())
+    before = snapshot(upstream.path)
+    build = build_revision(upstream.path, commit, lifecycle=True, bun=bun)
+    assert build.lifecycle is not None
+    text = Path(build.lifecycle.path).read_text()
+    assert text.startswith("// @bun\n") and "// src/backend/local/LocalBackend.ts" in text
+    assert build.lifecycle.packages == {}  # imports nothing at load: nothing installed
+    assert not (cache / "git-builds" / "deps").exists()
+    assert revision_build.LIFECYCLE_ENTRY not in build.lifecycle.inputs
+    assert snapshot(upstream.path) == before
+    # compiler-only builds of the same commit come from the cache with the lifecycle module
+    assert build_revision(upstream.path, commit, bun=bun) == build
+
+
+def test_lifecycle_is_built_on_demand_and_its_failure_is_reported(
+    upstream: Upstream, cache: Path, tmp_path: Path
+) -> None:
+    from harness.runners.base import LifecycleOpen
+
+    good = upstream.commit("backend", lifecycle_files())
+    request = LifecycleOpen(tmp_path / "memory", tmp_path / "storage", "You are a test.", "2026-01-02T03:04:05.678Z")
+    runner = revision_reference.GitReferenceRunner(GitReference(upstream.path, good), tmp_path / "h", tmp_path)
+    runner.start()
+    try:
+        assert runner.start_error is None and len(runner.process.argv) == 3  # the compiler module only
+        opened = runner.lifecycle_open(request)
+        assert opened.status == "ok", opened.error
+        assert opened.record is not None and opened.record["opened"]["agentId"] == "agent-1"
+        assert len(runner.process.argv) == 4 and runner.process.argv[-1].endswith("lifecycle.mjs")
+    finally:
+        runner.close()
+
+    bad = upstream.commit("no backend", {"src/backend/local/LocalBackend.ts": None})
+    runner = revision_reference.GitReferenceRunner(GitReference(upstream.path, bad), tmp_path / "h", tmp_path)
+    runner.start()
+    try:
+        outcome = runner.lifecycle_open(request)
+        assert outcome.status == "error" and "no LocalBackend" in (outcome.error or "")
+        assert runner.describe()["lifecycle_error"].startswith("no LocalBackend")
+    finally:
+        runner.close()
