@@ -291,6 +291,86 @@ def history_table(
     return found, runs
 
 
+@dataclass
+class LifecycleChange:
+    commit: str
+    date: str
+    subject: str
+    version: str | None
+    first_release: str | None
+    cases: list[str]
+    attributed_to: str  # the compiler-module change point whose range held it
+    candidates: int
+    tested: int
+
+
+def locate_lifecycle_changes(
+    repo: Path, rows: list[ScanRow], found: list[Change], scenarios: list[Scenario], *, timeout: float = 60.0
+) -> list[LifecycleChange]:
+    """The compiler-module scan sees the lifecycle cases change only at its own change points; the
+    LocalBackend module can change anywhere between them. For each change point whose lifecycle cases
+    changed, bisect the commits since the previous change point (lifecycle module built at each,
+    every lifecycle case of the change run once per commit) until each changed case has the commit
+    where it first changed. Exact when a case changes once in the range."""
+    by_id = {s.id: s for s in scenarios}
+    index = {row.commit: i for i, row in enumerate(rows)}
+    points = [rows[0].commit] + [c.commit for c in found]
+    located: list[LifecycleChange] = []
+    for change in found:
+        cases = [c for c in change.cases.get("lifecycle", []) if c in by_id]
+        if not cases:
+            continue
+        start = points[points.index(change.commit) - 1]
+        candidates = [r.commit for r in rows[index[start] : index[change.commit] + 1]]
+        keys: dict[str, dict[str, str]] = {}
+
+        def keys_at(commit: str, cases: list[str] = cases, keys: dict[str, dict[str, str]] = keys) -> dict[str, str]:
+            if commit not in keys:
+                build_revision(repo, commit, lifecycle=True)
+                spec, gits = git_spec(repo, commit)
+                run = run_references([spec], gits, [by_id[c] for c in cases], timeout=timeout)[spec.label]
+                keys[commit] = run.keys
+            return keys[commit]
+
+        unresolved = list(cases)
+        while unresolved:
+            case_id = unresolved[0]
+            low, high = 0, len(candidates) - 1
+            start_key = keys_at(candidates[low])[case_id]
+            if keys_at(candidates[high])[case_id] == start_key:
+                unresolved.remove(case_id)  # changed and changed back within the range: not located
+                continue
+            while high - low > 1:
+                middle = (low + high) // 2
+                if keys_at(candidates[middle])[case_id] == start_key:
+                    low = middle
+                else:
+                    high = middle
+            before, after = keys_at(candidates[high - 1]), keys_at(candidates[high])
+            here = [c for c in unresolved if before[c] != after[c]]
+            unresolved = [c for c in unresolved if c not in here]
+            row = rows[index[candidates[high]]]
+            located.append(
+                LifecycleChange(row.commit, row.date, row.subject, row.version, first_release_with(repo, row.commit),
+                                here, change.commit, len(candidates), len(keys))
+            )  # fmt: skip
+    located.sort(key=lambda c: index[c.commit])
+    return located
+
+
+def lifecycle_markdown(located: list[LifecycleChange]) -> str:
+    out = [
+        "| commit | date | subject | version | first release with it | lifecycle cases that change |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in located:
+        shown = ", ".join(c.cases[:4]) + (", …" if len(c.cases) > 4 else "")
+        subject = c.subject.replace("|", "\\|")
+        out.append(f"| {c.commit[:9]} | {c.date[:10]} | {subject} | {c.version} | {c.first_release or '-'} | "
+                   f"{len(c.cases)} ({shown}) |")  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
 def table_markdown(changes_found: list[Change], rows: list[ScanRow], seconds: float, command: str) -> str:
     distinct = len({r.module for r in rows if r.module})
     built = sum(1 for r in rows if r.built and r.module)
@@ -373,7 +453,16 @@ def cmd_history(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     command = "conformance history --git " + " ".join(sys.argv[sys.argv.index("--git") + 1 :]) if "--git" in sys.argv \
         else "conformance history"  # fmt: skip
+    located: list[LifecycleChange] = []
+    if any(_is_lifecycle(s) for s in scenarios):
+        located = locate_lifecycle_changes(repo, rows, found, scenarios, timeout=args.timeout)
+        seconds = time.perf_counter() - started
+        for change in found:  # the table of compiler-module changes keeps only what they change themselves
+            change.cases.pop("lifecycle", None)
     text = table_markdown(found, rows, seconds, command)
+    if located:
+        text += "\nWhere the lifecycle cases change (bisected between the compiler-module change points):\n\n"
+        text += lifecycle_markdown(located)
     print(text)
     if args.out:
         out = Path(args.out)
@@ -383,6 +472,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             "repo": str(repo), "from": args.start, "to": args.end, "seconds": round(seconds, 1),
             "scan_seconds": round(scanned, 1), "rows": [asdict(r) for r in rows],
             "changes": [{**asdict(c), "output_changing": c.output_changing} for c in found],
+            "lifecycle_changes": [asdict(c) for c in located],
             "corpus_seconds": {m: round(r.seconds, 1) for m, r in runs.items()},
             "errors": {m: r.errors for m, r in runs.items() if r.errors},
         }  # fmt: skip
