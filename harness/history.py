@@ -326,7 +326,11 @@ def locate_lifecycle_changes(
 
         def keys_at(commit: str, cases: list[str] = cases, keys: dict[str, dict[str, str]] = keys) -> dict[str, str]:
             if commit not in keys:
-                build_revision(repo, commit, lifecycle=True)
+                try:
+                    build_revision(repo, commit, lifecycle=True)
+                except BuildError as error:  # the lifecycle cases cannot run there: a state of its own
+                    keys[commit] = {c: f"error: {error}" for c in cases}
+                    return keys[commit]
                 spec, gits = git_spec(repo, commit)
                 run = run_references([spec], gits, [by_id[c] for c in cases], timeout=timeout)[spec.label]
                 keys[commit] = run.keys
