@@ -311,7 +311,9 @@ def locate_lifecycle_changes(
     LocalBackend module can change anywhere between them. For each change point whose lifecycle cases
     changed, bisect the commits since the previous change point (lifecycle module built at each,
     every lifecycle case of the change run once per commit) until each changed case has the commit
-    where it first changed. Exact when a case changes once in the range."""
+    where it changed: from the range's start, the first commit whose output differs, then again from
+    there while the output at the range's end still differs. A change undone within the same
+    stretch is not seen."""
     by_id = {s.id: s for s in scenarios}
     index = {row.commit: i for i, row in enumerate(rows)}
     points = [rows[0].commit] + [c.commit for c in found]
@@ -336,27 +338,26 @@ def locate_lifecycle_changes(
                 keys[commit] = run.keys
             return keys[commit]
 
-        unresolved = list(cases)
-        while unresolved:
-            case_id = unresolved[0]
-            low, high = 0, len(candidates) - 1
-            start_key = keys_at(candidates[low])[case_id]
-            if keys_at(candidates[high])[case_id] == start_key:
-                unresolved.remove(case_id)  # changed and changed back within the range: not located
-                continue
-            while high - low > 1:
-                middle = (low + high) // 2
-                if keys_at(candidates[middle])[case_id] == start_key:
-                    low = middle
-                else:
-                    high = middle
-            before, after = keys_at(candidates[high - 1]), keys_at(candidates[high])
-            here = [c for c in unresolved if before[c] != after[c]]
-            unresolved = [c for c in unresolved if c not in here]
-            row = rows[index[candidates[high]]]
+        # every change of every case: from a segment's start, the first commit that differs from it
+        changed_at: dict[int, list[str]] = {}
+        last = len(candidates) - 1
+        for case_id in cases:
+            low = 0
+            while keys_at(candidates[low])[case_id] != keys_at(candidates[last])[case_id]:
+                start_key, high, lo = keys_at(candidates[low])[case_id], last, low
+                while high - lo > 1:
+                    middle = (lo + high) // 2
+                    if keys_at(candidates[middle])[case_id] == start_key:
+                        lo = middle
+                    else:
+                        high = middle
+                changed_at.setdefault(high, []).append(case_id)
+                low = high
+        for position, ids in sorted(changed_at.items()):
+            row = rows[index[candidates[position]]]
             located.append(
                 LifecycleChange(row.commit, row.date, row.subject, row.version, first_release_with(repo, row.commit),
-                                here, change.commit, len(candidates), len(keys))
+                                sorted(ids), change.commit, len(candidates), len(keys))
             )  # fmt: skip
     located.sort(key=lambda c: index[c.commit])
     return located
