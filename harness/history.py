@@ -304,6 +304,27 @@ class LifecycleChange:
     tested: int
 
 
+def change_positions(count: int, cases: list[str], key: Callable[[int, str], str]) -> dict[int, list[str]]:
+    """Where along `count` candidates each case's output changes: from a stretch's start, a binary
+    search for the first candidate whose key differs from it, then again from there while the last
+    candidate's key still differs. A change undone within one stretch is not seen."""
+    changed_at: dict[int, list[str]] = {}
+    last = count - 1
+    for case_id in cases:
+        low = 0
+        while key(low, case_id) != key(last, case_id):
+            start_key, lo, high = key(low, case_id), low, last
+            while high - lo > 1:
+                middle = (lo + high) // 2
+                if key(middle, case_id) == start_key:
+                    lo = middle
+                else:
+                    high = middle
+            changed_at.setdefault(high, []).append(case_id)
+            low = high
+    return changed_at
+
+
 def locate_lifecycle_changes(
     repo: Path, rows: list[ScanRow], found: list[Change], scenarios: list[Scenario], *, timeout: float = 60.0
 ) -> list[LifecycleChange]:
@@ -338,21 +359,7 @@ def locate_lifecycle_changes(
                 keys[commit] = run.keys
             return keys[commit]
 
-        # every change of every case: from a segment's start, the first commit that differs from it
-        changed_at: dict[int, list[str]] = {}
-        last = len(candidates) - 1
-        for case_id in cases:
-            low = 0
-            while keys_at(candidates[low])[case_id] != keys_at(candidates[last])[case_id]:
-                start_key, high, lo = keys_at(candidates[low])[case_id], last, low
-                while high - lo > 1:
-                    middle = (lo + high) // 2
-                    if keys_at(candidates[middle])[case_id] == start_key:
-                        lo = middle
-                    else:
-                        high = middle
-                changed_at.setdefault(high, []).append(case_id)
-                low = high
+        changed_at = change_positions(len(candidates), cases, lambda i, case, at=candidates: keys_at(at[i])[case])
         for position, ids in sorted(changed_at.items()):
             row = rows[index[candidates[position]]]
             located.append(

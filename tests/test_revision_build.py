@@ -426,3 +426,16 @@ def test_lifecycle_is_built_on_demand_and_its_failure_is_reported(
         assert runner.describe()["lifecycle_error"].startswith("no LocalBackend")
     finally:
         runner.close()
+
+
+def test_change_positions_finds_every_change_of_every_case() -> None:
+    outputs = {"a": "xxxyyyyzzz", "b": "pppppppqqq", "c": "ssssssssss", "d": "mmnnnnnnnm"}
+    asked: set[tuple[int, str]] = set()
+
+    def key(index: int, case: str) -> str:
+        asked.add((index, case))
+        return outputs[case][index]
+
+    found = history.change_positions(10, list(outputs), key)
+    assert found == {3: ["a"], 7: ["a", "b"]}  # d changes and changes back: not seen, as documented
+    assert len({i for i, _ in asked}) < 10
