@@ -359,7 +359,10 @@ def locate_lifecycle_changes(
                 keys[commit] = run.keys
             return keys[commit]
 
-        changed_at = change_positions(len(candidates), cases, lambda i, case, at=candidates: keys_at(at[i])[case])
+        def key(position: int, case_id: str, at: list[str] = candidates) -> str:
+            return keys_at(at[position])[case_id]
+
+        changed_at = change_positions(len(candidates), cases, key)
         for position, ids in sorted(changed_at.items()):
             row = rows[index[candidates[position]]]
             located.append(
