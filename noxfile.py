@@ -43,6 +43,7 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
+    """ruff (lint and format) and mypy: the shape the tests of harness/ layout keep is also type- and style-clean."""
     session.install("-e", ".[lint]")
     session.run("ruff", "check", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py")
     session.run("ruff", "format", "--check", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py")
@@ -80,11 +81,11 @@ def gate(session: nox.Session) -> None:
 def determinism(session: nox.Session) -> None:
     """The whole corpus run twice: report.json, junit.xml and index.html must be byte-identical."""
     session.install("-e", ".")
-    session.run("python", "-m", "harness.determinism", "cases", *session.posargs)
+    session.run("conformance", "determinism", "cases", *session.posargs)
 
 
 @nox.session
 def mutants(session: nox.Session) -> None:
     """Hand-written mutants of memfs_prompt/ (mutants/mutants.yaml) against the corpus and every pinned release."""
     session.install("-e", ".")
-    session.run("python", "-m", "harness.mutation", *session.posargs)
+    session.run("conformance", "mutation", *session.posargs)

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.repo import MaterializedRepo, materialize_repo
-from harness.scenario import DEFAULT_INPUTS, Scenario
+from harness.cases.load import DEFAULT_INPUTS
+from harness.model import Scenario
+from harness.repo.build import MaterializedRepo, materialize_repo
 
 V1_SIZES = (10, 100, 1_000, 10_000)
 V2_DEFERRED_SIZES = (100, 1_000, 10_000)

@@ -20,18 +20,16 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from deepdiff import DeepDiff
-
-from memfs_prompt.profiles import Profile, resolve_profile
-
-from .compare import FieldDiff, as_bytes, first_diff_offset
-from .repo import append_commit, committed_state, materialize_repo
-from .runners.base import LifecycleOpen, Outcome, Runner
-from .scenario import Scenario
+from harness.model import FieldDiff, LifecycleOpen, Outcome, Replay, Scenario, StepRow
+from harness.repo.build import append_commit, materialize_repo
+from harness.repo.spec import committed_state
+from harness.runners.base import Runner
+from harness.verdict.diff import observation_diffs
+from harness.verdict.text import as_bytes, first_diff_offset
 
 MEMORY_UPDATE_TAG = "<memory_update>"
 # Texts compared byte for byte when their hash observation differs: (observation, record path).
@@ -41,35 +39,6 @@ TEXTS = (
     ("cache_content_sha256", ("compiled", "content")),
     ("cache_core_memory_sha256", ("compiled", "coreMemory")),
 )
-
-
-@dataclass
-class StepRow:
-    """One step of a replay: what each side observed, and where they differ."""
-
-    index: int
-    label: str  # `turn 2`, `commit`, `system`, ...
-    python: dict[str, Any] = field(default_factory=dict)
-    reference: dict[str, Any] = field(default_factory=dict)
-    diffs: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turn": self.index,
-            "step": self.label,
-            "python": self.python,
-            "reference": self.reference,
-            "diffs": self.diffs,
-        }
-
-
-@dataclass
-class Replay:
-    rows: list[StepRow]
-    text_diffs: list[FieldDiff]
-    error: str | None = None
-    stderr: str = ""
-    thrown: list[str] = field(default_factory=list)
 
 
 def _sha(text: str | None) -> str | None:
@@ -133,7 +102,7 @@ def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
     """The scenario's steps in the protocol's form, each carrying the pinned clock."""
     now = scenario.inputs["now"]
     steps = []
-    for step in scenario.raw.get("steps", ()):
+    for step in scenario.steps:
         (kind, value), *_ = step.items()
         if kind == "clock":
             now = value
@@ -154,7 +123,6 @@ def replay(
     sides: dict[str, Runner],
     work_root: Path,
     cache: Path,
-    delivery: str = "mid-conversation",
 ) -> Replay:
     """Run the steps on every side (`reference` first when present, then `python`) over one working copy."""
     materialized = materialize_repo(scenario, cache)
@@ -165,25 +133,30 @@ def replay(
         shutil.copytree(materialized.root, copy, symlinks=True)
         repo_dir = copy / "memory"
         memory_dir = copy / materialized.memory_dir.relative_to(materialized.root)
-        return _replay_in(scenario, sides, work, repo_dir, memory_dir, delivery)
+        try:
+            result = _replay_in(scenario, sides, work, repo_dir, memory_dir)
+        except Exception as error:  # the case is an error; the run goes on
+            result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
+        if result.error:  # the same text on every run: no temporary directory names
+            result.error = result.error.replace(str(work), "<work>")
+            result.stderr = result.stderr.replace(str(work), "<work>")
+        return result
     finally:
         for runner in sides.values():
             runner.lifecycle_close()
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _replay_in(
-    scenario: Scenario, sides: dict[str, Runner], work: Path, repo_dir: Path, memory_dir: Path, delivery: str
-) -> Replay:
-    facts: dict[str, str] = dict(scenario.raw.get("facts", {}))
+def _replay_in(scenario: Scenario, sides: dict[str, Runner], work: Path, repo_dir: Path, memory_dir: Path) -> Replay:
+    facts: dict[str, str] = dict(scenario.facts)
     inputs = scenario.inputs
     request = LifecycleOpen(
         memory_dir=memory_dir,
         storage_dir=work / "storage",
         system=inputs["system"],
         now=inputs["now"],
-        model=scenario.raw.get("model"),
-        delivery=delivery,
+        model=scenario.model,
+        delivery=scenario.delivery,
     )
     opened: dict[str, Any] = {}
     rows = [StepRow(0, "open")]
@@ -241,32 +214,6 @@ def _broken(side: str, where: str, outcome: Outcome, rows: list[StepRow]) -> Rep
     return Replay(rows, [], error=f"{who} could not run {where}: {outcome.error}", stderr=outcome.stderr)
 
 
-def observation_diffs(reference: dict[str, Any], python: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per-observation differences of one step (an observation only one side has counts as a difference).
-
-    Each carries deepdiff's account of what changed inside the value (which list item, which type).
-    """
-    diffs = []
-    for name in list(reference) + [n for n in python if n not in reference]:
-        ref_value, py_value = reference.get(name, "<absent>"), python.get(name, "<absent>")
-        if ref_value != py_value:
-            detail = DeepDiff(ref_value, py_value, verbose_level=2).to_dict()
-            diffs.append({"observation": name, "reference": ref_value, "python": py_value, "deepdiff": _plain(detail)})
-    return diffs
-
-
-def _plain(value: Any) -> Any:
-    """deepdiff's result as plain JSON values (its containers are sets and tree objects)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = [_plain(v) for v in value]
-        return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return repr(value)
-
-
 def _text_diffs(row: StepRow, reference: dict[str, Any], python: dict[str, Any]) -> list[FieldDiff]:
     names = {d["observation"] for d in row.diffs}
     out = []
@@ -282,34 +229,3 @@ def _text_diffs(row: StepRow, reference: dict[str, Any], python: dict[str, Any])
                 )
             )
     return out
-
-
-def recorded_mismatches(scenario: Scenario, rows: list[StepRow], target: str, side: str) -> list[str]:
-    """Where `side`'s observations differ from what the case records for `target` (a release or profile)."""
-    problems = []
-    by_label = {row.label: row for row in rows}
-    for entry in scenario.raw.get("recorded", ()):
-        if target not in entry["for"]:
-            continue
-        for label, expected in entry["observations"].items():
-            row = by_label.get(label)
-            if row is None:
-                problems.append(f"{label}: recorded ({entry['source']}) but the case has no such step")
-                continue
-            actual = getattr(row, side)
-            for name, value in expected.items():
-                if actual.get(name, "<absent>") != value:
-                    problems.append(
-                        f"{label} {name} is {actual.get(name, '<absent>')!r}, recorded {value!r} ({entry['source']})"
-                    )
-    return problems
-
-
-def recorded_targets(scenario: Scenario) -> set[str]:
-    return {target for entry in scenario.raw.get("recorded", ()) for target in entry["for"]}
-
-
-def golden_profile(scenario: Scenario) -> Profile | None:
-    """A golden lifecycle case runs the Python port alone, on the profile named in `golden`."""
-    golden = scenario.raw.get("golden")
-    return resolve_profile(golden["profile"]) if golden else None

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from .compare import render_field_diff
-from .releases import ReferenceSpec, load_manifest
-from .run import ERROR, FAIL, KNOWN, RUNTIME, STALE, CaseResult, Session
-from .scenario import Scenario, ScenarioError, load_scenario
+from harness.cases.load import load_scenario
+from harness.engine import Session
+from harness.model import CaseResult, Scenario, ScenarioError, Status
+from harness.runners.manifest import REFERENCE_FORMS, ReferenceSpec, default_reference
+from harness.verdict.diff import render_field_diff
 
 _SESSION_KEY = pytest.StashKey[Session]()
 
@@ -23,7 +24,7 @@ _SESSION_KEY = pytest.StashKey[Session]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("letta-conformance")
     group.addoption("--reference", action="append", dest="conformance_references",
-                    help="npm:VERSION, bundle:PATH or checkout:PATH (repeatable)")  # fmt: skip
+                    help=f"{REFERENCE_FORMS} (repeatable)")  # fmt: skip
     group.addoption("--conformance-profile", dest="conformance_profile", help="Python profile to compare with")
 
 
@@ -35,7 +36,7 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
 
 def _session(config: pytest.Config) -> Session:
     if _SESSION_KEY not in config.stash:
-        refs = config.getoption("conformance_references") or [f"npm:{load_manifest()['default']}"]
+        refs = config.getoption("conformance_references") or [default_reference()]
         config.stash[_SESSION_KEY] = Session(
             [ReferenceSpec.parse(r) for r in refs], profile_override=config.getoption("conformance_profile")
         )
@@ -88,10 +89,10 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         results = _session(self.config).run_case(self.scenario)
-        failing = [r for r in results if r.status in (FAIL, STALE, ERROR)]
+        failing = [r for r in results if r.failed]
         if failing:
             raise ConformanceFailure(failing)
-        known = [r for r in results if r.status in (KNOWN, RUNTIME)]
+        known = [r for r in results if r.status in (Status.KNOWN, Status.RUNTIME)]
         if known:
             pytest.xfail("; ".join(f"[{r.reference}] " + "; ".join(r.reasons) for r in known))
         if not results:

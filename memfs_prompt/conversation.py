@@ -27,12 +27,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .compiler import CompiledPrompt, compile_system_prompt
 from .git_head import committed_revision
 from .profiles import DEFAULT, Profile
 from .quirks import js_trim_end, sha256_hex_of_js_string
+from .skills_block import append_skills_for_profile
 
 Delivery = Literal["mid-conversation", "persisted-reminder"]
 DEFAULT_MODEL = "openai/gpt-5.5"  # upstream's local default model handle (0.25.3 to 0.32.18)
@@ -95,6 +96,10 @@ class Conversation:
     id: str
     compiled: CompiledPrompt | None = None
     messages: list[Message] = field(default_factory=list)
+    # An agent-free ("ephemeral") conversation (0.33.6+): its own raw system prompt and model, never compiled.
+    agent_free: bool = False
+    system: str = ""
+    model: str = ""
 
 
 class LocalConversations:
@@ -131,6 +136,15 @@ class LocalConversations:
         conversation = Conversation(f"local-conv-{self._sequence}")
         self.conversations[conversation.id] = conversation
         self.compile_and_maybe_persist(conversation, dry_run=False)
+        return conversation
+
+    def create_agent_free_conversation(self, conversation_id: str, *, system: str, model: str) -> Conversation:
+        """`createEphemeralConversation` (0.33.6+): no agent, no memory, nothing compiled or cached.
+
+        Upstream names it `local-conv-<randomUUID()>`, so the id is the caller's (the reference's).
+        """
+        conversation = Conversation(conversation_id, agent_free=True, system=system, model=model)
+        self.conversations[conversation.id] = conversation
         return conversation
 
     def update_system(self, system: str) -> None:
@@ -199,22 +213,29 @@ class LocalConversations:
 
     # --- a turn ------------------------------------------------------------------------
 
-    def turn(self, conversation: Conversation, text: str) -> ModelInput:
-        """One user turn: what the model receives; the user message and the reply are stored."""
+    def turn(self, conversation: Conversation, text: str, client_skills: Any = None) -> ModelInput:
+        """One user turn: what the model receives; the user message and the reply are stored.
+
+        `client_skills` is the turn body's `client_skills`: its `<available_skills>` block is appended
+        to the system prompt sent on this turn only (`resolveSystemPromptForTurn`).
+        """
         conversation.messages.append(Message("user", text))
         history_count = len(conversation.messages)
-        resolved = self.get_or_compile(conversation, history_count)
-        mid = resolved.memory_update
-        if mid is not None and self.delivery == "persisted-reminder":
-            # Stored before the user's message, so it precedes it now and on every later turn.
-            conversation.messages.insert(len(conversation.messages) - 1, Message("user", wrap_reminder(mid)))
-            mid = None
+        if conversation.agent_free:  # 0.33.6+: the raw prompt, never compiled; no cache, no update
+            prompt, mid, model = conversation.system, None, conversation.model
+        else:
+            resolved = self.get_or_compile(conversation, history_count)
+            prompt, mid, model = resolved.record.content, resolved.memory_update, self.model
+            if mid is not None and self.delivery == "persisted-reminder":
+                # Stored before the user's message, so it precedes it now and on every later turn.
+                conversation.messages.insert(len(conversation.messages) - 1, Message("user", wrap_reminder(mid)))
+                mid = None
         model_input = ModelInput(
-            system_prompt=resolved.record.content,
+            system_prompt=append_skills_for_profile(prompt, client_skills, self.profile),
             mid_conversation_system_prompt=mid,
             ui_messages=tuple(conversation.messages),
             history_count=history_count,
-            model=self.model,
+            model=model,
         )
         conversation.messages.append(Message("assistant", ASSISTANT_REPLY))
         return model_input

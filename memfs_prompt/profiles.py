@@ -27,6 +27,9 @@ class Profile:
     lifecycle: str = "update"
     update_models: tuple[str, ...] = ()
     recompiles_after_compaction: bool = True  # 0.30.28+; 0.25.x keep the cached prompt after compacting
+    # The turn's `<available_skills>` block (memfs_prompt.skills_block): `tree` (0.25.3 to 0.30.28,
+    # grouped by location root) or `list` (0.31.12+, one "- `name`: description" line per skill).
+    skills_block: str = "list"
 
 
 # Every published version, in release order: npm's seven, then PyPI's from 0.32.13 (no 0.32.17 there).
@@ -56,6 +59,7 @@ PROFILES: dict[str, Profile] = {
             True,
             lifecycle="recompile",
             recompiles_after_compaction=False,
+            skills_block="tree",
         ),
         Profile(
             "letta-code@0.25.9",
@@ -66,8 +70,9 @@ PROFILES: dict[str, Profile] = {
             True,
             lifecycle="recompile",
             recompiles_after_compaction=False,
+            skills_block="tree",
         ),
-        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, **_OPUS),
+        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
         Profile("letta-code@0.31.12", _releases("0.31.12", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS),
         Profile("letta-code@0.32.14", _releases("0.32.14", "0.33.2"), Dialect.V0_32_17, True, True, False),
         Profile(
@@ -77,7 +82,7 @@ PROFILES: dict[str, Profile] = {
     )
 }
 
-DEFAULT_RELEASE = "0.32.18"
+DEFAULT_RELEASE = "0.34.12"
 
 
 def profile_for_release(version: str) -> Profile:

@@ -15,12 +15,19 @@
 //    "now":"ISO","previousMessageCount":0,"includeMemfs":true}
 //                                              -> {"id":2,"ok":true,"record":{...},"polluted":false}
 //   upstream threw                             -> {"id":2,"ok":true,"thrown":"TypeError: ...","polluted":false}
+//   a compile request with "clientSkills":[...] also answers "systemPromptWithSkills": upstream's own
+//   appendAvailableSkillsBlock(record.content, clientSkills), as a turn sends it (a non-array is [], as
+//   LocalBackend does with body.client_skills)
+//   {"id":6,"op":"skills_block","systemPrompt":"...","clientSkills":[...]}
+//                                              -> {"id":6,"ok":true,"block":"...","appended":"..."}
 //   {"id":3,"op":"lifecycle_open","session":"s1","memoryDir":...,"storageDir":...,"system":...,
 //    "model":null|"handle","now":"ISO"}        -> {"id":3,"ok":true,"opened":{agentId, conversationId, model}}
 //   {"id":4,"op":"lifecycle_step","session":"s1","step":{"kind":"turn","text":...,"now":"ISO"}}
 //                                              -> {"id":4,"ok":true,"observed":{systemPrompt, midConversationSystemPrompt,
 //                                                  uiMessages, historyCount, stored, ...}}
 //   {"id":5,"op":"lifecycle_close","session":"s1"}
+//   step kinds: turn (optional "clientSkills": the turn body's client_skills), system, model,
+//   new_conversation, agent_free_conversation ("system", "model"; 0.33.6+), compact, recompile
 // Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
@@ -55,6 +62,16 @@ const SYMBOLS = {
   initLocalBackend: {
     modules: ["src/backend/local/local-backend.ts", "src/backend/local/LocalBackend.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // The turn's `<available_skills>` block (0.25.3 and later): upstream appends it to the compiled
+  // prompt on every turn (`appendAvailableSkillsBlock(persisted.content, body.client_skills)`).
+  compileAvailableSkillsBlock: {
+    modules: ["src/backend/local/system-prompt-compilation.ts", "src/backend/local/systemPromptCompilation.ts"],
+    pattern: /^function (compileAvailableSkillsBlock\d*)\(/m,
+  },
+  appendAvailableSkillsBlock: {
+    modules: ["src/backend/local/system-prompt-compilation.ts", "src/backend/local/systemPromptCompilation.ts"],
+    pattern: /^function (appendAvailableSkillsBlock\d*)\(/m,
   },
   DeterministicPongExecutor: {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
@@ -230,6 +247,10 @@ function compile(request) {
   return compileLocalSystemPrompt(options);
 }
 
+function clientSkillsOf(request) {
+  return Array.isArray(request.clientSkills) ? request.clientSkills : [];
+}
+
 // What upstream threw, as the answer's `thrown` (its message is not part of the contract).
 function thrownText(error) {
   return `${error?.name ?? "Error"}: ${error?.message ?? String(error)}`;
@@ -297,13 +318,18 @@ async function completeSummary() {
   };
 }
 
+function sessionAgentId(session) {
+  // An agent-free conversation runs under an execution agent id that the store derives from it.
+  return session.agentFree ? session.backend.store.agentIdForConversation(session.conversationId) : session.agentId;
+}
+
 function compiledRecordOf(session) {
-  const record = session.backend.store.getCompiledSystemPrompt(session.conversationId, session.agentId);
+  const record = session.backend.store.getCompiledSystemPrompt(session.conversationId, sessionAgentId(session));
   return record ? { ...record } : null;
 }
 
 function storedMessages(session) {
-  return session.backend.store.listLocalMessages(session.conversationId, session.agentId).map(uiMessageView);
+  return session.backend.store.listLocalMessages(session.conversationId, sessionAgentId(session)).map(uiMessageView);
 }
 
 async function lifecycleOpen(request) {
@@ -358,10 +384,12 @@ async function lifecycleOpen(request) {
 const STEPS = {
   async turn(session, step) {
     const before = session.executed.length;
-    const stream = await session.backend.createConversationMessageStream(session.conversationId, {
-      agent_id: session.agentId,
-      messages: [{ type: "message", role: "user", content: step.text }],
-    });
+    const body = { messages: [{ type: "message", role: "user", content: step.text }] };
+    // An agent-free conversation is addressed by its id alone, as a workflow client does.
+    if (!session.agentFree) body.agent_id = session.agentId;
+    // `clientSkills` (optional): the turn's body.client_skills, appended as <available_skills>.
+    if (step.clientSkills !== undefined) body.client_skills = step.clientSkills;
+    const stream = await session.backend.createConversationMessageStream(session.conversationId, body);
     for await (const _chunk of stream) {
       // drained so upstream persists the assistant message, as a client would
     }
@@ -381,7 +409,20 @@ const STEPS = {
   async new_conversation(session) {
     const conversation = await session.backend.createConversation({ agent_id: session.agentId });
     session.conversationId = conversation.id;
+    session.agentFree = false;
     return {};
+  },
+  // An agent-free ("ephemeral") conversation (0.33.6+: LocalBackend.createEphemeralConversation):
+  // its own model and raw system prompt, no agent; later steps use it.
+  async agent_free_conversation(session, step) {
+    if (typeof session.backend.createEphemeralConversation !== "function") {
+      throw new Error("this release has no createEphemeralConversation (agent-free conversations)");
+    }
+    const body = { system: step.system ?? "", model: step.model ?? "openai/gpt-5.5" };
+    const conversation = await session.backend.createEphemeralConversation(body);
+    session.conversationId = conversation.id;
+    session.agentFree = true;
+    return { agentFree: { conversationId: conversation.id, agentId: conversation.agent_id ?? null } };
   },
   async compact(session) {
     // Mode "all": every message is summarised (0.25.3 ignores `complete` and needs a provider key).
@@ -444,9 +485,22 @@ const HANDLERS = {
       collator: new Intl.Collator().resolvedOptions().locale,
     },
   }),
+  skills_block: (request) => {
+    const clientSkills = clientSkillsOf(request);
+    if (!initialised) {
+      need("initSystemPromptCompilation")();
+      initialised = true;
+    }
+    return {
+      block: need("compileAvailableSkillsBlock")(clientSkills),
+      appended: need("appendAvailableSkillsBlock")(request.systemPrompt ?? "", clientSkills),
+    };
+  },
   compile: (request) => {
     try {
-      return { record: compile(request) };
+      const record = compile(request);
+      if (request.clientSkills === undefined) return { record };
+      return { record, systemPromptWithSkills: need("appendAvailableSkillsBlock")(record.content, clientSkillsOf(request)) };
     } catch (error) {
       if (String(error?.message ?? "").includes(" has no ")) throw error;
       return { thrown: thrownText(error) };

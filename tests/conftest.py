@@ -112,15 +112,16 @@ def _need_references() -> None:
 def reference_bun() -> Path:
     """The pinned bun (harness.releases.ensure_bun). Fails, never skips, when it cannot be set up online."""
     _need_references()
-    from harness.releases import ensure_bun
+    from harness.runners.releases import ensure_bun
 
     return ensure_bun()
 
 
 @pytest.fixture(scope="session")
 def release_bundle() -> Callable[[str], Path]:
-    """`release_bundle("0.32.18")`: letta.js of a pinned, integrity-verified release."""
+    """`release_bundle("0.32.18")`, `release_bundle("pypi:0.34.12")`: letta.js of a pinned, verified release."""
     _need_references()
-    from harness.releases import ensure_release
+    from harness.runners.manifest import ReferenceSpec
+    from harness.runners.releases import resolve_bundle
 
-    return ensure_release
+    return lambda text: resolve_bundle(ReferenceSpec.parse(text), Path())

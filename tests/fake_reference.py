@@ -26,7 +26,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.releases import REPO_ROOT, load_manifest
+from harness.runners.manifest import REPO_ROOT, load_manifest
 
 SCRIPT = r"""#!{python}
 import json, os, subprocess, sys, time

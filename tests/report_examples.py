@@ -6,10 +6,8 @@ offsets in the tests are worked out by hand from these strings, not copied from 
 
 from __future__ import annotations
 
-from harness.compare import compare_outcomes
-from harness.report import RunReport
-from harness.run import ERROR, FAIL, KNOWN, PASS, CaseResult
-from harness.runners.base import Outcome
+from harness.model import CaseResult, Outcome, RunReport, Status
+from harness.verdict.diff import outcome_diff
 
 NOW = "2026-01-02T03:04:05.678Z"
 REFERENCES = ("0.32.18", "0.30.28")
@@ -36,7 +34,7 @@ def request(case_id: str) -> dict[str, object]:
 
 def case(case_id: str, status: str, tags: tuple[str, ...], reference: Outcome | None, port: Outcome | None,
          label: str = REFERENCES[0], **extra: object) -> CaseResult:  # fmt: skip
-    diffs = compare_outcomes(reference, port) if reference and port and status in (FAIL, KNOWN) else []
+    diffs = outcome_diff(reference, port) if reference and port and status in (Status.FAIL, Status.KNOWN) else []
     return CaseResult(case_id, label, f"letta-code@{label}", status, tags, f"cases/compile/{case_id}.yaml",
                       description=f"fabricated {status} case", diffs=diffs, reference_outcome=reference,
                       port_outcome=port, request=request(case_id), seconds=0.1, **extra)  # type: ignore[arg-type]  # fmt: skip
@@ -59,22 +57,23 @@ def lifecycle_turns() -> list[dict[str, object]]:
 def mixed_results() -> list[CaseResult]:
     ok = Outcome("ok", record=record("persona: helpful"))
     results = [
-        case("a-pass", PASS, ("frontmatter",), ok, ok),
-        case("a-pass", PASS, ("frontmatter",), ok, ok, label=REFERENCES[1]),
-        case("error-case", ERROR, ("driver",), Outcome("error", error="driver exited with code 1", stderr=STDERR),
+        case("a-pass", Status.PASS, ("frontmatter",), ok, ok),
+        case("a-pass", Status.PASS, ("frontmatter",), ok, ok, label=REFERENCES[1]),
+        case("error-case", Status.ERROR, ("driver",),
+             Outcome("error", error="driver exited with code 1", stderr=STDERR),
              ok, reasons=["reference could not run: driver exited with code 1"]),
-        case("known-fffd", KNOWN, ("utf8",), Outcome("ok", record=record("bad \ufffd byte")),
+        case("known-fffd", Status.KNOWN, ("utf8",), Outcome("ok", record=record("bad \ufffd byte")),
              Outcome("ok", record=record("bad \udcff byte")), reasons=["upstream-bug: execFileSync decodes as U+FFFD"]),
-        case("lifecycle-update-once", FAIL, ("lifecycle",), ok, ok, turns=lifecycle_turns(),
+        case("lifecycle-update-once", Status.FAIL, ("lifecycle",), ok, ok, turns=lifecycle_turns(),
              reasons=["turn 2 and 3 differ"]),
-        case("escape-html", FAIL, ("html",), Outcome("ok", record=record("<script>alert(1)</script> & <b>"),
+        case("escape-html", Status.FAIL, ("html",), Outcome("ok", record=record("<script>alert(1)</script> & <b>"),
                                                      stderr="<script>alert(3)</script>"),
              Outcome("ok", record=record("<script>alert(2)</script> & <b>")), reasons=["<script>alert(4)</script>"]),
     ]  # fmt: skip
     for case_id, tags, ref_core, port_core, _ in FAILURES:
-        results.append(case(case_id, FAIL, tags, Outcome("ok", record=record(ref_core)),
+        results.append(case(case_id, Status.FAIL, tags, Outcome("ok", record=record(ref_core)),
                             Outcome("ok", record=record(port_core))))  # fmt: skip
-    results.append(case("crlf-vs-lf", PASS, ("line-endings",), ok, ok, label=REFERENCES[1]))
+    results.append(case("crlf-vs-lf", Status.PASS, ("line-endings",), ok, ok, label=REFERENCES[1]))
     return results
 
 

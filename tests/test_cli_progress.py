@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from harness.cli import Progress
-from harness.run import ERROR, FAIL, KNOWN, PASS, CaseResult
+from harness.cli.run import Progress
+from harness.model import CaseResult, Status
 
 
 class Terminal(io.StringIO):
@@ -19,7 +19,7 @@ def result(case_id: str, status: str) -> CaseResult:
 
 def run(stream: io.StringIO) -> str:
     progress = Progress(4, stream)
-    for case_id, status in (("a", PASS), ("b", FAIL), ("c", KNOWN), ("d", ERROR)):
+    for case_id, status in (("a", Status.PASS), ("b", Status.FAIL), ("c", Status.KNOWN), ("d", Status.ERROR)):
         progress(result(case_id, status))
     progress.finish()
     return stream.getvalue()

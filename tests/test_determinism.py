@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.determinism import differences, run_twice, timing_free
+from harness.tools.determinism import differences, run_twice, timing_free
 
 REPO = Path(__file__).resolve().parent.parent
 GROUPS = [
@@ -35,7 +35,7 @@ def test_two_runs_give_byte_identical_reports(tmp_path: Path, reference_bun, rel
 
 @pytest.mark.integration
 def test_with_timings_only_the_documented_timing_fields_differ(tmp_path: Path, reference_bun, release_bundle) -> None:
-    from harness import cli
+    from harness.cli import main as cli
 
     reports = []
     for name in ("A", "B"):

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
-from harness.releases import ReferenceSpec
-from harness.runners.base import Outcome
-from harness.scenario import Explanation, Scenario
+from harness.model import Explanation, Outcome, Scenario
+from harness.runners.manifest import ReferenceSpec
+from harness.tools.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
 
 ORDER = ["0.25.9", "0.30.28", "0.31.12"]
 OLD_TEXT = "S\n\n<self>\nme\n</self>\n\n<memory>\n<a>x</a>\n<external_projection>\nâ\x80\x94 n.md\n</external_projection>\n</memory>\n\n<memory_metadata>\nm\n</memory_metadata>"  # noqa: E501
@@ -116,7 +115,8 @@ def test_a_reference_that_could_not_run_is_listed_not_compared() -> None:
 
 
 def test_explains_entries_load_and_a_malformed_one_names_its_line(tmp_path: Path) -> None:
-    from harness.scenario import ScenarioError, load_scenario
+    from harness.cases.load import load_scenario
+    from harness.model import ScenarioError
 
     head = 'id: s\ndescription: d\nrepo:\n  commits:\n    - files:\n        a.md: "a\\n"\nexplains:\n'
     good = tmp_path / "s.yaml"

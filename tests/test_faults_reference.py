@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
+from harness.cli import main as cli
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from fake_reference import fake_bundle, install_fake_bun, pids_started, write_cases
 
-from harness import cli, repo
+from harness.cli import main as cli
+from harness.repo import build as repo
 from harness.runners import jsonl_process
 
 FAKE_NPM = r"""#!{python}
@@ -173,14 +174,14 @@ def test_a_release_tarball_with_other_bytes_errors_every_case(tmp_path: Path, bi
 
 
 def test_disk_full_while_materializing_errors_that_case_only(tmp_path: Path, bin_dir: Path, monkeypatch) -> None:
-    real = repo._write_worktree
+    real = repo._store
 
-    def write_worktree(root: Path, files: dict) -> None:
-        if any(b"b-disk-full" in blob.data for blob in files.values()):
+    def store(git_dir: Path, kind: bytes, data: bytes) -> bytes:
+        if b"b-disk-full" in data:
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(root, files)
+        return real(git_dir, kind, data)
 
-    monkeypatch.setattr(repo, "_write_worktree", write_worktree)
+    monkeypatch.setattr(repo, "_store", store)
     code, report = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
     assert statuses(report) == {"a-before": "pass", "b-disk-full": "error", "c-after": "pass"}
     assert "No space left on device" in reasons(report, "b-disk-full")
@@ -189,7 +190,7 @@ def test_disk_full_while_materializing_errors_that_case_only(tmp_path: Path, bin
     assert not [p.name for p in repos.iterdir() if p.name.startswith(".build-")]  # staging removed
     assert all((p / ".complete").exists() for p in repos.iterdir())  # nothing half-built is kept
 
-    monkeypatch.setattr(repo, "_write_worktree", real)  # space again: the case builds and passes
+    monkeypatch.setattr(repo, "_store", real)  # space again: the case builds and passes
     code, report = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
     assert set(statuses(report).values()) == {"pass"} and code == 0
 
@@ -211,7 +212,7 @@ BAD_FILES: dict[str, tuple[bytes, str]] = {
     "schema.yaml": (b"id: schema\ndescription: d\nrepo:\n  kind: svn\n", "schema.yaml:4: repo/kind"),
     "unknown-key.yaml": (b"id: unknown-key\ndescription: d\nrepo: {}\nrefernce: x\n", "unknown-key.yaml:4: refernce"),
     "latin1.yaml": (b"id: latin1\ndescription: caf\xe9\nrepo: {}\n", "latin1.yaml:2: not UTF-8"),
-    "dup.yaml": (b"id: a-good\ndescription: d\nrepo: {}\n", "dup.yaml:1: id 'a-good' is already used"),
+    "dup.yaml": (b"id: a-good\ndescription: d\nrepo: {}\n", "dup.yaml:1: id 'a-good' is not the file name"),
     "not-a-mapping.yaml": (b"- just\n- a list\n", "not-a-mapping.yaml:1: a scenario is a mapping"),
     "empty.yaml": (b"", "empty.yaml:1: a scenario is a mapping"),
     "alias.yaml": (

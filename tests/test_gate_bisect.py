@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.bisect import first_change, release_range
-from harness.compare import FieldDiff
-from harness.gate import evaluate, render
-from harness.matrix import matrix_specs
-from harness.releases import ReferenceSpec
-from harness.run import ERROR, FAIL, KNOWN, PASS, STALE, CaseResult
-from harness.runners.base import Outcome
+from harness.model import CaseResult, FieldDiff, Outcome, Status
+from harness.runners.manifest import ReferenceSpec
+from harness.tools.bisect import first_change, release_range
+from harness.tools.gate import evaluate, render
+from harness.tools.matrix import matrix_specs
 
 
 def result(case: str, reference: str, status: str, profile: str = "letta-code@0.32.17", *fields: str) -> CaseResult:
@@ -20,19 +18,20 @@ def result(case: str, reference: str, status: str, profile: str = "letta-code@0.
 
 def test_gate_fails_only_on_cases_that_were_good_before_and_fail_now() -> None:
     results = [
-        result("stays-good", "0.32.17", PASS), result("stays-good", "0.32.18", PASS),
-        result("regresses", "0.32.17", PASS), result("regresses", "0.32.18", FAIL, "letta-code@0.32.17", "content"),
-        result("was-known", "0.32.17", KNOWN), result("was-known", "0.32.18", STALE),
-        result("was-bad", "0.32.17", FAIL), result("was-bad", "0.32.18", FAIL),
-        result("now-errors", "0.32.17", PASS), result("now-errors", "0.32.18", ERROR),
-        result("only-before", "0.32.17", PASS),
+        result("stays-good", "0.32.17", Status.PASS), result("stays-good", "0.32.18", Status.PASS),
+        result("regresses", "0.32.17", Status.PASS),
+        result("regresses", "0.32.18", Status.FAIL, "letta-code@0.32.17", "content"),
+        result("was-known", "0.32.17", Status.KNOWN), result("was-known", "0.32.18", Status.STALE),
+        result("was-bad", "0.32.17", Status.FAIL), result("was-bad", "0.32.18", Status.FAIL),
+        result("now-errors", "0.32.17", Status.PASS), result("now-errors", "0.32.18", Status.ERROR),
+        result("only-before", "0.32.17", Status.PASS),
     ]  # fmt: skip
     gate = evaluate(results, "0.32.17", "0.32.18")
     assert not gate.ok
     assert [(r.case, r.previous_status, r.new_status) for r in gate.regressions] == [
-        ("now-errors", PASS, ERROR),
-        ("regresses", PASS, FAIL),
-        ("was-known", KNOWN, STALE),
+        ("now-errors", Status.PASS, Status.ERROR),
+        ("regresses", Status.PASS, Status.FAIL),
+        ("was-known", Status.KNOWN, Status.STALE),
     ]
     assert gate.regressions[1].fields == ["content"]
     assert gate.not_run == ["only-before"]
@@ -46,14 +45,14 @@ def test_gate_fails_only_on_cases_that_were_good_before_and_fail_now() -> None:
 
 
 def test_gate_tells_to_add_a_profile_for_a_release_without_one() -> None:
-    results = [result("c", "0.32.18", PASS), result("c", "9.9.9", FAIL, "letta-code@0.32.17", "content")]
+    results = [result("c", "0.32.18", Status.PASS), result("c", "9.9.9", Status.FAIL, "letta-code@0.32.17", "content")]
     gate = evaluate(results, "0.32.18", "9.9.9")
     assert not gate.new_has_profile
     assert "letta-code 9.9.9 has no Python profile (it was compared with letta-code@0.32.17)" in gate.advice()[0]
 
 
 def test_gate_passes_when_nothing_regressed() -> None:
-    gate = evaluate([result("c", "a", PASS), result("c", "b", PASS)], "a", "b")
+    gate = evaluate([result("c", "a", Status.PASS), result("c", "b", Status.PASS)], "a", "b")
     assert gate.ok and gate.advice() == [] and "ok" in render(gate)
 
 
@@ -92,7 +91,7 @@ def test_bisect_reports_no_change_when_the_ends_agree_and_treats_throwing_as_an_
 
 
 def test_bisect_stops_on_a_candidate_that_could_not_run() -> None:
-    from harness.bisect import BisectError
+    from harness.tools.bisect import BisectError
 
     outcome_of, _ = outcomes({"a": "x", "b": "ERROR", "c": "y"})
     with pytest.raises(BisectError, match="crash"):
@@ -109,7 +108,7 @@ def test_release_range_is_inclusive_and_ordered_and_rejects_bad_ranges() -> None
 
 
 def test_bisect_commit_range_lists_first_parent_commits_oldest_first(make_repo) -> None:
-    from harness.bisect import commit_range
+    from harness.tools.bisect import commit_range
 
     repo = make_repo({"a": "1"})
     first = repo.head()
@@ -119,12 +118,12 @@ def test_bisect_commit_range_lists_first_parent_commits_oldest_first(make_repo) 
 
 
 def test_matrix_specs_cover_every_pinned_release_and_each_runtime_variant_after_its_baseline() -> None:
-    from harness.releases import load_manifest
+    from harness.runners.manifest import pinned_references
 
-    releases = list(load_manifest()["releases"])
+    releases = [s.label for s in pinned_references()]
     specs = matrix_specs([], ["bun"], [])
-    assert [s.label for s in specs] == releases
-    specs = matrix_specs(["bundle:/x/letta.js"], ["node"], ["da_DK.UTF-8"], latest="9.9.9")
+    assert [s.label for s in specs] == releases and len(releases) == 35
+    specs = matrix_specs(["bundle:/x/letta.js"], ["node"], ["da_DK.UTF-8"], latest=ReferenceSpec("npm", "9.9.9"))
     labels = [s.label for s in specs]
     assert labels[:3] == [releases[0], f"{releases[0]}@node", f"{releases[0]}@node/da_DK.UTF-8"]
     assert "9.9.9@node" in labels and "bundle:/x/letta.js@node" in labels
@@ -156,35 +155,46 @@ def test_bisect_on_chosen_fields_looks_past_changes_of_other_fields() -> None:
     assert (found.first_changed, found.what) == ("c", ["content/prompt"])
 
 
-def test_latest_is_asked_of_the_npm_registry_with_npm_view(fp) -> None:
-    from harness.matrix import discover_latest
+@pytest.mark.parametrize(
+    ("pypi_version", "expected"),
+    [("0.34.13", ("pypi", "0.34.13", "f" * 64)), ("0.32.99", ("npm", "0.33.1", "sha512-abc"))],
+)
+def test_latest_is_the_newer_of_npm_view_and_the_pypi_index(fp, monkeypatch, pypi_version, expected) -> None:
+    from harness.runners import pypi_release
+    from harness.tools.matrix import discover_latest
 
     fp.register(
         ["npm", "view", "@letta-ai/letta-code@latest", "version", "dist.integrity", "--json"],
         stdout='{"version": "0.33.1", "dist.integrity": "sha512-abc"}',
     )
-    assert discover_latest() == ("0.33.1", "sha512-abc")
+    asked = []
+    monkeypatch.setattr(
+        pypi_release, "index_entry", lambda v: asked.append(v) or {"version": pypi_version, "sha256": "f" * 64}
+    )
+    latest = discover_latest()
+    assert (latest.spec.kind, latest.spec.value, latest.digest) == expected and asked == [None]
+    assert not latest.pinned
 
 
 def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_newest_releases() -> None:
-    from harness.matrix import gate_pair
-    from harness.releases import load_manifest
+    from harness.runners.manifest import load_manifest
+    from harness.tools.matrix import gate_pair
 
-    manifest = load_manifest()
-    default, releases = manifest["default"], list(manifest["releases"])
+    default = ReferenceSpec.parse(load_manifest()["default"])
     specs = matrix_specs([], ["bun"], [])
-    assert gate_pair(specs, None) == (releases[-2], releases[-1])
-    assert gate_pair(specs, default) == (releases[-2], releases[-1])
-    assert gate_pair(matrix_specs([], ["bun"], [], "9.9.9"), "9.9.9") == (default, "9.9.9")
+    assert gate_pair(specs, None) == ("pypi:0.34.11", "pypi:0.34.12")
+    assert gate_pair(specs, default) == ("pypi:0.34.11", "pypi:0.34.12")
+    newer = ReferenceSpec("pypi", "9.9.9")
+    assert gate_pair(matrix_specs([], ["bun"], [], newer), newer) == ("pypi:0.34.12", "pypi:9.9.9")
 
 
 def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_registry_integrity(
     tmp_path, monkeypatch
 ) -> None:
-    from harness import releases
+    from harness.runners import manifest, releases
 
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path))
-    monkeypatch.setattr(releases, "_ON_DEMAND", {})
+    monkeypatch.setattr(manifest, "_ON_DEMAND", {})
     with pytest.raises(releases.ReferenceUnavailable, match="not pinned"):
         releases.ensure_release("9.9.9")
     seen = {}
@@ -196,13 +206,16 @@ def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_regist
         return dest
 
     monkeypatch.setattr(releases, "fetch_verified", fake_fetch)
-    releases.pin_on_demand("9.9.9", "sha512-registry")
+    manifest.pin_on_demand("9.9.9", "sha512-registry")
     assert releases.ensure_release("9.9.9").name == "letta.js"
     assert seen == {"spec": "@letta-ai/letta-code@9.9.9", "integrity": "sha512-registry"}
 
 
 def test_gate_advice_for_a_bundle_names_its_release_version_and_its_reference() -> None:
-    results = [result("c", "0.32.18", PASS), result("c", "bundle:/b/letta.js", FAIL, "letta-code@0.32.17", "content")]
+    results = [
+        result("c", "0.32.18", Status.PASS),
+        result("c", "bundle:/b/letta.js", Status.FAIL, "letta-code@0.32.17", "content"),
+    ]
     gate = evaluate(results, "0.32.18", "bundle:/b/letta.js", new_version="9.9.9")
     advice = "\n".join(gate.advice())
     assert "letta-code 9.9.9 (bundle:/b/letta.js) has no Python profile" in advice

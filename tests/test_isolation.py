@@ -143,8 +143,9 @@ def conformance(cache: Path, report: Path, env: dict[str, str]) -> subprocess.Co
 def shared_cache(path: Path, real: Path) -> Path:
     """A fresh cache (repos built anew) that shares the already-fetched bun and releases."""
     path.mkdir()
-    for name in ("bun", "letta-code"):
-        (path / name).symlink_to(real / name)
+    for name in ("bun", "letta-code", "pypi", "node"):
+        if (real / name).exists():
+            (path / name).symlink_to(real / name)
     return path
 
 
@@ -163,7 +164,8 @@ def heads(cache: Path) -> dict[str, str]:
 def test_a_hostile_git_config_and_environment_change_nothing(
     tmp_path: Path, reference_bun: Path, release_bundle, locales: Path | None, locale: str, tz: str
 ) -> None:
-    from harness.releases import cache_root, load_manifest
+    from harness.runners.manifest import load_manifest
+    from harness.runners.releases import cache_root
 
     release_bundle(load_manifest()["default"])
     real = cache_root()

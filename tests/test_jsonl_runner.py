@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from harness.runners.base import CompileRequest, Outcome
+from harness.model import CompileRequest, Outcome
 from harness.runners.jsonl_process import JsonLinesProcess, JsonLinesRunner, ProtocolError
 
 CHILD = textwrap.dedent(
@@ -68,6 +68,13 @@ CHILD = textwrap.dedent(
             send({"id": rid, "ok": False, "error": "bad request"})
         elif mode == "no-record":
             send({"id": rid, "ok": True})
+        elif mode == "late-twice":  # the answer, then a copy of it once the next request has been sent
+            send({"id": rid, "ok": True, "record": record, "polluted": False})
+            next_line = sys.stdin.buffer.readline()
+            send({"id": rid, "ok": True, "record": record, "polluted": False})
+            if next_line:
+                nxt = json.loads(next_line)
+                send({"id": nxt["id"], "ok": True, "record": {**record, "content": nxt["system"]}, "polluted": False})
         else:
             send({"id": rid, "ok": True, "record": record, "polluted": False})
     """
@@ -100,6 +107,16 @@ def runner(child: list[str]):
 
 def request(system: str, tmp_path: Path = Path("/nonexistent")) -> CompileRequest:
     return CompileRequest(tmp_path, system, "agent-1", "conv-1", "2026-01-02T03:04:05.678Z")
+
+
+def test_a_second_answer_that_arrives_after_the_next_request_is_not_taken_for_its_answer(
+    runner: JsonLinesRunner,
+) -> None:
+    first = runner.compile(request("late-twice"))
+    after = runner.compile(request("after"))  # the child answers it with the stale copy first
+    assert after.status == "ok" and after.record is not None and after.record["content"] == "after"
+    assert after.record["pid"] != first.record["pid"]  # type: ignore[index]  # from a fresh process
+    assert runner.process.stale_restarts == 1
 
 
 def test_hello_answer_is_kept_as_info(runner: JsonLinesRunner) -> None:

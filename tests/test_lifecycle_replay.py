@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from harness.gitenv import isolated_env
-from harness.lifecycle import observation_diffs, observe, replay
-from harness.run import ERROR, FAIL, PASS, Session, judge_lifecycle
-from harness.runners.base import CompileRequest, Outcome, Runner
+from harness.cases.load import load_scenario
+from harness.engine import Session
+from harness.lifecycle import observe, replay
+from harness.model import CompileRequest, Outcome, Status
+from harness.repo.gitenv import isolated_env
+from harness.runners.base import Runner
 from harness.runners.python_port import PythonPortRunner
-from harness.scenario import load_scenario
+from harness.verdict.diff import observation_diffs
+from harness.verdict.judge import judge_lifecycle
 from memfs_prompt import resolve_profile
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "lifecycle"
@@ -31,7 +35,7 @@ def test_a_port_with_other_branches_fails_at_the_turn_that_differs(tmp_path):
     reference = python_side("letta-code@0.32.18", tmp_path)
     port = python_side("letta-code@0.30.28", tmp_path)  # recompiles where 0.32.18 sends an update
     _, result, (status, reasons) = run("probe-spec-chapter9", reference, port, tmp_path)
-    assert status == FAIL
+    assert status == Status.FAIL
     by_step = {row.label: {d["observation"] for d in row.diffs} for row in result.rows}
     assert by_step["turn 1"] == set()
     assert {"system_sha256", "mid_sha256", "system_has:fact", "mid_has:fact", "sent_roles"} <= by_step["turn 2"]
@@ -42,10 +46,10 @@ def test_a_port_with_other_branches_fails_at_the_turn_that_differs(tmp_path):
 def test_identical_sides_pass_and_recorded_observations_are_checked(tmp_path):
     reference, port = python_side("letta-code@0.32.18", tmp_path), python_side("letta-code@0.32.18", tmp_path)
     _, _, (status, reasons) = run("probe-spec-chapter9", reference, port, tmp_path)
-    assert (status, reasons) == (PASS, [])
+    assert (status, reasons) == (Status.PASS, [])
     # The same behaviour judged as 0.30.28, whose recorded table says the prompt is recompiled.
     _, _, (status, reasons) = run("probe-spec-chapter9", reference, port, tmp_path, label="0.30.28")
-    assert status == FAIL
+    assert status == Status.FAIL
     assert any("turn 2 system_has:fact is False, recorded True" in r for r in reasons)
 
 
@@ -60,7 +64,7 @@ def test_a_reference_without_lifecycle_support_is_an_error_never_a_pass(tmp_path
     _, _, (status, reasons) = run(
         "raw-system-edit", CompileOnly(), python_side("letta-code@0.32.18", tmp_path), tmp_path
     )
-    assert status == ERROR
+    assert status == Status.ERROR
     assert "cannot run lifecycle probes" in reasons[0]
 
 
@@ -78,17 +82,41 @@ def test_a_reference_crash_mid_replay_is_an_error_with_its_stderr(tmp_path):
     _, result, (status, reasons) = run(
         "probe-spec-chapter9", reference, python_side("letta-code@0.32.18", tmp_path), tmp_path
     )
-    assert status == ERROR
+    assert status == Status.ERROR
     assert "could not run turn 2" in reasons[0]
     assert result.stderr == "Segmentation fault"
 
 
+class RefusesItsDirectory(PythonPortRunner):
+    def lifecycle_open(self, request):
+        return Outcome("error", error=f"cannot open {request.memory_dir}", stderr=f"ENOENT {request.storage_dir}")
+
+
+def test_a_replay_error_reads_the_same_on_every_run(tmp_path):
+    """Errors name the replay's working copy as <work>, never its random temporary directory."""
+    reference = RefusesItsDirectory(
+        resolve_profile("letta-code@0.32.18"), isolated_env(tmp_path / "home", tmp_path / "repos")
+    )
+    errors = []
+    for _ in range(2):
+        _, result, (status, _) = run(
+            "raw-system-edit", reference, python_side("letta-code@0.32.18", tmp_path), tmp_path
+        )
+        assert status == Status.ERROR
+        errors.append((result.error, result.stderr))
+    assert (
+        errors[0]
+        == errors[1]
+        == ("reference could not run open: cannot open <work>/repo/memory", "ENOENT <work>/storage")
+    )
+
+
 def test_golden_case_without_a_recorded_entry_for_its_profile_is_an_error(tmp_path):
     scenario = load_scenario(CASES / "spec-table-golden.yaml")
-    scenario.raw["recorded"] = [dict(scenario.raw["recorded"][0], **{"for": ["letta-code@0.32.18"]})]
+    scenario = replace(scenario, recorded=(replace(scenario.recorded[0], targets=("letta-code@0.32.18",)),))
     result = replay(scenario, {"python": python_side("spec-v2", tmp_path)}, tmp_path / "w", tmp_path)
     status, reasons = judge_lifecycle(scenario, "golden", resolve_profile("spec-v2"), result)
-    assert status == ERROR and "records nothing for spec-v2" in reasons[0]
+    assert status == Status.ERROR and "records nothing for spec-v2" in reasons[0]
 
 
 def test_observations_count_update_blocks_and_roles_sent_to_the_model():
@@ -118,11 +146,11 @@ def test_observations_count_update_blocks_and_roles_sent_to_the_model():
 def test_lifecycle_corpus_agrees_with_an_update_gated_release(release, reference_bun, release_bundle):
     """`pytest cases` runs the corpus on the default release; this one runs it on 0.30.28 as well."""
     release_bundle(release)
-    from harness.releases import ReferenceSpec
-    from harness.scenario import load_scenarios
+    from harness.cases.load import load_scenarios
+    from harness.runners.manifest import ReferenceSpec
 
-    scenarios = [s for s in load_scenarios([CASES]).scenarios if not s.raw.get("golden")]
+    scenarios = [s for s in load_scenarios([CASES]).scenarios if s.golden is None]
     with Session([ReferenceSpec("npm", release)], timeout=120) as session:
         results = session.run(scenarios)
     assert len(results) == len(scenarios) >= 12
-    assert [(r.case_id, r.status, r.reasons) for r in results if r.status != PASS] == []
+    assert [(r.case_id, r.status, r.reasons) for r in results if r.status != Status.PASS] == []

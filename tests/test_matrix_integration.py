@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.drift import drift_report
-from harness.matrix import compared_fields, matrix_json, reference_outcomes, release_order
-from harness.releases import ReferenceSpec
-from harness.run import PASS, RUNTIME, Session
-from harness.scenario import load_scenario
+from harness.cases.load import load_scenario
+from harness.engine import Session
+from harness.model import Status
+from harness.runners.manifest import ReferenceSpec
+from harness.tools.drift import drift_report
+from harness.tools.matrix import compared_fields, matrix_json, reference_outcomes, release_order
 
 pytestmark = pytest.mark.integration
 
@@ -40,20 +41,20 @@ def matrix_run(reference_bun, release_bundle, tmp_path_factory):
 def test_each_release_passes_against_its_profile_and_node_shows_as_runtime_drift(matrix_run) -> None:
     _, _, results = matrix_run
     statuses = {(r.case_id, r.reference): (r.status, r.profile) for r in results}
-    assert statuses[("collation-locale-danish", "0.25.9")] == (PASS, "letta-code@0.25.9")
-    assert statuses[("collation-locale-danish", "0.30.28")] == (PASS, "letta-code@0.30.28")
+    assert statuses[("collation-locale-danish", "0.25.9")] == (Status.PASS, "letta-code@0.25.9")
+    assert statuses[("collation-locale-danish", "0.30.28")] == (Status.PASS, "letta-code@0.30.28")
     # under node the `// @bun` pragma means nothing: upstream's own connectors differ from bun's
-    assert statuses[("collation-locale-danish", "0.25.9@node")][0] == RUNTIME
+    assert statuses[("collation-locale-danish", "0.25.9@node")][0] == Status.RUNTIME
     node = next(r for r in results if r.reference == "0.25.9@node" and r.case_id == "collation-locale-danish")
     assert node.baseline == "0.25.9" and [d.field for d in node.runtime_diffs] == ["content"]
     assert "└── " in node.reference_outcome.record["content"]
     # no box drawing to decode: node and bun agree, and the port is judged as usual
-    assert statuses[("inputs-include-memfs-false", "0.25.9@node")][0] == PASS
+    assert statuses[("inputs-include-memfs-false", "0.25.9@node")][0] == Status.PASS
     # node follows LANG: Danish order (uppercase first, "aa" last); bun's en-US order is what the port reproduces
     danish = next(
         r for r in results if r.reference == "0.30.28@node/da_DK.UTF-8" and r.case_id == "collation-locale-danish"
     )
-    assert danish.status == RUNTIME and [d.field for d in danish.runtime_diffs] == ["content", "coreMemory"]
+    assert danish.status == Status.RUNTIME and [d.field for d in danish.runtime_diffs] == ["content", "coreMemory"]
     lines = danish.reference_outcome.record["coreMemory"].splitlines()
     labels = [line for line in lines if line.startswith("<") and not line.startswith("</")]
     assert labels[:6] == ["<memory>", "<ab>", "<B>", "<b>", "<z>", "<aa>"]

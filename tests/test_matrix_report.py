@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from harness.compare import ABSENT_BOTH, BOTH, FieldDiff
-from harness.drift import drift_report
-from harness.gate import evaluate
-from harness.matrix import compared_fields, matrix_json, reference_outcomes
-from harness.releases import ReferenceSpec
-from harness.report import RunReport, render_html, report_json
-from harness.run import FAIL, PASS, RUNTIME, CaseResult
-from harness.runners.base import Outcome
+from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.report.html import render_html
+from harness.report.write import report_json
+from harness.runners.manifest import ReferenceSpec
+from harness.tools.drift import drift_report
+from harness.tools.gate import evaluate
+from harness.tools.matrix import compared_fields, matrix_json, reference_outcomes
+from harness.verdict.diff import ABSENT_BOTH, BOTH
 
 FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
 
@@ -19,18 +19,18 @@ def result(case: str, reference: str, status: str, absent: tuple[str, ...] = (),
     record = {"content": content, "compiledAt": "t", "rawSystemHash": "h"}
     out = CaseResult(case, reference, "p", status, (), f"cases/compile/{case}.yaml", compared=compared,
                      reference_outcome=Outcome("ok", record=record))  # fmt: skip
-    if status == RUNTIME:
+    if status == Status.RUNTIME:
         out.baseline, out.runtime_diffs = reference.split("@")[0], [FieldDiff("content", "a", "b", 0)]
     return out
 
 
 RESULTS = [
-    result("a", "0.25.9", PASS, ("coreMemory", "memfsRevision")),
-    result("b", "0.25.9", PASS, ("coreMemory",)),
-    result("a", "0.30.28", PASS, content="d"),
-    result("b", "0.30.28", FAIL),
-    result("a", "0.30.28@node", RUNTIME, content="e"),
-    result("b", "0.30.28@node", PASS),
+    result("a", "0.25.9", Status.PASS, ("coreMemory", "memfsRevision")),
+    result("b", "0.25.9", Status.PASS, ("coreMemory",)),
+    result("a", "0.30.28", Status.PASS, content="d"),
+    result("b", "0.30.28", Status.FAIL),
+    result("a", "0.30.28@node", Status.RUNTIME, content="e"),
+    result("b", "0.30.28@node", Status.PASS),
 ]
 SPECS = [ReferenceSpec.parse(t) for t in ("npm:0.25.9", "npm:0.30.28", "npm:0.30.28@node")]
 
@@ -45,8 +45,8 @@ def test_compared_fields_say_which_fields_each_reference_was_compared_on() -> No
 def test_matrix_json_has_the_cases_by_references_table_and_the_runtime_effects() -> None:
     data = matrix_json(RESULTS, SPECS, None)
     assert data["cases"] == {
-        "a": {"0.25.9": PASS, "0.30.28": PASS, "0.30.28@node": RUNTIME},
-        "b": {"0.25.9": PASS, "0.30.28": FAIL, "0.30.28@node": PASS},
+        "a": {"0.25.9": Status.PASS, "0.30.28": Status.PASS, "0.30.28@node": Status.RUNTIME},
+        "b": {"0.25.9": Status.PASS, "0.30.28": Status.FAIL, "0.30.28@node": Status.PASS},
     }
     assert data["references"][2]["baseline"] == "0.30.28" and data["references"][2]["runtime"] == "node"
     assert data["runtime_effects"] == [
@@ -65,7 +65,7 @@ def test_the_html_report_shows_gate_compared_fields_runtime_effects_and_drift() 
     assert 'id="runtime-effects"' in html and 'id="drift"' in html
     assert "Gate 0.25.9 → 0.30.28" in html and "pass → fail" in html
     assert report_json(report)["gate"]["regressions"][0]["case"] == "b"
-    assert report.counts[RUNTIME] == 1 and not report.ok  # runtime drift is not a failure; b's FAIL is
+    assert report.counts[Status.RUNTIME] == 1 and not report.ok  # runtime drift is not a failure; b's Status.FAIL is
 
 
 def test_the_html_report_without_matrix_sections_has_none_of_them() -> None:
@@ -74,7 +74,7 @@ def test_the_html_report_without_matrix_sections_has_none_of_them() -> None:
 
 
 def test_a_variant_result_survives_report_json_and_back() -> None:
-    from harness.report import result_from_json, result_json
+    from harness.report.write import result_from_json, result_json
 
     variant = RESULTS[4]
     entry = result_json(variant, timing=False)

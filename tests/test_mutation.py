@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from fake_reference import write_cases
 
-from harness.mutation import DEFAULT_MUTANTS, Mutant, load_mutants, request_key, run_mutant, summary
-from harness.releases import ReferenceSpec
-from harness.run import Session
-from harness.runners.base import CompileRequest, Outcome, Runner
+from harness.cases.load import load_scenarios
+from harness.engine import Session
+from harness.model import CompileRequest, Outcome
+from harness.runners.base import Runner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.scenario import load_scenarios
+from harness.tools.mutation import DEFAULT_MUTANTS, Mutant, load_mutants, request_key, run_mutant, summary
 from memfs_prompt import profile_for_release
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memfs_prompt"

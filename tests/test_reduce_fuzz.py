@@ -23,16 +23,16 @@ import yaml
 import memfs_prompt.compiler as compiler
 import memfs_prompt.frontmatter as frontmatter
 import memfs_prompt.render_v1 as render_v1
-from harness.casefile import model_size
-from harness.fuzz import fuzz, known_signatures
-from harness.fuzz_lifecycle import fuzz_lifecycle
-from harness.reduce import Oracle, candidate_of, ddmin, reduce_candidate, reduced_document
-from harness.releases import ReferenceSpec
-from harness.run import FAIL, PASS, Session
-from harness.runners.base import CompileRequest, LifecycleOpen, Outcome
+from harness.cases.load import load_scenario
+from harness.cases.write import model_size
+from harness.engine import Session
+from harness.model import CompileRequest, LifecycleOpen, Outcome, Status
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.scenario import load_scenario
-from harness.signature import Signature, difference_kind
+from harness.tools.fuzz import fuzz, known_signatures
+from harness.tools.fuzz_lifecycle import fuzz_lifecycle
+from harness.tools.reduce import Oracle, candidate_of, ddmin, reduce_candidate, reduced_document
+from harness.verdict.signature import Signature, difference_kind
 from memfs_prompt.profiles import Profile, profile_for_release
 
 RELEASE = "0.32.18"
@@ -150,7 +150,7 @@ def test_reduce_shrinks_a_whitespace_divergence_to_one_small_file(tmp_path: Path
 
 
 def test_reduce_command_rejects_a_case_that_does_not_diverge(tmp_path: Path, capsys) -> None:
-    from harness import reduce as reduce_module
+    from harness.tools import reduce as reduce_module
 
     calm = {"id": "calm", "description": "d", "repo": {"commits": [{"files": {"a.md": "a\n"}}]}}
     case = write_yaml(tmp_path / "compile" / "calm.yaml", calm)
@@ -184,9 +184,9 @@ def test_fuzz_finds_a_broken_sort_and_saves_a_small_case_that_fails_the_same_way
         files, _, commits = model_size(candidate_of(saved).model)
         assert 2 <= files <= 3 and commits == 1
         [result] = session.run_case(saved)
-        assert result.status == FAIL
+        assert result.status == Status.FAIL
     with python_reference_session(tmp_path / "fixed") as correct:
-        assert [r.status for r in correct.run_case(saved)] == [PASS]
+        assert [r.status for r in correct.run_case(saved)] == [Status.PASS]
 
     # Fuzzing again with the saved case in the corpus: the divergence is known, not reported again.
     with python_reference_session(tmp_path / "again", broken_sort) as session:
@@ -208,7 +208,7 @@ def test_fuzz_finds_a_broken_sort_and_saves_a_small_case_that_fails_the_same_way
 def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: Path, reference_bun,
                                                                      release_bundle, capsys) -> None:  # fmt: skip
     """letta-code 0.32.18 reads YAML block scalars; the 0.31.12 profile does not: reduce keeps that difference."""
-    from harness.cli import main as conformance
+    from harness.cli.main import main as conformance
 
     release_bundle(RELEASE)
     files = {f"system/plain{i}.md": f"---\ndescription: plain {i}\n---\nbody {i}\n" for i in range(4)}
@@ -243,11 +243,11 @@ def test_lifecycle_fuzz_finds_a_port_that_never_sends_memory_updates(tmp_path: P
     finding = report.findings[0]
     assert any(kind == "turn" for kind, _ in finding.signature.diffs)
     saved = load_scenario(finding.path)  # a valid lifecycle case: schema-checked, replayable
-    assert saved.kind == "lifecycle" and any("commit" in step for step in saved.raw["steps"])
+    assert saved.kind == "lifecycle" and any("commit" in step for step in saved.steps)
     with python_reference_session(tmp_path / "broken", no_updates) as broken:
-        assert [r.status for r in broken.run_case(saved)] == [FAIL]
+        assert [r.status for r in broken.run_case(saved)] == [Status.FAIL]
     with python_reference_session(tmp_path / "fixed") as correct:
-        assert [r.status for r in correct.run_case(saved)] == [PASS]
+        assert [r.status for r in correct.run_case(saved)] == [Status.PASS]
 
 
 def test_a_divergence_recorded_in_a_case_is_known_to_fuzz(tmp_path: Path) -> None:

@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 
-from harness.releases import ReferenceSpec
-from harness.run import PASS, judge
-from harness.runners.base import CompileRequest
+from harness.model import CompileRequest, Scenario, Status
 from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.scenario import Scenario
+from harness.verdict.judge import judge
 from memfs_prompt import profile_for_release
 
 pytestmark = pytest.mark.integration
@@ -49,6 +48,8 @@ def test_hello_names_the_upstream_symbols(reference: BunReferenceRunner) -> None
         "LocalBackend",
         "initLocalBackend",
         "DeterministicPongExecutor",
+        "compileAvailableSkillsBlock",
+        "appendAvailableSkillsBlock",
     }
     assert symbols["compileLocalSystemPrompt"].startswith("compileLocalSystemPrompt")
     assert reference.info["missing"] == []
@@ -66,7 +67,7 @@ def test_compile_on_a_small_repo_matches_the_python_port(tmp_path, git_env, refe
     assert port.record == upstream.record
     assert list(port.record) == list(upstream.record)  # type: ignore[arg-type]
     scenario = Scenario("small", "d", tmp_path / "small.yaml", (), {}, {})
-    assert judge(scenario, RELEASE, upstream, port)[0] == PASS
+    assert judge(scenario, RELEASE, upstream, port)[0] == Status.PASS
 
 
 def test_a_proto_path_reports_pollution_and_the_runner_restarts(tmp_path, git_env, reference) -> None:

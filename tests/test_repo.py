@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.repo import build_repo, materialize_repo
-from harness.scenario import load_scenario
+from harness.cases.load import load_scenario
+from harness.repo.build import build_repo, materialize_repo
+from harness.repo.spec import model_of
 from memfs_prompt.git_head import open_committed_head
 
 BINARY_NO_NUL = bytes(range(1, 256))
@@ -90,7 +91,7 @@ def cat_blob(repo: Path, env: dict[str, str], oid: str) -> bytes:
 @pytest.fixture
 def bytes_repo(tmp_path: Path, git_env: dict[str, str]):
     scenario = load_scenario(scenario_file(tmp_path / "cases", {"commits": [{"files": FILES}]}))
-    built = build_repo(scenario, tmp_path / "build", git_env)
+    built = build_repo(model_of(scenario), tmp_path / "build", git_env)
     return built
 
 
@@ -136,10 +137,10 @@ def test_an_executable_file_is_executable_in_the_work_tree_too(bytes_repo, git_e
 
 def test_two_builds_give_the_same_head(tmp_path: Path, git_env) -> None:
     scenario = load_scenario(scenario_file(tmp_path / "cases", {"commits": [{"files": FILES}]}))
-    first = build_repo(scenario, tmp_path / "one", git_env)
+    first = build_repo(model_of(scenario), tmp_path / "one", git_env)
     other_env = {**git_env, "HOME": str(tmp_path / "other-home"), "TZ": "Asia/Tokyo"}
     (tmp_path / "other-home").mkdir()
-    second = build_repo(scenario, tmp_path / "two", other_env)
+    second = build_repo(model_of(scenario), tmp_path / "two", other_env)
     assert first.head is not None and first.head == second.head
 
 
@@ -150,7 +151,7 @@ def test_later_commits_delete_and_rename(tmp_path: Path, git_env) -> None:
             {"message": "two", "delete": ["a.md"], "rename": {"b.md": "sub/b2.md"}, "files": {"c.md": "c2\n"}},
         ]
     }
-    built = build_repo(load_scenario(scenario_file(tmp_path / "cases", repo)), tmp_path / "b", git_env)
+    built = build_repo(model_of(load_scenario(scenario_file(tmp_path / "cases", repo))), tmp_path / "b", git_env)
     tree = head_tree(built.memory_dir, git_env)
     assert set(tree) == {b"sub/b2.md", b"c.md"}
     assert cat_blob(built.memory_dir, git_env, tree[b"sub/b2.md"][1]) == b"b\n"
@@ -167,7 +168,7 @@ def test_worktree_noise_is_in_the_work_tree_but_not_in_head(tmp_path: Path, git_
             "delete": ["gone.md"],
         },
     }
-    built = build_repo(load_scenario(scenario_file(tmp_path / "cases", repo)), tmp_path / "b", git_env)
+    built = build_repo(model_of(load_scenario(scenario_file(tmp_path / "cases", repo))), tmp_path / "b", git_env)
     work = built.memory_dir
     assert (work / "system/human.md").read_text() == "uncommitted\n"
     assert (work / "untracked.md").exists() and not (work / "gone.md").exists()
@@ -183,7 +184,7 @@ def test_staged_noise_is_in_the_index_but_not_in_head(tmp_path: Path, git_env) -
         "commits": [{"files": {"a.md": "committed\n"}}],
         "worktree": {"files": {"a.md": "staged\n", "new.md": "staged new\n"}, "stage": True},
     }
-    built = build_repo(load_scenario(scenario_file(tmp_path / "cases", repo)), tmp_path / "b", git_env)
+    built = build_repo(model_of(load_scenario(scenario_file(tmp_path / "cases", repo))), tmp_path / "b", git_env)
     work = built.memory_dir
     assert git(work, git_env, "show", ":a.md") == b"staged\n"
     assert git(work, git_env, "show", "HEAD:a.md") == b"committed\n"
@@ -196,7 +197,7 @@ def test_staged_noise_is_in_the_index_but_not_in_head(tmp_path: Path, git_env) -
 )
 def test_repository_kinds_without_a_commit(tmp_path: Path, git_env, kind, is_dir, has_git, head) -> None:
     repo = {"kind": kind, "commits": [{"files": {"a.md": "a\n"}}]}
-    built = build_repo(load_scenario(scenario_file(tmp_path / "cases", repo)), tmp_path / "b", git_env)
+    built = build_repo(model_of(load_scenario(scenario_file(tmp_path / "cases", repo))), tmp_path / "b", git_env)
     assert built.memory_dir.is_dir() == is_dir
     assert (built.memory_dir / ".git").exists() == has_git
     assert built.head is head
@@ -204,7 +205,7 @@ def test_repository_kinds_without_a_commit(tmp_path: Path, git_env, kind, is_dir
 
 def test_memory_subdir_points_inside_the_repository(tmp_path: Path, git_env) -> None:
     repo = {"commits": [{"files": {"mem/a.md": "a\n", "other.md": "o\n"}}], "memory_subdir": "mem"}
-    built = build_repo(load_scenario(scenario_file(tmp_path / "cases", repo)), tmp_path / "b", git_env)
+    built = build_repo(model_of(load_scenario(scenario_file(tmp_path / "cases", repo))), tmp_path / "b", git_env)
     assert built.memory_dir == tmp_path / "b" / "memory" / "mem"
     head = open_committed_head(built.memory_dir, git_env)
     try:
@@ -229,8 +230,8 @@ def test_trees_are_sorted_the_way_git_sorts_them(tmp_path: Path, git_env) -> Non
     # git orders a tree's entries by name, a subtree's name compared as if it ended in "/":
     # "a-b" < "a.md" < "a/" < "a0" (git fsck --strict reports treeNotSorted otherwise).
     files = {"a/x.md": "x\n", "a.md": "a\n", "a-b": "ab\n", "a0": "0\n", "a/b/c.md": "c\n", "ab/x": "x\n"}
-    built = build_repo(load_scenario(scenario_file(tmp_path / "cases", {"commits": [{"files": files}]})),
-                       tmp_path / "b", git_env)  # fmt: skip
+    scenario = load_scenario(scenario_file(tmp_path / "cases", {"commits": [{"files": files}]}))
+    built = build_repo(model_of(scenario), tmp_path / "b", git_env)
     done = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=built.memory_dir, env=git_env,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from report_examples import FAILURES, REFERENCES, STDERR, mixed_report
 
-from harness.report import write_reports
+from harness.report.write import write_reports
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -173,13 +173,12 @@ def test_a_multi_megabyte_output_shows_the_cut_notes_and_scrolls_to_the_marked_b
 ) -> None:
     from report_examples import case, record
 
-    from harness.report import RunReport
-    from harness.run import FAIL
-    from harness.runners.base import Outcome
+    from harness.model import Outcome, RunReport, Status
 
     big = "memory line with text\n" * 200_000  # 4.4 MB
     index = len(big) // 2
-    result = case("huge-output", FAIL, ("big",), Outcome("ok", record=record(big[:index] + "\r" + big[index + 1 :])),
+    result = case("huge-output", Status.FAIL, ("big",),
+                  Outcome("ok", record=record(big[:index] + "\r" + big[index + 1 :])),
                   Outcome("ok", record=record(big)))  # fmt: skip
     html = write_reports(RunReport([result], [{"name": "letta-code@0.32.18"}], [], ["conformance"]), tmp_path)["html"]
     page = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -17,14 +17,14 @@ import jsonschema
 import pytest
 from report_examples import FAILURES, REFERENCES, case, mixed_report, record
 
-from harness.compare import first_diff_offset, first_difference, structured_diff
-from harness.report import RunReport, report_json, write_reports
-from harness.report_html import SHOW_AFTER, SHOW_BEFORE, diff_pair, glyph_html, render_html
-from harness.reproduce import reproduce_commands, shell_quote
-from harness.run import FAIL, PASS
-from harness.runners.base import Outcome
+from harness.model import Outcome, RunReport, Status
+from harness.report.html import SHOW_AFTER, SHOW_BEFORE, diff_pair, glyph_html, render_html
+from harness.report.reproduce import reproduce_commands, shell_quote
+from harness.report.write import report_json, write_reports
+from harness.verdict.diff import structured_diff
+from harness.verdict.text import first_diff_offset, first_difference
 
-SCHEMA = json.loads((Path(__file__).parents[1] / "harness" / "report_schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((Path(__file__).parents[1] / "harness" / "report" / "schema.json").read_text(encoding="utf-8"))
 
 
 def glyph_names(html: str) -> list[str]:
@@ -104,7 +104,9 @@ def test_a_multi_megabyte_output_is_cut_around_the_first_difference_with_a_note(
     big = "memory line with text\n" * 200_000  # 4.4 MB
     index = len(big) // 2
     reference, port = big[:index] + "X" + big[index + 1 :], big
-    result = case("huge", FAIL, ("big",), Outcome("ok", record=record(reference)), Outcome("ok", record=record(port)))
+    result = case(
+        "huge", Status.FAIL, ("big",), Outcome("ok", record=record(reference)), Outcome("ok", record=record(port))
+    )
     paths = write_reports(RunReport([result], [{"name": "letta-code@0.32.18"}], [], ["conformance"]), tmp_path)
 
     html = paths["html"].read_text(encoding="utf-8")
@@ -144,7 +146,7 @@ def test_report_json_and_junit_carry_the_turns() -> None:
     lifecycle = next(r for r in data["results"] if r["case"] == "lifecycle-update-once")
     assert [t["turn"] for t in lifecycle["turns"]] == [1, 2, 3]
     assert lifecycle["turns"][2]["diffs"] == [{"observation": "fact_seen", "python": True, "reference": False}]
-    from harness.report import junit_xml
+    from harness.report.junit import junit_xml
 
     root = ET.fromstring(junit_xml(report))
     failure = next(c for c in root.iter("testcase") if c.get("name") == "lifecycle-update-once").find("failure")
@@ -182,13 +184,13 @@ def test_fields_compared_lists_every_field_and_which_differed() -> None:
 def test_the_matrix_appears_only_when_several_references_ran() -> None:
     assert 'id="matrix"' in render_html(mixed_report())
     ok = Outcome("ok", record=record("m"))
-    single = RunReport([case("a", PASS, (), ok, ok)], [{"name": "letta-code@0.32.18"}], [], [])
+    single = RunReport([case("a", Status.PASS, (), ok, ok)], [{"name": "letta-code@0.32.18"}], [], [])
     assert 'id="matrix"' not in render_html(single)
 
 
 def test_reproduce_commands_pass_every_input_and_golden_cases_name_no_reference() -> None:
     ok = Outcome("ok", record=record("m"))
-    result = case("x", FAIL, (), ok, ok)
+    result = case("x", Status.FAIL, (), ok, ok)
     result.request["includeMemfs"] = False
     commands = reproduce_commands(result)
     assert (

@@ -15,11 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.compare import compare_outcomes, first_diff_offset, visible
-from harness.report import RunReport, report_json, write_reports
-from harness.run import ERROR, FAIL, KNOWN, PASS, STALE, CaseResult, Session, judge, judge_golden
-from harness.runners.base import CompileRequest, Outcome, Runner
-from harness.scenario import Divergence, Scenario, ScenarioError, load_scenario
+from harness.cases.load import load_scenario
+from harness.engine import Session
+from harness.model import CaseResult, CompileRequest, Divergence, Outcome, RunReport, Scenario, ScenarioError, Status
+from harness.report.write import report_json, write_reports
+from harness.runners.base import Runner
+from harness.verdict.diff import outcome_diff
+from harness.verdict.judge import judge, judge_golden
+from harness.verdict.text import first_diff_offset, visible
 
 RECORD = {
     "content": "S\n\nmemory",
@@ -48,90 +51,90 @@ def upstream_bug(*fields: str, references: tuple[str, ...] = ("0.32.18",)) -> Di
 
 
 def test_identical_records_pass() -> None:
-    assert judge(scenario(), "0.32.18", ok(), ok()) == (PASS, [], [])
+    assert judge(scenario(), "0.32.18", ok(), ok()) == (Status.PASS, [], [])
 
 
 def test_a_differing_field_fails_with_its_name_and_byte_offset() -> None:
     status, diffs, _ = judge(scenario(), "0.32.18", ok(coreMemory="memory!"), ok())
-    assert status == FAIL
+    assert status == Status.FAIL
     assert [(d.field, d.offset) for d in diffs] == [("coreMemory", 6)]
 
 
 def test_a_field_present_on_one_side_only_fails() -> None:
     status, diffs, _ = judge(scenario(), "0.32.18", ok(), ok(memfsRevision=None))
-    assert status == FAIL and [d.field for d in diffs] == ["memfsRevision"]
+    assert status == Status.FAIL and [d.field for d in diffs] == ["memfsRevision"]
 
 
 @pytest.mark.parametrize("port", [ok(), Outcome("error", error="port crashed")])
 def test_a_reference_that_could_not_run_is_an_error_never_a_pass(port: Outcome) -> None:
     status, diffs, reasons = judge(scenario(), "0.32.18", Outcome("error", error="bun crashed"), port)
-    assert status == ERROR and diffs == []
+    assert status == Status.ERROR and diffs == []
     assert "bun crashed" in reasons[0]
 
 
 def test_a_port_that_could_not_run_is_an_error() -> None:
     status, _, reasons = judge(scenario(), "0.32.18", ok(), Outcome("error", error="ValueError: x"))
-    assert status == ERROR and "ValueError: x" in reasons[0]
+    assert status == Status.ERROR and "ValueError: x" in reasons[0]
 
 
 def test_a_reference_error_is_an_error_even_with_a_listed_divergence() -> None:
     status, _, _ = judge(scenario(upstream_bug("coreMemory")), "0.32.18", Outcome("error", error="x"), ok())
-    assert status == ERROR
+    assert status == Status.ERROR
 
 
 def test_a_listed_divergence_that_still_differs_is_known() -> None:
     status, diffs, reasons = judge(scenario(upstream_bug("coreMemory", "content")), "0.32.18",
                                    ok(coreMemory="m", content="c"), ok())  # fmt: skip
-    assert status == KNOWN
+    assert status == Status.KNOWN
     assert {d.field for d in diffs} == {"coreMemory", "content"}
     assert reasons == ["upstream-bug: upstream trims oddly (https://example.invalid/1)"]
 
 
 def test_a_listed_divergence_that_no_longer_differs_is_stale() -> None:
     status, _, reasons = judge(scenario(upstream_bug("coreMemory")), "0.32.18", ok(), ok())
-    assert status == STALE
+    assert status == Status.STALE
     assert "no longer diverges" in reasons[0] and "coreMemory" in reasons[0]
 
 
 def test_a_listed_divergence_with_one_field_gone_is_stale() -> None:
     status, _, _ = judge(scenario(upstream_bug("coreMemory", "content")), "0.32.18", ok(coreMemory="m"), ok())
-    assert status == STALE
+    assert status == Status.STALE
 
 
 def test_an_unlisted_extra_field_fails_even_with_a_listed_divergence() -> None:
     status, _, reasons = judge(scenario(upstream_bug("coreMemory")), "0.32.18",
                                ok(coreMemory="m", compiledAt="2026-01-02T03:04:05.000Z"), ok())  # fmt: skip
-    assert status == FAIL
+    assert status == Status.FAIL
     assert "compiledAt" in reasons[0] and "coreMemory" not in reasons[0]
 
 
 def test_a_divergence_for_another_reference_does_not_apply() -> None:
     status, _, _ = judge(scenario(upstream_bug("coreMemory", references=("0.25.3",))), "0.32.18",
                          ok(coreMemory="m"), ok())  # fmt: skip
-    assert status == FAIL
+    assert status == Status.FAIL
 
 
 def test_a_wildcard_divergence_applies_to_every_reference() -> None:
     status, _, _ = judge(scenario(upstream_bug("coreMemory", references=("*",))), "0.30.28", ok(coreMemory="m"), ok())
-    assert status == KNOWN
+    assert status == Status.KNOWN
 
 
 def test_both_throwing_passes_and_one_throwing_fails() -> None:
     thrown = Outcome("thrown", thrown="TypeError: a")
-    assert judge(scenario(), "0.32.18", thrown, Outcome("thrown", thrown="TypeError: other"))[0] == PASS
+    assert judge(scenario(), "0.32.18", thrown, Outcome("thrown", thrown="TypeError: other"))[0] == Status.PASS
     status, diffs, _ = judge(scenario(), "0.32.18", thrown, ok())
-    assert status == FAIL and [d.field for d in diffs] == ["thrown"]
-    assert judge(scenario(upstream_bug("thrown")), "0.32.18", thrown, ok())[0] == KNOWN
+    assert status == Status.FAIL and [d.field for d in diffs] == ["thrown"]
+    assert judge(scenario(upstream_bug("thrown")), "0.32.18", thrown, ok())[0] == Status.KNOWN
 
 
 def test_golden_case_checks_bytes_and_size() -> None:
     expect = {"source": "spec 8.6", "coreMemory": "é", "coreMemory_bytes": 2}
-    assert judge_golden(scenario(expect=expect), ok(coreMemory="é"))[0] == PASS
-    assert judge_golden(scenario(expect=expect), ok(coreMemory="e"))[0] == FAIL
+    assert judge_golden(scenario(expect=expect), ok(coreMemory="é"))[0] == Status.PASS
+    assert judge_golden(scenario(expect=expect), ok(coreMemory="e"))[0] == Status.FAIL
     wrong_size = {**expect, "coreMemory_bytes": 1}
     status, _, reasons = judge_golden(scenario(expect=wrong_size), ok(coreMemory="é"))
-    assert status == FAIL and "2 bytes" in reasons[-1]
-    assert judge_golden(scenario(expect=expect), Outcome("error", error="x"))[0] == ERROR
+    assert status == Status.FAIL and "2 bytes" in reasons[-1]
+    assert judge_golden(scenario(expect=expect), Outcome("error", error="x"))[0] == Status.ERROR
 
 
 # --- compare ----------------------------------------------------------------------------------------
@@ -153,7 +156,7 @@ def test_first_diff_offset(left: bytes, right: bytes, offset: int | None) -> Non
 
 
 def test_compare_outcomes_offsets_are_utf8_byte_offsets() -> None:
-    diffs = compare_outcomes(ok(coreMemory="日本x"), ok(coreMemory="日本y"))
+    diffs = outcome_diff(ok(coreMemory="日本x"), ok(coreMemory="日本y"))
     assert [(d.field, d.offset) for d in diffs] == [("coreMemory", 6)]
 
 
@@ -184,7 +187,7 @@ def test_visible_shows_invisible_characters_as_glyphs(text: str, shown: str) -> 
 
 
 def result(case_id: str, status: str, reference: str = "0.32.18") -> CaseResult:
-    diffs = compare_outcomes(ok(coreMemory="m\r"), ok()) if status in (FAIL, KNOWN) else []
+    diffs = outcome_diff(ok(coreMemory="m\r"), ok()) if status in (Status.FAIL, Status.KNOWN) else []
     return CaseResult(
         case_id, reference, "letta-code@0.32.17", status, ("tag-a",), f"cases/compile/{case_id}.yaml",
         description="d", diffs=diffs, reasons=[f"because {status}"], reference_outcome=ok(), port_outcome=ok(),
@@ -194,7 +197,12 @@ def result(case_id: str, status: str, reference: str = "0.32.18") -> CaseResult:
     )  # fmt: skip
 
 
-RESULTS = [result("a-pass", PASS), result("b-fail", FAIL), result("c-error", ERROR), result("d-known", KNOWN)]
+RESULTS = [
+    result("a-pass", Status.PASS),
+    result("b-fail", Status.FAIL),
+    result("c-error", Status.ERROR),
+    result("d-known", Status.KNOWN),
+]
 
 
 def test_write_reports_writes_json_junit_and_html(tmp_path: Path) -> None:
@@ -236,15 +244,15 @@ def test_write_reports_writes_json_junit_and_html(tmp_path: Path) -> None:
 
 
 def test_a_run_with_only_passes_is_ok_and_an_empty_run_is_not() -> None:
-    assert RunReport([result("a", PASS), result("b", KNOWN)], [], [], []).ok
+    assert RunReport([result("a", Status.PASS), result("b", Status.KNOWN)], [], [], []).ok
     assert not RunReport([], [], [], []).ok
-    assert not RunReport([result("a", "stale-divergence")], [], [], []).ok
+    assert not RunReport([result("a", Status.STALE)], [], [], []).ok
 
 
 def test_report_without_timing_is_byte_identical_across_runs() -> None:
-    slow = [result("a-pass", PASS)]
+    slow = [result("a-pass", Status.PASS)]
     slow[0].seconds = 99.0
-    fast = [result("a-pass", PASS)]
+    fast = [result("a-pass", Status.PASS)]
     fast[0].seconds = 0.01
     one = json.dumps(report_json(RunReport(slow, [{"name": "x", "starts": 3}], [], ["c"], timing=False)))
     two = json.dumps(report_json(RunReport(fast, [{"name": "x", "starts": 1}], [], ["c"], timing=False)))
@@ -273,9 +281,9 @@ class CannedRunner(Runner):
         return outcome
 
 
-@pytest.mark.parametrize(("alter", "status"), [(None, PASS), ({"coreMemory": "different"}, FAIL)])
+@pytest.mark.parametrize(("alter", "status"), [(None, Status.PASS), ({"coreMemory": "different"}, Status.FAIL)])
 def test_session_runs_a_case_against_a_reference(tmp_path: Path, alter, status) -> None:
-    from harness.releases import ReferenceSpec
+    from harness.runners.manifest import ReferenceSpec
 
     path = tmp_path / "compile" / "s.yaml"
     path.parent.mkdir()
@@ -305,4 +313,4 @@ def test_a_null_field_is_not_the_same_as_an_absent_one() -> None:
     # has no key must fail (found by the mutant revision-null-in-record).
     with_null = Outcome("ok", record={**RECORD, "memfsRevision": None})
     status, diffs, _ = judge(scenario(), "0.32.18", ok(memfsRevision=None), with_null)
-    assert status == FAIL and [d.field for d in diffs] == ["memfsRevision"]
+    assert status == Status.FAIL and [d.field for d in diffs] == ["memfsRevision"]

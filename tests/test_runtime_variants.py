@@ -6,29 +6,31 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import ABSENT_BOTH, BOTH, PORT_ONLY, REFERENCE_ONLY, compare_outcomes, field_presence
-from harness.releases import ReferenceSpec
-from harness.run import ERROR, FAIL, PASS, RUNTIME, Session, with_baselines
-from harness.runners.base import CompileRequest, Outcome, Runner
-from harness.scenario import load_scenario
+from harness.cases.load import load_scenario
+from harness.engine import Session
+from harness.model import CompileRequest, Outcome, Status
+from harness.runners.base import Runner
+from harness.runners.manifest import ReferenceSpec
+from harness.runners.references import with_baselines
+from harness.verdict.diff import ABSENT_BOTH, BOTH, PORT_ONLY, REFERENCE_ONLY, outcome_diff, presence
 
 BASE = {"content": "c", "compiledAt": "t", "rawSystemHash": "h"}
 
 
 def test_a_field_neither_side_returns_is_compared_as_absent() -> None:
-    states = field_presence(Outcome("ok", record=BASE), Outcome("ok", record=BASE))
+    states = presence(Outcome("ok", record=BASE), Outcome("ok", record=BASE))
     assert states["coreMemory"] == ABSENT_BOTH and states["memfsRevision"] == ABSENT_BOTH
     assert states["content"] == BOTH
-    assert compare_outcomes(Outcome("ok", record=BASE), Outcome("ok", record=BASE)) == []
+    assert outcome_diff(Outcome("ok", record=BASE), Outcome("ok", record=BASE)) == []
 
 
 def test_a_field_only_one_side_returns_is_a_difference_even_when_null() -> None:
     with_null = {**BASE, "coreMemory": None}
-    assert [d.field for d in compare_outcomes(Outcome("ok", record=BASE), Outcome("ok", record=with_null))] == [
+    assert [d.field for d in outcome_diff(Outcome("ok", record=BASE), Outcome("ok", record=with_null))] == [
         "coreMemory"
     ]
-    assert field_presence(Outcome("ok", record=with_null), Outcome("ok", record=BASE))["coreMemory"] == REFERENCE_ONLY
-    assert field_presence(Outcome("ok", record=BASE), Outcome("ok", record=with_null))["coreMemory"] == PORT_ONLY
+    assert presence(Outcome("ok", record=with_null), Outcome("ok", record=BASE))["coreMemory"] == REFERENCE_ONLY
+    assert presence(Outcome("ok", record=BASE), Outcome("ok", record=with_null))["coreMemory"] == PORT_ONLY
 
 
 def test_baselines_are_added_before_their_variants_once() -> None:
@@ -81,7 +83,7 @@ def test_a_variant_that_agrees_with_bun_is_judged_as_usual(tmp_path, scenario) -
         {"0.32.18": PortEcho("letta-code@0.32.18"), "0.32.18@node": PortEcho("letta-code@0.32.18@node")},
         ["npm:0.32.18@node"],
     )
-    assert [results[k].status for k in ("0.32.18", "0.32.18@node")] == [PASS, PASS]
+    assert [results[k].status for k in ("0.32.18", "0.32.18@node")] == [Status.PASS, Status.PASS]
     assert results["0.32.18@node"].baseline == "0.32.18" and results["0.32.18@node"].runtime_diffs == []
     assert results["0.32.18@node"].compared["coreMemory"] == BOTH
 
@@ -93,8 +95,8 @@ def test_a_variant_whose_upstream_output_differs_from_bun_is_runtime_divergence_
     }
     results = run(tmp_path, scenario, runners, ["npm:0.32.18", "npm:0.32.18@node/da_DK.UTF-8"])
     variant = results["0.32.18@node/da_DK.UTF-8"]
-    assert results["0.32.18"].status == PASS
-    assert variant.status == RUNTIME
+    assert results["0.32.18"].status == Status.PASS
+    assert variant.status == Status.RUNTIME
     assert [d.field for d in variant.runtime_diffs] == ["content"]
     assert [d.field for d in variant.diffs] == ["content"]  # the port still follows bun
     assert "runtime drift, not a port failure" in variant.reasons[0] and "da_DK.UTF-8" in variant.reasons[0]
@@ -108,11 +110,11 @@ def test_a_port_failure_shows_in_the_bun_column_and_a_broken_baseline_makes_the_
         "0.32.18@node": PortEcho("letta-code@0.32.18@node", {"content": "x"}),
     }
     results = run(tmp_path, scenario, runners, ["npm:0.32.18@node"])
-    assert results["0.32.18"].status == FAIL and results["0.32.18@node"].status == FAIL
+    assert results["0.32.18"].status == Status.FAIL and results["0.32.18@node"].status == Status.FAIL
     runners = {
         "0.32.18": PortEcho("letta-code@0.32.18", error=True),
         "0.32.18@node": PortEcho("letta-code@0.32.18@node"),
     }
     results = run(tmp_path, scenario, runners, ["npm:0.32.18@node"])
-    assert results["0.32.18"].status == ERROR and results["0.32.18@node"].status == ERROR
+    assert results["0.32.18"].status == Status.ERROR and results["0.32.18@node"].status == Status.ERROR
     assert "runtime drift is unknown" in results["0.32.18@node"].reasons[0]

@@ -15,15 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import cli
-from harness.merge import MergeError, merge_reports
-from harness.releases import ReferenceSpec
-from harness.report import RunReport, report_json, result_from_json, result_json, write_reports
-from harness.run import Session
-from harness.runners.base import CompileRequest, Outcome, Runner
+from harness.cases.load import load_scenarios
+from harness.cli import main as cli
+from harness.engine import Session
+from harness.model import CompileRequest, Outcome, RunReport, Scenario, ScenarioError
+from harness.report.merge import MergeError, merge_reports
+from harness.report.write import report_json, result_from_json, result_json, write_reports
+from harness.runners.base import Runner
+from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.scenario import Scenario, ScenarioError, load_scenarios
-from harness.shard import Shard, partition, shard_of
+from harness.tools.shard import Shard, partition, shard_of
 from memfs_prompt import profile_for_release
 
 CASES = Path(__file__).resolve().parent.parent / "cases"

@@ -1,4 +1,4 @@
-"""harness.scenario: a bad scenario file is reported with its path, the line at fault and how to fix it,
+"""harness.cases.load: a bad scenario file is reported with its path, the line at fault and how to fix it,
 and never stops the good files from loading."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import DEFAULT_INPUTS, ScenarioError, load_scenario, load_scenarios
+from harness.cases.load import DEFAULT_INPUTS, load_scenario, load_scenarios
+from harness.model import ScenarioError
 
 GOOD = 'id: good-one\ndescription: fine\nrepo:\n  commits:\n    - files:\n        a.md: "x"\n'
 
@@ -80,7 +81,7 @@ def test_bad_base64_in_a_path_base64_list_entry_is_reported(tmp_path: Path) -> N
         "id: b64list\ndescription: d\nrepo:\n  commits:\n    - files:\n        - path: a.md\n"
         '          content: {base64: "@@@"}\n'
     )
-    error = load_error(write(tmp_path, "b64.yaml", text))
+    error = load_error(write(tmp_path, "b64list.yaml", text))
     assert "a.md" in str(error) and "base64" in str(error)
     assert error.line is not None and error.line >= 5
 
@@ -94,8 +95,8 @@ def test_non_utf8_file_names_the_file_the_line_and_the_fix(tmp_path: Path) -> No
 
 
 def test_duplicate_ids_across_two_files_name_both_files_and_the_id_line(tmp_path: Path) -> None:
-    first = write(tmp_path, "a.yaml", GOOD)
-    second = write(tmp_path, "b.yaml", "# the same id again\nid: good-one\ndescription: d\nrepo: {}\n")
+    first = write(tmp_path, "compile/good-one.yaml", GOOD)
+    second = write(tmp_path, "more/good-one.yaml", "# the same id again\nid: good-one\ndescription: d\nrepo: {}\n")
     result = load_scenarios([tmp_path])
     assert [s.path for s in result.scenarios] == [first]
     assert len(result.errors) == 1
@@ -106,10 +107,10 @@ def test_duplicate_ids_across_two_files_name_both_files_and_the_id_line(tmp_path
 
 
 def test_good_files_still_load_when_bad_ones_are_present(tmp_path: Path) -> None:
-    write(tmp_path, "a-good.yaml", GOOD)
+    write(tmp_path, "good-one.yaml", GOOD)
     write(tmp_path, "b-bad-yaml.yaml", "id: [\n")
     write(tmp_path, "c-latin.yaml", b"id: x\ndescription: \xff\n")
-    write(tmp_path, "sub/d-good.yaml", GOOD.replace("good-one", "good-two"))
+    write(tmp_path, "sub/good-two.yaml", GOOD.replace("good-one", "good-two"))
     write(tmp_path, "sub/e-schema.yaml", "id: Not_Valid\ndescription: d\nrepo: {}\n")
     result = load_scenarios([tmp_path])
     assert sorted(s.id for s in result.scenarios) == ["good-one", "good-two"]
@@ -127,10 +128,10 @@ def test_an_empty_file_is_an_error_not_a_crash(tmp_path: Path) -> None:
 
 
 def test_a_good_file_gets_default_inputs_and_its_own_overrides(tmp_path: Path) -> None:
-    path = write(tmp_path, "ok.yaml", GOOD + "inputs:\n  agent_id: a-1\n  include_memfs: false\n")
+    path = write(tmp_path, "good-one.yaml", GOOD + "inputs:\n  agent_id: a-1\n  include_memfs: false\n")
     scenario = load_scenario(path)
     assert scenario.inputs == {**DEFAULT_INPUTS, "agent_id": "a-1", "include_memfs": False}
-    assert scenario.kind == tmp_path.name
+    assert scenario.kind == "compile"  # the folder is not cases/lifecycle/
 
 
 def test_the_checked_in_corpus_loads_without_errors() -> None:

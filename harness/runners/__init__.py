@@ -1,6 +1,3 @@
-"""Implementations behind one interface: the in-process Python port, a bun reference process,
-any command speaking the JSON-lines protocol. Adding one is one new module here."""
-
-from .base import CompileRequest, Outcome, Runner
-
-__all__ = ["CompileRequest", "Outcome", "Runner"]
+"""Implementations behind one interface (base.Runner): the in-process Python port, a bun or node reference
+process, any command speaking the JSON-lines protocol; which runner and profile serve a reference
+(references); and where letta-code releases and bun come from (releases)."""

@@ -1,84 +1,11 @@
-"""The runner interface every implementation shares, and the request/outcome it speaks."""
+"""The Runner interface every implementation shares (the requests and outcomes it speaks are in harness.model)."""
 
 from __future__ import annotations
 
 import abc
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-
-@dataclass(frozen=True)
-class CompileRequest:
-    """One compile: the protocol's `compile` op, with upstream's option names on the wire."""
-
-    memory_dir: Path
-    system: str
-    agent_id: str
-    conversation_id: str
-    now: str
-    previous_message_count: int = 0
-    include_memfs: bool = True
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "op": "compile",
-            "memoryDir": str(self.memory_dir),
-            "system": self.system,
-            "agentId": self.agent_id,
-            "conversationId": self.conversation_id,
-            "now": self.now,
-            "previousMessageCount": self.previous_message_count,
-            "includeMemfs": self.include_memfs,
-        }
-
-
-@dataclass(frozen=True)
-class LifecycleOpen:
-    """Start a conversation probe: an agent over `memory_dir`, its first conversation compiled and cached.
-
-    `agent_id` and `model` are None for the runner that opens first (the reference), whose store
-    chooses them; the harness passes what it chose to the others, since ids are inputs of the compiler.
-    """
-
-    memory_dir: Path
-    storage_dir: Path
-    system: str
-    now: str
-    model: str | None = None
-    agent_id: str | None = None
-    delivery: str = "mid-conversation"
-
-    def to_wire(self, session: str) -> dict[str, Any]:
-        return {
-            "op": "lifecycle_open",
-            "session": session,
-            "memoryDir": str(self.memory_dir),
-            "storageDir": str(self.storage_dir),
-            "system": self.system,
-            "model": self.model,
-            "now": self.now,
-        }
-
-
-Status = Literal["ok", "thrown", "error"]
-
-
-@dataclass
-class Outcome:
-    """What an implementation produced: a record, an exception upstream threw, or a failure to run."""
-
-    status: Status
-    record: dict[str, Any] | None = None
-    thrown: str | None = None
-    error: str | None = None  # could not run: crash, hang, garbage; never comparable
-    stderr: str = ""
-    polluted: bool = False
-    elapsed_ms: float = 0.0
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in (None, "", [], False) or k == "status"}
+from harness.model import CompileRequest, LifecycleOpen, Outcome
 
 
 class Runner(abc.ABC):

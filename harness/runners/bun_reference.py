@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..gitenv import isolated_env, recorded_env
-from ..releases import DRIVER_PATH, ReferenceSpec, ReferenceUnavailable, bundle_version, ensure_bun, resolve_bundle
-from .jsonl_process import JsonLinesRunner
+from harness.repo.gitenv import isolated_env, recorded_env
+from harness.runners.jsonl_process import JsonLinesRunner
+from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
+from harness.runners.releases import ReferenceUnavailable, bundle_version, ensure_bun, resolve_bundle
 
 
 class BunReferenceRunner(JsonLinesRunner):
@@ -23,7 +24,7 @@ class BunReferenceRunner(JsonLinesRunner):
         self.spec = spec
         self.home, self.ceiling = home, ceiling
         self.bundle: Path | None = None
-        self.version: str | None = spec.value if spec.kind == "npm" else None
+        self.version: str | None = spec.value if spec.is_release else None
 
     def interpreter(self) -> Path:
         return ensure_bun()
@@ -41,6 +42,8 @@ class BunReferenceRunner(JsonLinesRunner):
             env["LANG"] = env["LC_ALL"] = self.spec.locale
         self.process.argv = [str(interpreter), str(DRIVER_PATH), str(self.bundle)]
         self.process.env = env
+        # upstream writes relative paths (0.25.x: `.letta/.lettaignore`); they land in the private home
+        self.process.cwd = self.home
         super().start()
 
     def describe(self) -> dict[str, Any]:

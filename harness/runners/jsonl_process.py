@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .base import CompileRequest, LifecycleOpen, Outcome, Runner
+from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.runners.base import Runner
 
 MAX_LINE_BYTES = 256 * 1024 * 1024  # an answer line longer than this is garbage, not a record
 _PARTIAL, _TOO_LONG = b"\0partial", b"\0too-long"
@@ -95,8 +96,11 @@ class JsonLinesProcess:
     def stderr_tail(self) -> str:
         return "\n".join(self._stderr)
 
-    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one request and wait for its answer; raises ProtocolError (and leaves the process stopped)."""
+    def request(self, payload: dict[str, Any], timeout: float, *, retry_stale: bool = True) -> dict[str, Any]:
+        """Send one request and wait for its answer; raises ProtocolError (and leaves the process stopped).
+
+        An answer to an earlier request (a second answer that arrived after this request was sent) is
+        left-over output: the process is restarted and the request sent once more."""
         if self.running and not self._lines.empty():
             self.stop()  # output nobody asked for (a second answer, stray lines): start clean
             self.stale_restarts += 1
@@ -125,8 +129,12 @@ class JsonLinesProcess:
             answer = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise self._fail(f"answer is not JSON: {raw[:200]!r}") from None
-        if not isinstance(answer, dict) or answer.get("id") != request_id:
-            got = answer.get("id") if isinstance(answer, dict) else None
+        got = answer.get("id") if isinstance(answer, dict) else None
+        if retry_stale and isinstance(got, int) and got < request_id:
+            self.stop()
+            self.stale_restarts += 1
+            return self.request(payload, timeout, retry_stale=False)
+        if not isinstance(answer, dict) or got != request_id:
             raise self._fail(f"answer id {got!r} does not match request id {request_id}")
         return answer
 

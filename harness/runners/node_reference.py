@@ -1,19 +1,22 @@
 """A real letta-code build run by node (the npm `letta` bin's shebang) through reference/driver.mjs.
 
-Same driver and protocol as the bun runner; the release is installed in its own directory with
-its pinned runtime dependencies (harness.releases.node_install). Under node, `localeCompare`
-follows LANG/LC_ALL (full ICU), and `// @bun` pragmas mean nothing, so output can differ from
-bun's: the harness reports that as runtime drift, never as a port failure (harness.run).
+Same driver and protocol as the bun runner. An npm release is installed in its own directory with
+its pinned runtime dependencies (harness.runners.releases.node_install); a PyPI release runs as its
+users run it, on the wheel's own Node with the wheel's node_modules (harness.runners.pypi_release).
+Under node, `localeCompare` follows LANG/LC_ALL (full ICU), and `// @bun` pragmas mean nothing, so
+output can differ from bun's: the harness reports that as runtime drift, never as a
+port failure (harness.verdict.judge).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..releases import ensure_node
-from .bun_reference import BunReferenceRunner
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.releases import ensure_node, pypi_node
 
 
 class NodeReferenceRunner(BunReferenceRunner):
     def interpreter(self) -> Path:
-        return ensure_node()
+        """A PyPI release runs on the Node its wheel ships (as `letta` does); anything else on PATH's node."""
+        return pypi_node(self.spec.value) if self.spec.kind == "pypi" else ensure_node()

@@ -5,13 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.runners.base import Runner
 from memfs_prompt import compile_system_prompt
 from memfs_prompt.cli import parse_now
 from memfs_prompt.conversation import DEFAULT_MODEL, Conversation, LocalConversations, ModelInput
 from memfs_prompt.profiles import Profile
 from memfs_prompt.render_v1 import UpstreamError
-
-from .base import CompileRequest, LifecycleOpen, Outcome, Runner
 
 
 class PythonPortRunner(Runner):

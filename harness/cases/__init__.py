@@ -1,0 +1,1 @@
+"""Cases: loading YAML scenarios into typed Scenarios (load, checks, tags, yamlnodes) and writing them (write)."""

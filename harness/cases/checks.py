@@ -1,0 +1,192 @@
+"""What a case's repository spec may name, checked at load time with the file and line at fault.
+
+Owns confinement: every path a case names (committed files, renames, deletions, work tree files
+and deletions, generated names, `memory_subdir`) is relative, has no empty, `.` or `..`
+component and no `.git` component, so building a case can touch nothing outside its own
+repository. Owns the history rules the builder relies on: a rename or deletion names a file
+that exists at that commit (not a directory, not a missing path), no path is a file and a
+directory in one tree, every text can be written as UTF-8 (no lone surrogates), base64 is
+valid and sizes stay under their limits. And which keys belong to which kind of case.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.cases.yamlnodes import line_at
+from harness.model import ScenarioError
+from harness.repo.spec import generated_files, path_problem
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
+LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
+CONFINED = "a case may only name paths inside its own repository (relative, like system/persona.md)"
+
+
+def _shown(name: bytes) -> str:
+    return repr(name.decode("utf-8", "backslashreplace"))
+
+
+class _Checker:
+    """Walks one case's repository spec in build order, keeping the set of committed file names."""
+
+    def __init__(self, path: Path, root: yaml.Node) -> None:
+        self.path, self.root = path, root
+        self.state: set[bytes] = set()
+
+    def fail(self, where: list[Any], message: str) -> ScenarioError:
+        return ScenarioError(self.path, line_at(self.root, where), message)
+
+    def confined(self, where: list[Any], name: bytes, what: str) -> bytes:
+        problem = path_problem(name)
+        if problem:
+            raise self.fail(where, f"{what}: path {_shown(name)} {problem}; {CONFINED}")
+        return name
+
+    def existing(self, where: list[Any], name: bytes, what: str, files: set[bytes]) -> None:
+        """A rename or deletion must name a file that is there."""
+        if name in files:
+            return
+        prefix = name + b"/"
+        if any(f.startswith(prefix) for f in files):
+            raise self.fail(where, f"{what}: {_shown(name)} is a directory here; name each file in it")
+        raise self.fail(where, f"{what}: {_shown(name)} does not exist at this point of the history; remove it")
+
+    def commit(self, where: list[Any], commit: dict[str, Any]) -> None:
+        """One commit: renames, then deletions, then files (repo.spec.next_state's order)."""
+        for old, new in commit.get("rename", {}).items():
+            key = [*where, "rename", old]
+            self.existing(key, self.confined(key, old.encode("utf-8"), "rename"), "rename", self.state)
+            self.state.discard(old.encode("utf-8"))
+            self.state.add(self.confined(key, new.encode("utf-8"), "rename"))
+        for index, gone in enumerate(commit.get("delete", ())):
+            spot = [*where, "delete", index]
+            name = self.confined(spot, _path_bytes(gone), "delete")
+            self.existing(spot, name, "delete", self.state)
+            self.state.discard(name)
+        for spot, name, content in self.files(where, commit.get("files", {})):
+            self.content(spot, name, content)
+            self.state.add(name)
+        self.tree(where, self.state)
+
+    def files(
+        self, where: list[Any], files: dict[str, Any] | list[dict[str, Any]]
+    ) -> Iterator[tuple[list[Any], bytes, Any]]:
+        if isinstance(files, dict):
+            for name, content in files.items():
+                spot = [*where, "files", name]
+                yield spot, self.confined(spot, name.encode("utf-8"), "files"), content
+            return
+        for index, entry in enumerate(files):
+            spot = [*where, "files", index]
+            yield spot, self.confined(spot, _path_bytes(entry.get("path", entry)), "files"), entry["content"]
+
+    def content(self, where: list[Any], name: bytes, content: Any) -> None:
+        shown = name.decode("utf-8", "replace")
+        if isinstance(content, dict) and "text" in content:
+            size = len(content["text"].encode("utf-8", "surrogatepass")) * content.get("repeat", 1)
+            if size > MAX_FILE_BYTES:
+                raise self.fail(
+                    where,
+                    f"{shown}: text x repeat is {size} bytes, over the {MAX_FILE_BYTES}-byte limit; lower `repeat`",
+                )
+        for key in ("base64", "symlink_base64"):
+            if isinstance(content, dict) and key in content:
+                try:
+                    base64.b64decode(content[key], validate=True)
+                except ValueError:
+                    raise self.fail(where, f"{shown}: {key} is not valid; encode the bytes with base64") from None
+
+    def tree(self, where: list[Any], files: set[bytes]) -> None:
+        """No name may be a file and a directory in one tree."""
+        for name in sorted(files):
+            parts = name.split(b"/")
+            for depth in range(1, len(parts)):
+                if b"/".join(parts[:depth]) in files:
+                    clash = _shown(b"/".join(parts[:depth]))
+                    raise self.fail(where, f"{clash} is a file and also a directory (of {_shown(name)}) in one tree; "
+                                    "delete the file in the commit that adds the directory")  # fmt: skip
+
+
+def _path_bytes(path: str | dict[str, str]) -> bytes:
+    if isinstance(path, dict):
+        return base64.b64decode(path["path_base64"]) if "path_base64" in path else path["path"].encode("utf-8")
+    return path.encode("utf-8")
+
+
+def _strings(value: Any, where: list[Any]) -> Iterator[tuple[list[Any], str]]:
+    """Every string (keys too) under a value, with where it is."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield [*where, key], key
+            yield from _strings(item, [*where, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, [*where, index])
+
+
+def _lone_surrogate(text: str) -> str | None:
+    return next((f"U+{ord(ch):04X}" for ch in text if "\ud800" <= ch <= "\udfff"), None)
+
+
+def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> None:
+    """Checks the schema cannot express; raises ScenarioError at the first problem."""
+    repo = data["repo"]
+    checker = _Checker(path, root)
+    _check_kind(checker, data, kind)
+    if repo.get("commits") and repo.get("generate"):
+        raise checker.fail(["repo", "generate"], "repo: give either commits or generate, not both")
+    commit_steps = [(["steps", i, "commit"], s["commit"]) for i, s in enumerate(data.get("steps", ())) if "commit" in s]
+    for where, text in [*_strings(repo, ["repo"]), *(pair for w, c in commit_steps for pair in _strings(c, w))]:
+        surrogate = _lone_surrogate(text)
+        if surrogate:
+            raise checker.fail(where, f"{'/'.join(map(str, where))}: lone surrogate {surrogate} cannot be written "
+                               "as UTF-8; give exact bytes with base64 (or path_base64)")  # fmt: skip
+    if repo.get("memory_subdir"):
+        checker.confined(["repo", "memory_subdir"], repo["memory_subdir"].encode("utf-8"), "memory_subdir")
+    for index, commit in enumerate(repo.get("commits", ())):
+        checker.commit(["repo", "commits", index], commit)
+    if repo.get("generate"):
+        for name in generated_files(repo["generate"]):
+            checker.confined(["repo", "generate"], name, "generate")
+            checker.state.add(name)
+        checker.tree(["repo", "generate"], checker.state)
+    head = set(checker.state)
+    worktree = repo.get("worktree") or {}
+    written = {name for _, name, _ in checker.files(["repo", "worktree"], worktree.get("files", {}))}
+    for index, gone in enumerate(worktree.get("delete", ())):
+        spot = ["repo", "worktree", "delete", index]
+        checker.existing(spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete",
+                         head | written)  # fmt: skip
+    for where, commit in commit_steps:
+        checker.commit(where, commit)
+
+
+def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
+    """Steps only in lifecycle cases; a lifecycle case starts from a committed git repository at its root."""
+    repo = data["repo"]
+    if kind == "lifecycle":
+        if "steps" not in data:
+            raise checker.fail([], "a lifecycle case needs `steps` (turns, commits, ...); see docs/cases.md")
+        if repo.get("kind", "git") != "git":
+            raise checker.fail(["repo", "kind"], "repo: a lifecycle case starts from a committed git repo (kind: git)")
+        if "delivery" in data and "golden" not in data:
+            raise checker.fail(["delivery"], "delivery: only golden cases choose it (upstream has one delivery)")
+        if repo.get("memory_subdir"):
+            raise checker.fail(
+                ["repo", "memory_subdir"], "memory_subdir: not in a lifecycle case: upstream runs `git init` inside "
+                "the subdirectory (a nested repository committed with the real clock), so the harness's commits "
+                "would not be what it reads; probe the repository root, or make this a compile case",
+            )  # fmt: skip
+        return
+    present = [k for k in LIFECYCLE_KEYS if k in data]
+    if present:
+        raise checker.fail(
+            [present[0]], f"{present[0]}: only lifecycle cases take it; move the file to cases/lifecycle/"
+        )

@@ -1,0 +1,228 @@
+"""Loading scenarios: YAML files in cases/ to typed Scenarios, every refusal with file, line and fix.
+
+Owns the loader's rules: a file is UTF-8 YAML without aliases, duplicate keys or keys that are
+not strings; it validates against schema.json; its `id` is its file name; its tags come from
+cases.tags; its kind (compile or lifecycle) is its folder's name. What the repository spec may
+name (confinement, history) is cases.checks'. A bad file is an error and the others still load.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from harness.cases.checks import check_content
+from harness.cases.tags import TAGS
+from harness.cases.yamlnodes import key_node_at, line_at, node_at
+from harness.model import Divergence, Explanation, Recorded, Scenario, ScenarioError
+from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM
+
+DEFAULT_INPUTS: dict[str, Any] = {
+    "system": DEFAULT_SYSTEM,
+    "agent_id": DEFAULT_AGENT_ID,
+    "conversation_id": DEFAULT_CONVERSATION_ID,
+    "now": "2026-01-02T03:04:05.678Z",
+    "previous_message_count": 0,
+    "include_memfs": True,
+}
+KINDS = ("compile", "lifecycle")
+MAX_SCENARIO_BYTES = 1024 * 1024  # a scenario is a description; big content comes from `repeat` or `generate`
+
+
+@dataclass
+class LoadResult:
+    scenarios: list[Scenario]
+    errors: list[ScenarioError]
+
+
+class _KeyProblem(yaml.YAMLError):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.message = line, message
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses keys that are not strings (`123:`, `on:`) and keys given twice."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            line = key_node.start_mark.line + 1
+            if not isinstance(key, str):
+                raise _KeyProblem(
+                    line, f"key {key_node.value!r} reads as {type(key).__name__} {key!r}, not text; quote it"
+                )
+            if key in seen:
+                raise _KeyProblem(line, f"key {key!r} is given twice (first on line {seen[key]}); keep one")
+            seen[key] = line
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+
+
+def _schema() -> dict[str, Any]:
+    return json.loads(resources.files("harness.cases").joinpath("schema.json").read_text(encoding="utf-8"))
+
+
+def _fix_hint(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        return " (remove it, or check its spelling against harness/cases/schema.json)"
+    if error.validator == "required":
+        return " (add it)"
+    if error.validator in ("enum", "pattern", "type", "oneOf"):
+        return " (see harness/cases/schema.json for the allowed forms)"
+    return ""
+
+
+def kind_of(path: Path) -> str:
+    """A case's kind is the name of the folder holding it: cases/lifecycle/ holds lifecycle probes."""
+    return "lifecycle" if path.parent.name == "lifecycle" else "compile"
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Parse and validate one file; raises ScenarioError naming the file, line and fix."""
+    size = path.stat().st_size
+    if size > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            path, None, f"{size} bytes is over the {MAX_SCENARIO_BYTES}-byte limit for a scenario file; "
+            "make big contents with `repeat` or `generate`"
+        )  # fmt: skip
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise ScenarioError(path, line, f"not UTF-8 ({error.reason} at byte {error.start}); save it as UTF-8") from None
+    return load_text(text, path, kind_of(path))
+
+
+def load_text(text: str, path: Path, kind: str) -> Scenario:
+    """A scenario from its YAML text; `path` names it in errors (and its stem must be the id)."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=_StrictLoader)
+    except _KeyProblem as problem:
+        raise ScenarioError(path, problem.line, problem.message) from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        yaml_line: int | None = mark.line + 1 if mark else None
+        raise ScenarioError(path, yaml_line, f"invalid YAML: {getattr(error, 'problem', error)}") from None
+    alias = next((e for e in yaml.parse(text, Loader=yaml.SafeLoader) if isinstance(e, yaml.AliasEvent)), None)
+    if alias is not None:
+        raise ScenarioError(
+            path,
+            alias.start_mark.line + 1 if alias.start_mark else None,
+            f"YAML alias *{alias.anchor} is not allowed in scenarios; write the value out",
+        )
+    if not isinstance(data, dict) or root is None:
+        raise ScenarioError(path, 1, "a scenario is a mapping with id, description and repo")
+    _validate(path, root, data)
+    if data["id"] != path.stem:
+        raise ScenarioError(
+            path, line_at(root, ["id"]), f"id {data['id']!r} is not the file name {path.name!r}: "
+            f"rename the file to {data['id']}.yaml or set id: {path.stem}"
+        )  # fmt: skip
+    for index, tag in enumerate(data.get("tags", ())):
+        if tag not in TAGS:
+            near = difflib.get_close_matches(tag, list(TAGS), n=1)
+            fix = f"did you mean {near[0]!r}?" if near else "use one from harness/cases/tags.py (or add it there)"
+            raise ScenarioError(path, line_at(root, ["tags", index]), f"tags: unknown tag {tag!r}; {fix}")
+    check_content(path, root, data, kind)
+    return _scenario(path, root, data, kind)
+
+
+def _validate(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    first = min(errors, key=lambda e: len(list(e.absolute_path)))
+    where = list(first.absolute_path)
+    if first.validator == "additionalProperties" and isinstance(first.instance, dict):
+        allowed = set(first.schema.get("properties", {}))
+        extra = [k for k in first.instance if k not in allowed]
+        where = where + extra[:1]  # point at the unexpected key itself
+        key_node = key_node_at(root, where)
+        line = (key_node or node_at(root, where)).start_mark.line + 1
+    else:
+        line = node_at(root, where).start_mark.line + 1
+    field_name = "/".join(str(p) for p in where) or "(top level)"
+    raise ScenarioError(path, line, f"{field_name}: {first.message}{_fix_hint(first)}")
+
+
+def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> Scenario:
+    return Scenario(
+        id=data["id"],
+        description=data["description"],
+        path=path,
+        tags=tuple(data.get("tags", ())),
+        inputs={**DEFAULT_INPUTS, **data.get("inputs", {})},
+        repo=data["repo"],
+        pins=data.get("pins", ""),
+        profiles=tuple(data.get("profiles", ())),
+        expect=data.get("expect"),
+        divergences=tuple(
+            Divergence(tuple(d["references"]), tuple(d["fields"]), d["kind"], d["reason"], d.get("link"))
+            for d in data.get("divergences", ())
+        ),
+        explains=tuple(
+            Explanation(
+                e["change"],
+                e.get("since"),
+                e.get("runtime"),
+                e.get("locale"),
+                tuple(e.get("releases", ())),
+                tuple(e.get("fields", ())),
+                tuple(e.get("sections", ())),
+            )
+            for e in data.get("explains", ())
+        ),
+        line=node_at(root, ["id"]).start_mark.line + 1,
+        kind=kind,
+        steps=tuple(data.get("steps", ())),
+        facts=dict(data.get("facts", {})),
+        model=data.get("model"),
+        delivery=data.get("delivery", "mid-conversation"),
+        golden=data["golden"]["profile"] if "golden" in data else None,
+        recorded=tuple(Recorded(tuple(r["for"]), r["source"], r["observations"]) for r in data.get("recorded", ())),
+    )
+
+
+def discover(paths: list[Path]) -> list[Path]:
+    """Every *.yaml under the given files or directories, in a stable order."""
+    found: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found.update(p for p in path.rglob("*.yaml") if p.is_file())
+        elif path.exists():
+            found.add(path)
+    return sorted(found)
+
+
+def load_scenarios(paths: list[Path]) -> LoadResult:
+    """Load every scenario; bad files become errors and the others still load. Duplicate ids are errors."""
+    scenarios: list[Scenario] = []
+    errors: list[ScenarioError] = []
+    seen: dict[str, Path] = {}
+    for path in discover(paths):
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as error:
+            errors.append(error)
+            continue
+        if scenario.id in seen:
+            errors.append(
+                ScenarioError(
+                    path, scenario.line, f"id {scenario.id!r} is already used by {seen[scenario.id]}; give it a new id"
+                )
+            )
+            continue
+        seen[scenario.id] = path
+        scenarios.append(scenario)
+    return LoadResult(scenarios, errors)

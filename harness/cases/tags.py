@@ -1,0 +1,56 @@
+"""The tag vocabulary: every tag a case may carry, and what the cases with it exercise.
+
+The loader refuses any other tag (with the nearest known one as the fix); docs/cases.md points here.
+"""
+
+from __future__ import annotations
+
+TAGS: dict[str, str] = {
+    "basic": "ordinary memory layouts; the three sections and their order",
+    "persona": "`system/persona.md` as `<self>`: alone, with frontmatter, empty, look-alikes",
+    "system-tree": "the nested `system/**` tag tree: depths, file + directory with one label, values",
+    "external-projection": "the box-drawing `<external_projection>` tree: depth, siblings, directories first",
+    "skills": "`skills/` exclusion at any depth, and names that only look like it",
+    "memory-index": "`MEMORY.md` files, which v1 treats as ordinary files",
+    "frontmatter": "every frontmatter form: none, empty, unclosed, at EOF, keys, lists, quoting, indentation",
+    "block-scalar": "`description: \\|`, `>`, chomping indicators, indentation (0.32.14+)",
+    "encoding": "invalid UTF-8, NUL, UTF-16, non-ASCII text and the U+FFFD decoding",
+    "bom": "byte-order marks: one stripped, two kept, with CRLF",
+    "newlines": "CRLF, CR and mixed line ends in frontmatter and body",
+    "whitespace": "Unicode whitespace (U+00A0, U+2028, U+3000, U+FEFF, U+0085, U+001C..U+001F) at the ends of text",
+    "trim": "where upstream trims (JS `trim`/`trimEnd`, listed paths) and where it does not",
+    "names": "odd file names: spaces, dots, case, extensions, `.md` directories, XML characters",
+    "quoting": 'names git C-quotes (non-ASCII, control characters, `"`, `\\`), and unescaped XML in output',
+    "collation": "ICU `localeCompare` order: punctuation, digits, case, integer-like keys",
+    "prototype": "`__proto__`, `constructor`, `__value__` and other names that hit the plain-object tree",
+    "history": "several commits: renames, deletions, re-adds, type changes",
+    "worktree": "uncommitted, untracked and staged changes that must not matter",
+    "empty": "empty files, whitespace-only files, repositories with nothing to render",
+    "no-repo": "unborn, not-a-repository and missing memory directories",
+    "subdir": "a memory directory inside a larger repository (`memory_subdir`)",
+    "symlink": "committed symlinks: to files, to directories, dangling",
+    "size": "the 1 MiB `execFileSync` limit on a file and on the whole listing",
+    "scale": "generated repositories with hundreds or thousands of files",
+    "replace-patterns": "`$&`, `$$`, `` $` ``, `$'` in memory text, expanded by `String.replaceAll`",
+    "core-memory": "the `{CORE_MEMORY}` placeholder: absent, twice, adjacent, near misses, in memory text",
+    "inputs": "cases that change the compile inputs: ids, clock, message count, `include_memfs`, system prompt",
+    "memfs-v2": "a committed root `MEMORY.md` (0.33.3+): detection, what is read, root blocks, child indexes, "
+    "escaping, v1/v2 switches (docs/profiles.md lists each rule with its cases)",
+    "available-skills": "the turn's `<available_skills>` block from `client_skills`",
+    "agent-free": "agent-free conversations (0.33.6+)",
+    "snapshot": "written by `conformance add-case` from a real repository",
+    "reduced": "written by `conformance reduce`",
+    "fuzz": "found by `conformance fuzz` (its seed is in the description)",
+    "clock": "moving the pinned clock between steps",
+    "compaction": "compaction of a conversation and the full compile after it",
+    "conversation": "new conversations of the same agent and what they compile",
+    "golden": "expected values quoted from the spec, checked on the Python port alone",
+    "lifecycle": "lifecycle probes (cases/lifecycle/): a conversation replayed turn by turn",
+    "memory-update": "the `<memory_update>` block: when it is sent, to which model, and for how many turns",
+    "model": "changing the agent's model handle",
+    "persisted-reminder": "the spec's persisted-reminder delivery (chapter 9.5), Python port only",
+    "recompile": "explicit recompiles of a conversation's system prompt",
+    "spec": "the spec's own examples (chapter 8 and 9)",
+    "spec-v2": "the spec's memfs-v2 example (root MEMORY.md)",
+    "system-prompt": "editing the agent's raw system prompt mid-conversation",
+}

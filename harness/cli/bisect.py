@@ -1,0 +1,78 @@
+"""`conformance bisect CASE --from A --to B`: the first release (or commit) where a case's reference output changes."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.cases.load import load_scenarios
+from harness.cli.common import Commands, add_timeout
+from harness.model import Outcome
+from harness.runners.manifest import RUNTIMES, ReferenceSpec
+from harness.runners.releases import ReferenceUnavailable
+from harness.tools.bisect import (
+    BisectError,
+    checkout_bundle,
+    commit_range,
+    first_change,
+    reference_outcome,
+    release_range,
+)
+from harness.verdict.diff import COMPARED_FIELDS
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    loaded = load_scenarios(args.paths or [Path("cases")])
+    matches = [s for s in loaded.scenarios if s.id == args.case]
+    if not matches:
+        print(f"error: no case with id {args.case!r}", file=sys.stderr)
+        return 2
+    scenario = matches[0]
+    try:
+        if args.checkout:
+            checkout = Path(args.checkout).resolve()
+            candidates = commit_range(checkout, args.start, args.end)
+
+            def outcome_of(commit: str) -> Outcome:
+                try:
+                    bundle = checkout_bundle(checkout, commit)
+                except (ReferenceUnavailable, subprocess.CalledProcessError) as error:
+                    raise BisectError(f"building {commit[:12]}: {error}") from None
+                return reference_outcome(scenario, ReferenceSpec("bundle", str(bundle), args.runtime), args.timeout)
+        else:
+            candidates = release_range(args.start, args.end)
+
+            def outcome_of(commit: str) -> Outcome:  # a release version here
+                return reference_outcome(scenario, ReferenceSpec("npm", commit, args.runtime), args.timeout)
+
+        result = first_change(candidates, outcome_of, tuple(args.field or ()))
+    except (ValueError, BisectError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"tested: {', '.join(result.tested)}")
+    if result.first_changed is None:
+        print(f"{scenario.id}: the reference output is the same at {candidates[0]} and {candidates[-1]}")
+        return 1
+    print(
+        f"{scenario.id}: first changed at {result.first_changed} (after {result.last_same}): {', '.join(result.what)}"
+    )
+    return 0
+
+
+def register(commands: Commands) -> None:
+    bisect = commands.add_parser("bisect", help="the first release (or commit) where a case's reference output changes")
+    bisect.add_argument("case", help="case id")
+    bisect.add_argument("--from", dest="start", required=True, help="pinned release (or, with --checkout, a commit)")
+    bisect.add_argument("--to", dest="end", required=True, help="pinned release (or, with --checkout, a commit)")
+    bisect.add_argument("--checkout", help="an upstream letta-code checkout: bisect its commits, building each")
+    bisect.add_argument("--runtime", choices=RUNTIMES, default="bun")
+    bisect.add_argument(
+        "--field", action="append", choices=COMPARED_FIELDS,
+        help="only a change of this field counts (repeatable); e.g. content, to look past coreMemory's arrival",
+    )  # fmt: skip
+    add_timeout(bisect)
+    bisect.add_argument("--cases", dest="paths", action="append", type=Path,
+                        help="scenario file or directory holding the case (default: cases/)")  # fmt: skip
+    bisect.set_defaults(func=cmd_bisect)

@@ -1,0 +1,67 @@
+"""`conformance diff-repo DIR`: the Python port and one reference on an existing memory directory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.cases.load import DEFAULT_INPUTS
+from harness.cli.common import Commands, add_profile, add_reference, reference_specs
+from harness.engine import Session
+from harness.model import CompileRequest, Scenario, Status
+from harness.verdict.diff import render_field_diff
+from harness.verdict.judge import judge
+from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
+
+
+def cmd_diff_repo(args: argparse.Namespace) -> int:
+    memory_dir = Path(args.memory_dir).resolve()
+    request = CompileRequest(
+        memory_dir=memory_dir,
+        system=args.system,
+        agent_id=args.agent_id,
+        conversation_id=args.conversation_id,
+        now=args.now,
+        previous_message_count=args.previous_message_count,
+        include_memfs=not args.no_memfs,
+    )
+    try:
+        parse_now(args.now)
+    except ValueError:
+        print(f"--now {args.now!r} is not ISO 8601", file=sys.stderr)
+        return 2
+    spec = reference_specs(args)[0]
+    with Session([spec], profile_override=args.profile) as session:
+        session.start()
+        ref = session.references[0]
+        ref_outcome = ref.runner.compile(request)
+        port_outcome = session.port(ref.profile).compile(request)
+    scenario = Scenario("diff-repo", "an existing repository", memory_dir, (), {}, {})
+    status, diffs, reasons = judge(scenario, ref.label, ref_outcome, port_outcome)
+    if status == Status.ERROR:
+        print(f"could not run: {'; '.join(reasons)}", file=sys.stderr)
+        if ref_outcome.stderr:
+            print(ref_outcome.stderr, file=sys.stderr)
+        return 2
+    if not diffs:
+        print(f"identical: Python port ({ref.profile.name}) and letta-code {ref.label} on {memory_dir}")
+        return 0
+    print(f"different: Python port ({ref.profile.name}) vs letta-code {ref.label} on {memory_dir}")
+    for diff in diffs:
+        print(render_field_diff(diff))
+    return 1
+
+
+def register(commands: Commands) -> None:
+    diff = commands.add_parser("diff-repo", help="compare the Python port and a reference on an existing repository")
+    diff.add_argument("memory_dir")
+    add_reference(diff, many=False)
+    add_profile(diff)
+    diff.add_argument("--system", default=DEFAULT_SYSTEM)
+    diff.add_argument("--agent-id", default=DEFAULT_AGENT_ID)
+    diff.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
+    diff.add_argument("--now", default=DEFAULT_INPUTS["now"])
+    diff.add_argument("--previous-message-count", type=int, default=0)
+    diff.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
+    diff.set_defaults(func=cmd_diff_repo)

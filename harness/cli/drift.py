@@ -1,0 +1,29 @@
+"""`conformance drift REPORT`: the drift report of a matrix report.json, as Markdown or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from harness.cli.common import DEFAULT_CASES, Commands
+from harness.tools.drift import drift_markdown
+from harness.tools.matrix import drift_from_report
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    report = drift_from_report(Path(args.report_json), args.paths or [DEFAULT_CASES])
+    text = drift_markdown(report)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+    else:
+        print(text, end="")
+    return 0 if report.ok else 1
+
+
+def register(commands: Commands) -> None:
+    drift = commands.add_parser("drift", help="the drift report of a matrix report.json, as Markdown (or --json)")
+    drift.add_argument("report_json", help="report.json written by `conformance matrix --report DIR`")
+    drift.add_argument("paths", nargs="*", type=Path, help="scenario files or directories (default: cases/)")
+    drift.add_argument("--json", action="store_true")
+    drift.set_defaults(func=cmd_drift)

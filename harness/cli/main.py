@@ -1,0 +1,62 @@
+"""`conformance`: the argument parser (one module per command registers its own) and the exit codes.
+
+Every command module parses its arguments and calls the library; options several commands share
+are defined once in cli.common.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from harness.cli import (
+    add_case,
+    bisect,
+    determinism,
+    diff_repo,
+    drift,
+    fuzz,
+    list_cases,
+    matrix,
+    merge_reports,
+    mutation,
+    pin,
+    reduce,
+    run,
+)
+
+COMMANDS = (run, diff_repo, merge_reports, list_cases, add_case, reduce, fuzz, matrix, drift, bisect, mutation,
+            determinism, pin)  # fmt: skip
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conformance", description="Differential conformance harness for letta-code's memory compiler."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.register(commands)
+    return parser
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM cleans up as Ctrl-C does: reference processes, staging directories
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (KeyError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # e.g. the report directory is not writable, or the disk is full
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)

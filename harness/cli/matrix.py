@@ -1,0 +1,125 @@
+"""`conformance matrix`: the corpus against every pinned release (and any other reference, runtime or
+locale) in one run, the drift report and the optional gate (harness.tools.matrix, drift, gate)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.cli.common import (
+    Commands,
+    add_jobs,
+    add_no_timing,
+    add_paths,
+    add_reference,
+    add_report,
+    add_select,
+    add_timeout,
+    load_selected,
+)
+from harness.engine import Session
+from harness.model import CaseResult, RunReport
+from harness.report.write import write_reports
+from harness.runners.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
+from harness.runners.releases import ReferenceUnavailable
+from harness.tools.drift import drift_markdown, drift_report
+from harness.tools.gate import GateResult, evaluate
+from harness.tools.gate import render as render_gate
+from harness.tools.matrix import (
+    discover_latest,
+    gate_pair,
+    matrix_json,
+    matrix_specs,
+    reference_outcomes,
+    release_order,
+    spec_version,
+)
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    scenarios, load_errors = load_selected(args.paths, args.k)  # compile cases and lifecycle probes
+    for error in load_errors:
+        print(f"error: {error}", file=sys.stderr)
+    latest: ReferenceSpec | None = None
+    discovered: dict[str, str] | None = None
+    if args.latest:
+        try:
+            found = discover_latest()
+        except ReferenceUnavailable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        latest = found.spec
+        if not found.pinned:
+            pin_on_demand(latest.value, found.digest, latest.kind)
+        discovered = {"reference": latest.cli, "version": latest.value, "digest": found.digest,
+                      "pinned": str(found.pinned).lower()}  # fmt: skip
+        note = "" if found.pinned else " (not pinned: verified against the digest the registry publishes)"
+        print(f"newest release on npm and PyPI: {latest.cli}{note}")
+    specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
+    print(f"{len(scenarios)} cases x {len(specs)} references: {', '.join(s.label for s in specs)}", file=sys.stderr)
+    started = time.perf_counter()
+    with Session(specs, timeout=args.timeout, jobs=args.jobs) as session:
+        results = session.run(scenarios)
+        described = session.describe_references()
+    seconds = time.perf_counter() - started
+    drift = drift_report(reference_outcomes(results), scenarios, specs, release_order())
+    gate: GateResult | None = None
+    if args.gate:
+        pair = gate_pair(specs, latest)
+        gate = evaluate(results, *pair, new_version=spec_version(specs, pair[1])) if pair else None
+    extra: dict[str, Any] = {
+        "matrix": matrix_json(results, specs, None if args.no_timing else seconds),
+        "drift": drift.to_json(),
+    }
+    if gate is not None:
+        extra["gate"] = gate.to_json()
+    if discovered:
+        extra["matrix"]["latest"] = discovered
+    report = RunReport(results, described, load_errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing,
+                       extra=extra)  # fmt: skip
+    print_failures(results)
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    shape = f"{len(scenarios)} cases x {len(specs)} references = {len(results)} results"
+    print(f"matrix: {shape}: {summary} in {seconds:.1f} s")
+    markdown = drift_markdown(drift)
+    print(markdown.splitlines()[-1])
+    if args.report:
+        paths = write_reports(report, Path(args.report))
+        (Path(args.report) / "drift.md").write_text(markdown, encoding="utf-8")
+        print(f"reports: {paths['html']} {paths['json']} {paths['junit']} {Path(args.report) / 'drift.md'}")
+    if gate is not None:
+        print(render_gate(gate), end="")
+        return 0 if gate.ok and not load_errors else 1
+    return 0 if report.ok and drift.ok else 1
+
+
+def print_failures(results: list[CaseResult]) -> None:
+    for result in results:
+        if result.failed:
+            print(f"{result.status.upper()}: {result.case_id} [{result.reference}] ({result.path})", file=sys.stderr)
+            for reason in result.reasons[:3]:
+                print(f"  {reason}", file=sys.stderr)
+
+
+def register(commands: Commands) -> None:
+    matrix = commands.add_parser(
+        "matrix", help="the corpus against every pinned release (and --reference), drift report, optional gate"
+    )
+    add_paths(matrix)
+    add_reference(matrix, many=True, default="none beyond the pinned releases")
+    matrix.add_argument("--runtime", action="append", choices=RUNTIMES, help="bun (default) and/or node; repeatable")
+    matrix.add_argument(
+        "--locale", action="append", help="with a non-bun runtime: also run under this LANG (repeatable)"
+    )
+    matrix.add_argument("--latest", action="store_true", help="also the newest release on the npm registry (network)")
+    matrix.add_argument("--gate", action="store_true", help="fail when a case that passed against the previous "
+                        "pinned release fails against the newest one, and say what to do")  # fmt: skip
+    add_report(matrix, "index.html, report.json, junit.xml and drift.md")
+    add_select(matrix)
+    add_timeout(matrix)
+    add_jobs(matrix)
+    add_no_timing(matrix)
+    matrix.set_defaults(func=cmd_matrix)

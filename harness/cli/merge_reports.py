@@ -1,0 +1,31 @@
+"""`conformance merge-reports DIR... --out DIR`: shard reports into one (harness.report.merge)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.cli.common import Commands
+from harness.report.merge import MergeError, merge_reports
+from harness.report.write import write_reports
+
+
+def cmd_merge_reports(args: argparse.Namespace) -> int:
+    try:
+        report = merge_reports(args.reports, ["conformance", *sys.argv[1:]])
+    except MergeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    paths = write_reports(report, Path(args.out))
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    print(f"{len(report.results)} results from {len(args.reports)} reports: {summary}")
+    print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
+    return 0 if report.ok else 1
+
+
+def register(commands: Commands) -> None:
+    merge = commands.add_parser("merge-reports", help="merge shard reports (run --shard K/N) into one report")
+    merge.add_argument("reports", nargs="+", type=Path, help="report directories (or their report.json)")
+    merge.add_argument("--out", required=True, help="directory for the merged index.html, report.json and junit.xml")
+    merge.set_defaults(func=cmd_merge_reports)

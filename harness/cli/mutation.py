@@ -1,0 +1,50 @@
+"""`conformance mutation`: hand-written mutants of memfs_prompt/ against the corpus (harness.tools.mutation)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.cli.common import Commands, add_paths, add_reference
+from harness.runners.manifest import REPO_ROOT, load_manifest
+from harness.tools.mutation import DEFAULT_MUTANTS, check, load_mutants, record_baseline, run_mutant, summary
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser("mutation", help="hand-written mutants of memfs_prompt/ against the corpus")
+    add_paths(parser)
+    add_reference(parser, many=True, default="every pinned release")
+    parser.add_argument("--mutants", type=Path, default=DEFAULT_MUTANTS)
+    parser.add_argument("-k", help="only mutants whose id contains one of these comma-separated words")
+    parser.add_argument("--baseline", type=Path, help="baseline file: recorded there when missing, reused when present")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds one mutant's corpus run may take")
+    parser.add_argument("--check", type=Path, help=argparse.SUPPRESS)  # the child run of one mutant
+    parser.add_argument("--package", type=Path, help=argparse.SUPPRESS)
+    parser.set_defaults(func=cmd_mutation)
+
+
+def cmd_mutation(args: argparse.Namespace) -> int:
+    paths = [p.resolve() for p in args.paths] or [REPO_ROOT / "cases"]
+    if args.check:
+        return check(args.check, paths, args.package)
+
+    mutants = load_mutants(args.mutants)
+    if args.k:
+        words = [w for w in args.k.split(",") if w]
+        mutants = [m for m in mutants if any(w in m.id for w in words)]
+    references = args.reference or [f"npm:{v}" for v in load_manifest()["releases"]]
+    with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
+        baseline = args.baseline or Path(tmp) / "baseline.json"
+        if not baseline.exists():
+            print(f"recording reference answers: {', '.join(references)}", file=sys.stderr)
+            record_baseline(paths, references, baseline)
+        results = []
+        for mutant in mutants:
+            result = run_mutant(mutant, baseline, paths, args.timeout)
+            print(f"{result.outcome:<14} {mutant.id} ({result.seconds:.0f} s): {result.detail}", file=sys.stderr)
+            results.append(result)
+    text, ok = summary(results)
+    print(text)
+    return 0 if ok else 1

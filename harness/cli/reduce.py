@@ -1,0 +1,74 @@
+"""`conformance reduce`: shrink a diverging case (or repository) to a minimal one that diverges the same way."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.cases.load import load_scenario
+from harness.cases.write import CaseExists, write_case
+from harness.cli.common import Commands, add_profile, add_reference, reference_specs
+from harness.engine import Session
+from harness.model import ScenarioError
+from harness.repo.snapshot import SnapshotError, read_snapshot
+from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candidate, reduced_document
+
+
+def cmd_reduce(args: argparse.Namespace) -> int:
+
+    source = Path(args.case_or_dir)
+    tags: list[str] = []
+    try:
+        if source.is_file():
+            scenario = load_scenario(source)
+            candidate, origin, tags = candidate_of(scenario), scenario.id, list(scenario.tags)
+            default_id = f"{scenario.id}-reduced"
+            out_dir = Path(args.out) if args.out else source.parent
+        else:
+            candidate = Candidate(read_snapshot(source).model, {})
+            origin, default_id = f"the repository {source.name!r}", f"{source.name.lower()}-reduced"
+            out_dir = Path(args.out or "cases/compile")
+    except (ScenarioError, SnapshotError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    spec = reference_specs(args)[0]
+    with (
+        tempfile.TemporaryDirectory(prefix="letta-reduce-") as tmp,
+        Session([spec], cache=Path(tmp), profile_override=args.profile) as session,
+    ):
+        oracle = Oracle(session)
+        try:
+            if oracle.signature(candidate) is None:
+                why = "; ".join(oracle.errors) or f"the port and {spec.label} agree: nothing to reduce"
+                print(f"does not diverge: {why}", file=sys.stderr)
+                return 2 if oracle.errors else 1
+            reduction = reduce_candidate(oracle, candidate, budget=args.budget, seconds=args.seconds)
+        finally:
+            oracle.close()
+    origin += f" (compared with Python profile {args.profile})" if args.profile else ""
+    doc = reduced_document(reduction, args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id), origin, tags)
+    try:
+        path = write_case(doc, out_dir, overwrite=args.force)
+    except CaseExists as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}: {reduction.summary()}")
+    for note in reduction.notes:
+        print(f"  note: {note}")
+    return 0
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser("reduce", help="shrink a diverging case (or repository) to a minimal one")
+    parser.add_argument("case_or_dir", help="a scenario file, or a memory directory")
+    add_reference(parser, many=False)
+    add_profile(parser)
+    parser.add_argument("--id", help="id of the new case (default: <id>-reduced)")
+    parser.add_argument("--out", help="directory for the new case (default: next to the case, or cases/compile)")
+    parser.add_argument("--budget", type=int, default=3000, help="most candidates to try")
+    parser.add_argument("--seconds", type=float, default=600.0, help="time budget")
+    parser.add_argument("--force", action="store_true", help="replace an existing case with the same id")
+    parser.set_defaults(func=cmd_reduce)

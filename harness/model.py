@@ -1,0 +1,341 @@
+"""The records that flow through the harness: cases, repositories, requests, outcomes, verdicts, reports.
+
+Owns the data model and nothing else: dataclasses and the `Status` enum, standard library only,
+importing nothing from the project, so every layer (loader, builder, runners, verdicts, reports,
+tools, CLI) can use them without cycles, and reading or merging a report loads no runner.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+# --- verdicts ---------------------------------------------------------------------------------------
+
+
+class Status(enum.StrEnum):
+    """A result's verdict. The value is what reports write; `failing` says which ones fail a run."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    KNOWN = "known-divergence"
+    STALE = "stale-divergence"
+    ERROR = "error"
+    RUNTIME = "runtime-divergence"  # a variant's output differs from bun's for the same release: not the port's doing
+
+    @property
+    def failing(self) -> bool:
+        return self in (Status.FAIL, Status.STALE, Status.ERROR)
+
+
+#: The count reports keep beside the statuses: scenario files that could not be loaded.
+LOAD_ERROR = "load-error"
+
+# --- repositories -----------------------------------------------------------------------------------
+
+MODE_FILE, MODE_EXEC, MODE_LINK, MODE_TREE = b"100644", b"100755", b"120000", b"40000"
+
+
+@dataclass(frozen=True)
+class Blob:
+    mode: bytes
+    data: bytes
+
+
+@dataclass
+class CommitModel:
+    """One commit: the whole tree after it, and optionally its exact message and identities."""
+
+    files: dict[bytes, Blob]
+    message: str | None = None
+    author: str | None = None
+    committer: str | None = None
+
+
+@dataclass
+class WorktreeNoise:
+    """Uncommitted changes over HEAD: files written, paths deleted, and whether they are staged."""
+
+    files: dict[bytes, Blob] = field(default_factory=dict)
+    delete: tuple[bytes, ...] = ()
+    stage: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.delete)
+
+
+@dataclass
+class RepoModel:
+    """A scenario's repository as trees of exact bytes: what `kind` it is, each commit, the work tree noise."""
+
+    commits: list[CommitModel] = field(default_factory=list)
+    kind: str = "git"  # git, unborn, no-git, missing
+    memory_subdir: str | None = None
+    worktree: WorktreeNoise = field(default_factory=WorktreeNoise)
+
+    @property
+    def head(self) -> dict[bytes, Blob]:
+        return self.commits[-1].files if self.commits else {}
+
+
+# --- cases ------------------------------------------------------------------------------------------
+
+
+class ScenarioError(Exception):
+    """A scenario file that cannot be used; the message names the file, the line and the fix."""
+
+    def __init__(self, path: Path, line: int | None, message: str) -> None:
+        self.path, self.line = path, line
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    references: tuple[str, ...]
+    fields: tuple[str, ...]
+    kind: str
+    reason: str
+    link: str | None = None
+
+    def applies_to(self, reference: str) -> bool:
+        return "*" in self.references or reference in self.references
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One `explains` entry: a change of upstream's own output that the case pins (harness.tools.drift)."""
+
+    change: str
+    since: str | None = None
+    runtime: str | None = None
+    locale: str | None = None
+    releases: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One `recorded` entry of a lifecycle case: what real builds (or the spec) were observed to do."""
+
+    targets: tuple[str, ...]  # reference labels, or profile names for golden cases
+    source: str
+    observations: dict[str, dict[str, Any]]  # step label -> observation -> value
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded case. `kind` is compile or lifecycle; the lifecycle fields are empty for compile cases."""
+
+    id: str
+    description: str
+    path: Path
+    tags: tuple[str, ...]
+    inputs: dict[str, Any]
+    repo: dict[str, Any]  # the case's `repo` mapping as written (its digest names the built repository)
+    pins: str = ""
+    profiles: tuple[str, ...] = ()
+    expect: dict[str, Any] | None = None
+    divergences: tuple[Divergence, ...] = ()
+    explains: tuple[Explanation, ...] = ()
+    line: int = 1
+    kind: str = "compile"
+    steps: tuple[dict[str, Any], ...] = ()
+    facts: dict[str, str] = field(default_factory=dict)
+    model: str | None = None
+    delivery: str = "mid-conversation"
+    golden: str | None = None  # lifecycle: the profile a golden case runs the Python port on
+    recorded: tuple[Recorded, ...] = ()
+
+    @property
+    def runs_port_alone(self) -> bool:
+        """Golden cases (spec bytes, or a golden lifecycle probe) run the Python port only."""
+        return self.expect is not None or self.golden is not None
+
+    def divergences_for(self, reference: str) -> list[Divergence]:
+        return [d for d in self.divergences if d.applies_to(reference)]
+
+    def recorded_targets(self) -> set[str]:
+        return {target for entry in self.recorded for target in entry.targets}
+
+
+# --- requests and outcomes --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """One compile: the protocol's `compile` op, with upstream's option names on the wire."""
+
+    memory_dir: Path
+    system: str
+    agent_id: str
+    conversation_id: str
+    now: str
+    previous_message_count: int = 0
+    include_memfs: bool = True
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "op": "compile",
+            "memoryDir": str(self.memory_dir),
+            "system": self.system,
+            "agentId": self.agent_id,
+            "conversationId": self.conversation_id,
+            "now": self.now,
+            "previousMessageCount": self.previous_message_count,
+            "includeMemfs": self.include_memfs,
+        }
+
+
+@dataclass(frozen=True)
+class LifecycleOpen:
+    """Start a conversation probe: an agent over `memory_dir`, its first conversation compiled and cached.
+
+    `agent_id` and `model` are None for the runner that opens first (the reference), whose store
+    chooses them; the harness passes what it chose to the others, since ids are inputs of the compiler.
+    """
+
+    memory_dir: Path
+    storage_dir: Path
+    system: str
+    now: str
+    model: str | None = None
+    agent_id: str | None = None
+    delivery: str = "mid-conversation"
+
+    def to_wire(self, session: str) -> dict[str, Any]:
+        return {
+            "op": "lifecycle_open",
+            "session": session,
+            "memoryDir": str(self.memory_dir),
+            "storageDir": str(self.storage_dir),
+            "system": self.system,
+            "model": self.model,
+            "now": self.now,
+        }
+
+
+OutcomeStatus = Literal["ok", "thrown", "error"]
+
+
+@dataclass
+class Outcome:
+    """What an implementation produced: a record, an exception upstream threw, or a failure to run."""
+
+    status: OutcomeStatus
+    record: dict[str, Any] | None = None
+    thrown: str | None = None
+    error: str | None = None  # could not run: crash, hang, garbage; never comparable
+    stderr: str = ""
+    polluted: bool = False
+    elapsed_ms: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v not in (None, "", [], False) or k == "status"}
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    """One differing field (or text): both values, and the first differing byte of their UTF-8 encodings.
+
+    A value a side does not have at all is `None` with `*_present` False (null and absent differ).
+    """
+
+    field: str
+    reference: Any
+    port: Any
+    offset: int | None
+    reference_present: bool = True
+    port_present: bool = True
+
+
+# --- lifecycle replays -----------------------------------------------------------------------------
+
+
+@dataclass
+class StepRow:
+    """One step of a replay: what each side observed, and where they differ."""
+
+    index: int
+    label: str  # `turn 2`, `commit`, `system`, ...
+    python: dict[str, Any] = field(default_factory=dict)
+    reference: dict[str, Any] = field(default_factory=dict)
+    diffs: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.index,
+            "step": self.label,
+            "python": self.python,
+            "reference": self.reference,
+            "diffs": self.diffs,
+        }
+
+
+@dataclass
+class Replay:
+    """A lifecycle probe replayed: one row per step, the texts that differ, or why it could not run."""
+
+    rows: list[StepRow]
+    text_diffs: list[FieldDiff]
+    error: str | None = None
+    stderr: str = ""
+    thrown: list[str] = field(default_factory=list)
+
+
+# --- results and reports ----------------------------------------------------------------------------
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    reference: str  # reference label, or `golden` for spec-only cases
+    profile: str
+    status: Status
+    tags: tuple[str, ...]
+    path: str
+    description: str = ""
+    pins: str = ""
+    diffs: list[FieldDiff] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    reference_outcome: Outcome | None = None
+    port_outcome: Outcome | None = None
+    structured: str = ""
+    memory_dir: str = ""
+    request: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    turns: list[dict[str, Any]] = field(default_factory=list)  # lifecycle cases: one row per step
+    compared: dict[str, str] = field(default_factory=dict)  # field -> how it was compared (verdict.diff.presence)
+    baseline: str = ""  # for a runtime/locale variant: the bun reference it was checked against
+    runtime_diffs: list[FieldDiff] = field(default_factory=list)  # variant vs baseline (upstream vs upstream)
+
+    @property
+    def failed(self) -> bool:
+        return self.status.failing
+
+
+@dataclass
+class RunReport:
+    """One run's results, its references as described by their runners, and the files that did not load."""
+
+    results: list[CaseResult]
+    references: list[dict[str, Any]]
+    load_errors: list[ScenarioError]
+    command: list[str]
+    timing: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)  # further top-level sections (matrix, drift)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts: Counter[str] = Counter(r.status.value for r in self.results)
+        counts[LOAD_ERROR] = len(self.load_errors)
+        return {status: counts.get(status, 0) for status in (*(s.value for s in Status), LOAD_ERROR)}
+
+    @property
+    def ok(self) -> bool:
+        return not self.load_errors and not any(r.failed for r in self.results) and bool(self.results)

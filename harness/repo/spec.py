@@ -1,0 +1,167 @@
+"""The one interpreter of a case's `repo` mapping: from the YAML form to a RepoModel (trees of exact bytes).
+
+Owns what a repository spec means: file contents (text, bom, newlines, repeat, base64, symlinks,
+executables), renames, deletions, generated trees, and work tree noise. The builder (repo.build),
+the reducer and the fuzzer all read a repository through `model_of`, so they see the same trees.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+from typing import Any
+
+from harness.model import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, Scenario, WorktreeNoise
+
+
+def file_bytes(content: str | dict[str, Any]) -> Blob:
+    """The exact bytes (and mode) a scenario's file content stands for."""
+    if isinstance(content, str):
+        return Blob(MODE_FILE, content.encode("utf-8"))
+    if "symlink" in content:
+        return Blob(MODE_LINK, content["symlink"].encode("utf-8"))
+    if "symlink_base64" in content:
+        return Blob(MODE_LINK, base64.b64decode(content["symlink_base64"]))
+    mode = MODE_EXEC if content.get("executable") else MODE_FILE
+    if "base64" in content:
+        return Blob(mode, base64.b64decode(content["base64"]))
+    text = content["text"] * content.get("repeat", 1)
+    text = apply_newlines(text, content.get("newlines", "lf"))
+    data = text.encode("utf-8")
+    if content.get("bom"):
+        data = b"\xef\xbb\xbf" + data
+    return Blob(mode, data)
+
+
+def apply_newlines(text: str, style: str) -> str:
+    """Rewrite LF line ends as CRLF, CR, or a CRLF/LF/CR rotation (mixed)."""
+    if style == "lf":
+        return text
+    if style == "crlf":
+        return text.replace("\n", "\r\n")
+    if style == "cr":
+        return text.replace("\n", "\r")
+    endings = ["\r\n", "\n", "\r"]
+    parts = text.split("\n")
+    return "".join(p + (endings[i % 3] if i < len(parts) - 1 else "") for i, p in enumerate(parts))
+
+
+def file_entries(files: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[bytes, Blob]]:
+    if isinstance(files, dict):
+        return [(name.encode("utf-8"), file_bytes(content)) for name, content in files.items()]
+    out = []
+    for entry in files:
+        name = base64.b64decode(entry["path_base64"]) if "path_base64" in entry else entry["path"].encode("utf-8")
+        out.append((name, file_bytes(entry["content"])))
+    return out
+
+
+def path_bytes(path: str | dict[str, str]) -> bytes:
+    """A `delete` entry's bytes: text as UTF-8, or `{path_base64}`."""
+    return base64.b64decode(path["path_base64"]) if isinstance(path, dict) else path.encode("utf-8")
+
+
+def commit_states(spec: dict[str, Any]) -> list[dict[bytes, Blob]]:
+    """The tree after each commit of a `git` repo spec (a generated tree lands in the first commit)."""
+    state: dict[bytes, Blob] = {}
+    states = []
+    for index, commit in enumerate(spec.get("commits") or [{"message": "generated"}]):
+        state = next_state(state, commit)
+        if index == 0 and spec.get("generate"):
+            state.update(generated_files(spec["generate"]))
+        states.append(state)
+    return states
+
+
+def generated_files(spec: dict[str, Any]) -> dict[bytes, Blob]:
+    """A seeded tree of `files` Markdown files over `depth` directory levels."""
+    rng = random.Random(spec["seed"])
+    names = spec.get("name_alphabet", "abcdefghijklmnopqrstuvwxyz0123456789-_")
+    text = spec.get("content_alphabet", "abcdefghijklmnopqrstuvwxyz ")
+    roots = spec.get("roots", ["system", "", "notes", "skills"])
+    depth = spec.get("depth", 2)
+    out: dict[bytes, Blob] = {}
+    while len(out) < spec["files"]:
+        parts = [rng.choice(roots)] if roots else []
+        parts += ["".join(rng.choices(names, k=rng.randint(1, 6))) for _ in range(rng.randint(0, depth))]
+        parts.append("".join(rng.choices(names, k=rng.randint(1, 10))) + ".md")
+        path = "/".join(p for p in parts if p)
+        body = "".join(rng.choices(text, k=rng.randint(0, 120)))
+        description = "".join(rng.choices(text, k=rng.randint(0, 30)))
+        out[path.encode("utf-8")] = Blob(MODE_FILE, f"---\ndescription: {description}\n---\n{body}\n".encode())
+    return out
+
+
+def next_state(state: dict[bytes, Blob], commit: dict[str, Any]) -> dict[bytes, Blob]:
+    """The committed files after one scenario commit (renames, then deletions, then files)."""
+    state = dict(state)
+    for old, new in commit.get("rename", {}).items():
+        state[new.encode("utf-8")] = state.pop(old.encode("utf-8"))
+    for gone in commit.get("delete", ()):
+        state.pop(path_bytes(gone), None)
+    state.update(file_entries(commit.get("files", {})))
+    return state
+
+
+def committed_state(spec: dict[str, Any]) -> dict[bytes, Blob]:
+    """The files at HEAD of a scenario's repo spec (kind git)."""
+    return commit_states(spec)[-1]
+
+
+def model_of(scenario: Scenario) -> RepoModel:
+    """The trees a scenario's repository holds after each commit, and its work tree noise."""
+    spec = scenario.repo
+    kind = spec.get("kind", "git")
+    commits = spec.get("commits") or [{"message": "generated"}]
+    noise = spec.get("worktree") or {}
+    worktree = WorktreeNoise(
+        dict(file_entries(noise.get("files", {}))), tuple(path_bytes(p) for p in noise.get("delete", ())),
+        bool(noise.get("stage")),
+    )  # fmt: skip
+    if kind != "git":
+        heads = [CommitModel(commit_states(spec)[-1])] if kind != "missing" else []
+        return RepoModel(heads, kind, spec.get("memory_subdir"), worktree)
+    models = [
+        CommitModel(state, commit.get("message"), commit.get("author"), commit.get("committer"))
+        for commit, state in zip(commits, commit_states(spec), strict=True)
+    ]
+    return RepoModel(models, kind, spec.get("memory_subdir"), worktree)
+
+
+def repo_digest(spec: dict[str, Any]) -> str:
+    """Names the built repository: the same spec gives the same bytes on disk."""
+    canonical = json.dumps(spec, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:20]
+
+
+def path_problem(name: bytes) -> str | None:
+    """Why a case may not name this path, or None when it stays inside the repository: not empty, not
+    absolute, no empty, `.` or `..` component, no `.git` component, no NUL."""
+    if not name:
+        return "is empty"
+    if name.startswith(b"/"):
+        return "is absolute"
+    for part in name.split(b"/"):
+        if part == b"":
+            return "has an empty component (a doubled or trailing /)"
+        if part in (b".", b".."):
+            return f"has a {part.decode()!r} component"
+        if part.lower() == b".git":
+            return "has a .git component"
+        if b"\0" in part:
+            return "contains NUL"
+    return None
+
+
+def valid_tree(files: dict[bytes, Blob]) -> bool:
+    """Names one git tree can hold: every path confined (path_problem), no file that is also a directory."""
+    names = set(files)
+    for name in names:
+        if path_problem(name) is not None:
+            return False
+        parts = name.split(b"/")
+        if any(b"/".join(parts[:i]) in names for i in range(1, len(parts))):
+            return False
+    return True

@@ -1,0 +1,258 @@
+"""index.html: the report a person reads, rendered from report/templates/report.html.j2.
+
+Owns the view of each result: both outputs side by side with invisible characters as labelled
+glyphs (CR, LF, TAB, BOM, NBSP, SP for a trailing space, U+FFFD, other controls) and the first
+differing character marked (`mark.first-diff`), the record fields compared and which differed,
+lifecycle turn tables, and the cases x references matrix. The page is self-contained: inline
+CSS and JS, no network resources.
+
+Work is capped: each side shows at most SHOW_BEFORE characters before the first difference and
+SHOW_AFTER after it, and says how many bytes it left out, so a multi-megabyte output renders
+quickly into a page of bounded size.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+from harness.model import CaseResult, RunReport, Status
+from harness.report.reproduce import reproduce_commands
+from harness.verdict.diff import COMPARED_FIELDS
+from harness.verdict.text import as_bytes, first_difference, invisible
+
+SHOW_BEFORE = 16_000  # characters shown before the first difference, per side
+SHOW_AFTER = 16_000  # characters shown from the first difference on, per side
+TURN_BEFORE, TURN_AFTER = 400, 1_600  # the same, for a value in a lifecycle turn table
+_MAYBE_INVISIBLE = re.compile(r"[^\x21-\x7e]")  # printable ASCII is never a glyph; test the rest
+
+
+def glyph_html(text: str, start: int = 0, end: int | None = None) -> Markup:
+    """text[start:end] as HTML, each invisible character a `span.glyph` naming it (judged in the whole text)."""
+    end = len(text) if end is None else end
+    parts: list[str] = []
+    plain = start
+    for match in _MAYBE_INVISIBLE.finditer(text, start, end):
+        index = match.start()
+        shown = invisible(text, index)
+        if shown is None:
+            continue
+        ch = text[index]
+        title = "space at the end of a line" if shown[1] == "SP" else unicodedata.name(ch, shown[1])
+        parts.append(str(escape(text[plain:index])))
+        parts.append(f'<span class="glyph" title="U+{ord(ch):04X} {escape(title)}">{escape(shown[1])}</span>')
+        if ch == "\n":
+            parts.append("\n")
+        plain = index + 1
+    parts.append(str(escape(text[plain:end])))
+    return Markup("".join(parts))
+
+
+@dataclass
+class Side:
+    """One implementation's value, windowed around the first difference."""
+
+    html: Markup
+    size: int  # bytes (UTF-8)
+    cut_before: int = 0  # bytes left out before the window
+    cut_after: int = 0  # bytes left out after it
+    absent: bool = False  # the field is missing on this side
+
+    @property
+    def described(self) -> str:
+        return "absent" if self.absent else f"{self.size} bytes"
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else value if isinstance(value, str) else repr(value)
+
+
+def _side(text: str | None, index: int, anchor: str, before: int, after: int) -> Side:
+    if text is None:
+        html = Markup(f'<mark class="first-diff" id="{anchor}"><span class="glyph">absent</span></mark>')
+        return Side(html, 0, absent=True)
+    start, end = max(0, index - before), min(len(text), index + after)
+    if index < len(text):
+        at = glyph_html(text, index, index + 1)
+    else:
+        at = Markup('<span class="glyph" title="the value ends here">END</span>')
+    html = glyph_html(text, start, index) + Markup(f'<mark class="first-diff" id="{anchor}">{at}</mark>')
+    html += glyph_html(text, min(index + 1, end), end)
+    encode = lambda s: len(s.encode("utf-8", "surrogatepass"))  # noqa: E731
+    return Side(html, len(as_bytes(text)), encode(text[:start]), encode(text[end:]))
+
+
+def diff_pair(reference: Any, port: Any, anchor: str, before: int = SHOW_BEFORE, after: int = SHOW_AFTER) -> dict:
+    """Both sides of a differing value, the first differing character marked, and where it is."""
+    ref_text, port_text = _text(reference), _text(port)
+    index = first_difference(ref_text or "", port_text or "") or 0
+    if ref_text is None or port_text is None:
+        index = 0
+    text = ref_text if ref_text is not None else port_text or ""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return {
+        "reference": _side(ref_text, index, f"{anchor}-reference", before, after),
+        "port": _side(port_text, index, f"{anchor}-port", before, after),
+        "char": index,
+        "line": line,
+        "column": column,
+    }
+
+
+def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
+    """For each differing field: both sides, the first differing byte's offset, line and column."""
+    views = []
+    for number, diff in enumerate(result.diffs):
+        pair = diff_pair(diff.reference, diff.port, f"{anchor}-d{number}")
+        views.append({"field": diff.field, "offset": diff.offset, **pair})
+    return views
+
+
+def compared_fields(result: CaseResult) -> list[str]:
+    """The record fields (for a lifecycle probe, the observations) this result's verdict compared
+    (none when a side could not run)."""
+    if result.turns:
+        return observations(result)
+    statuses = [o.status for o in (result.reference_outcome, result.port_outcome) if o is not None]
+    if "error" in statuses or result.port_outcome is None:
+        return []
+    if result.reference == "golden":
+        return ["coreMemory"] if statuses == ["ok"] else []
+    if "thrown" in statuses:
+        return ["thrown"]
+    return list(COMPARED_FIELDS)
+
+
+def field_rows(result: CaseResult) -> list[dict[str, Any]]:
+    """One row per compared field: sizes on both sides and whether (and where) they differ."""
+    if result.turns:
+        return []  # a lifecycle probe's comparisons are its turn table
+    diffs = {d.field: d for d in result.diffs}
+    port_record = (result.port_outcome.record if result.port_outcome else None) or {}
+    ref_record = (result.reference_outcome.record if result.reference_outcome else None) or {}
+    rows = []
+    for name in compared_fields(result):
+        diff = diffs.get(name)
+        if diff is not None:
+            ref_value, port_value = diff.reference, diff.port
+        else:
+            port_value = port_record.get(name)
+            ref_value = ref_record.get(name) if result.reference_outcome is not None else port_value
+        rows.append(
+            {
+                "field": name,
+                "reference": _size(ref_value),
+                "port": _size(port_value),
+                "differs": diff is not None,
+                "offset": diff.offset if diff else None,
+            }
+        )
+    return rows
+
+
+def _size(value: Any) -> str:
+    if value is None:
+        return "absent"
+    if isinstance(value, str):
+        return f"{len(value.encode('utf-8', 'surrogatepass'))} bytes"
+    return json.dumps(value, default=repr)
+
+
+def observations(result: CaseResult) -> list[str]:
+    """A lifecycle result's observation names, in first-seen order over its turns."""
+    names: dict[str, None] = {}
+    for turn in result.turns:
+        for side in ("reference", "python"):
+            names.update(dict.fromkeys(turn.get(side) or {}))
+        names.update(dict.fromkeys(d.get("observation") for d in turn.get("diffs") or []))
+    return list(names)
+
+
+def turn_rows(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
+    """Lifecycle probes: one row per turn and observation, both sides, the differing ones (the turn's `diffs`)
+    flagged and marked. A probe run on the Python port alone (golden) shows its reference side as not run."""
+    rows = []
+    ran_reference = any(turn.get("reference") for turn in result.turns)
+    not_run = Side(Markup('<span class="muted">not run</span>'), 0)
+    for number, turn in enumerate(result.turns):
+        python, reference = turn.get("python") or {}, turn.get("reference") or {}
+        differing = {d.get("observation"): d for d in turn.get("diffs") or []}
+        names = list(reference) + [k for k in python if k not in reference]
+        names += [k for k in differing if k not in names]
+        for position, name in enumerate(names):
+            row = {"turn": turn.get("turn"), "step": turn.get("step", ""), "observation": name}
+            if name in differing:
+                diff = differing[name]
+                pair = diff_pair(_turn_value(diff.get("reference", reference.get(name))),
+                                 _turn_value(diff.get("python", python.get(name))), f"{anchor}-t{number}-{position}",
+                                 TURN_BEFORE, TURN_AFTER)  # fmt: skip
+                rows.append({**row, "differs": True, "reference": pair["reference"], "port": pair["port"]})
+            else:
+                port_side = _plain(python.get(name), name in python)
+                ref_side = _plain(reference.get(name), name in reference) if ran_reference else not_run
+                rows.append({**row, "differs": False, "reference": ref_side, "port": port_side})
+    return rows
+
+
+def _plain(value: Any, present: bool) -> Side:
+    return Side(_short(_turn_value(value)) if present else Markup('<span class="glyph">absent</span>'), 0)
+
+
+def _turn_value(value: Any) -> str:
+    """An observation as text: strings as they are, anything else (null, booleans, lists) as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+
+
+def _short(text: str) -> Markup:
+    limit = TURN_BEFORE + TURN_AFTER
+    if len(text) <= limit:
+        return glyph_html(text)
+    cut = len(text[limit:].encode("utf-8", "surrogatepass"))
+    return glyph_html(text, 0, limit) + Markup(f'<span class="cut">… {cut} more bytes not shown</span>')
+
+
+def anchors(results: list[CaseResult]) -> dict[tuple[str, str], str]:
+    """A unique, stable HTML id for each (case, reference), from its position in the sorted results."""
+    return {
+        (r.case_id, r.reference): f"case-{n}-" + re.sub(r"[^A-Za-z0-9._-]+", "_", f"{r.case_id}--{r.reference}")
+        for n, r in enumerate(results)
+    }
+
+
+def render_html(report: RunReport) -> str:
+    """The whole page, as text."""
+    env = Environment(loader=PackageLoader("harness.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    template = env.get_template("report.html.j2")
+    results = sorted(report.results, key=lambda r: (r.case_id, r.reference))
+    ids = anchors(results)
+    detailed = [r for r in results if r.status != Status.PASS or r.turns]
+    linked = {(r.case_id, r.reference): ids[(r.case_id, r.reference)] for r in detailed}
+    matrix: dict[str, dict[str, CaseResult]] = {}
+    for r in results:
+        matrix.setdefault(r.case_id, {})[r.reference] = r
+    details = [
+        {
+            "result": r,
+            "anchor": linked[(r.case_id, r.reference)],
+            "views": side_by_side(r, linked[(r.case_id, r.reference)]),
+            "fields": field_rows(r),
+            "turns": turn_rows(r, linked[(r.case_id, r.reference)]),
+            "reproduce": reproduce_commands(r),
+            "request": json.dumps(r.request, indent=1, ensure_ascii=False) if r.request else "",
+        }
+        for r in detailed
+    ]
+    return template.render(
+        report=report, counts=report.counts, results=results, references=sorted({r.reference for r in results}),
+        matrix=matrix, tags=sorted({t for r in results for t in r.tags}), details=details,
+        linked=linked, command=" ".join(shlex.quote(c) for c in report.command),
+        show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,
+    )  # fmt: skip

@@ -1,0 +1,50 @@
+"""The exact commands that reproduce one result: the case alone, the port's compile, the repo diff."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from harness.model import CaseResult
+
+_NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def reproduce_commands(result: CaseResult) -> list[str]:
+    """Shell commands, most general first: rerun the case; compile its repository with the port; diff both sides."""
+    golden = result.reference == "golden"
+    reference = "" if golden else f" --reference {shell_quote(_reference_arg(result))}"
+    profile = "" if golden or not result.profile else f" --profile {shell_quote(result.profile)}"
+    cmds = [f"conformance run {shell_quote(result.path)}{reference}{profile} -k {shell_quote(result.case_id)}"]
+    req = result.request
+    if req:
+        inputs = ["--agent-id", req["agentId"], "--conversation-id", req["conversationId"], "--system", req["system"],
+                  "--now", req["now"], "--previous-message-count", str(req["previousMessageCount"])]  # fmt: skip
+        compile_args = [req["memoryDir"], "--json", "--profile", result.profile, *inputs]
+        no_memfs = "" if req.get("includeMemfs", True) else " --no-memfs"
+        cmds.append(f"python -m memfs_prompt compile {_join(compile_args)}{no_memfs}")
+        if not golden:
+            cmds.append(f"conformance diff-repo {_join([req['memoryDir'], *inputs, '--profile', result.profile])}"
+                        f"{no_memfs}{reference}")  # fmt: skip
+    return cmds
+
+
+def shell_quote(text: str) -> str:
+    """shlex.quote, but text holding control characters (a newline in a system prompt, a CR) becomes bash's
+    $'...' with escapes, so each command stays on one line and shows its invisible bytes."""
+    if not _NEEDS_ANSI_C.search(text):
+        return shlex.quote(text)
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
+    escaped = _NEEDS_ANSI_C.sub(
+        lambda m: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(m[0], f"\\x{ord(m[0]):02x}"), escaped
+    )
+    return f"$'{escaped}'"
+
+
+def _join(parts: list[str]) -> str:
+    return " ".join(shell_quote(part) for part in parts)
+
+
+def _reference_arg(result: CaseResult) -> str:
+    ref = result.reference
+    return ref if ":" in ref else f"npm:{ref}"

@@ -1,0 +1,137 @@
+"""Writing a run's report files: report.json (stable schema, docs/report-format.md), junit.xml (report.junit)
+and index.html (report.html); and reading report.json entries back into results (for merges).
+
+Timing lives only under `timing` keys, so two runs of the same corpus give the same
+bytes once those are removed (and `--no-timing` leaves them out altogether).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.report.html import compared_fields, render_html
+from harness.report.junit import junit_xml
+from harness.report.reproduce import reproduce_commands
+from harness.verdict.diff import field_diff_json
+
+SCHEMA = "letta-conformance/report/1"
+
+
+def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
+    def outcome(o: Any) -> Any:
+        if o is None:
+            return None
+        data = o.to_json()
+        data.pop("elapsed_ms", None)
+        return data
+
+    data: dict[str, Any] = {
+        "case": result.case_id,
+        "reference": result.reference,
+        "profile": result.profile,
+        "status": result.status,
+        "tags": list(result.tags),
+        "path": result.path,
+        "description": result.description,
+        "pins": result.pins,
+        "reasons": result.reasons,
+        "compared_fields": compared_fields(result),
+        "diffs": [field_diff_json(d) for d in result.diffs],
+        "structured_diff": result.structured,
+        "request": result.request,
+        "reference_outcome": outcome(result.reference_outcome),
+        "port_outcome": outcome(result.port_outcome),
+        "turns": result.turns,
+        "reproduce": reproduce_commands(result),
+        "field_comparison": result.compared,
+    }
+    if result.baseline:
+        data["baseline"] = result.baseline
+        data["runtime_diffs"] = [field_diff_json(d) for d in result.runtime_diffs]
+        # the baseline's values are in no outcome of this result: kept so that a merge can rebuild the diffs
+        data["runtime_diff_values"] = [{"baseline": d.reference, "variant": d.port} for d in result.runtime_diffs]
+    if result.diffs and (result.reference_outcome is None or result.port_outcome is None):
+        # golden and lifecycle results: the differing values are in no outcome, so a merge could not rebuild them
+        data["diff_values"] = [{"reference": d.reference, "port": d.port} for d in result.diffs]
+    if timing:
+        data["timing"] = {
+            "seconds": round(result.seconds, 4),
+            "reference_ms": round(result.reference_outcome.elapsed_ms, 3) if result.reference_outcome else None,
+            "port_ms": round(result.port_outcome.elapsed_ms, 3) if result.port_outcome else None,
+        }
+    return data
+
+
+def _outcome_from_json(data: dict[str, Any] | None, elapsed_ms: float | None) -> Outcome | None:
+    if data is None:
+        return None
+    return Outcome(**data, elapsed_ms=elapsed_ms or 0.0)
+
+
+def _side_value(outcome: Outcome | None, field: str) -> Any:
+    if outcome is None:
+        return None
+    return outcome.thrown if field == "thrown" else (outcome.record or {}).get(field)
+
+
+def result_from_json(data: dict[str, Any]) -> CaseResult:
+    """A result back from its report.json entry: `result_json` of it gives the same entry again."""
+    timing = data.get("timing") or {}
+    reference = _outcome_from_json(data["reference_outcome"], timing.get("reference_ms"))
+    port = _outcome_from_json(data["port_outcome"], timing.get("port_ms"))
+    values = data.get("diff_values") or [
+        {"reference": _side_value(reference, d["field"]), "port": _side_value(port, d["field"])} for d in data["diffs"]
+    ]
+    diffs = [
+        FieldDiff(d["field"], v["reference"], v["port"], d["offset"])
+        for d, v in zip(data["diffs"], values, strict=True)
+    ]
+    return CaseResult(
+        case_id=data["case"], reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
+        tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
+        diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
+        structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),
+        request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
+        compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
+        runtime_diffs=_runtime_diffs_from_json(data),
+    )  # fmt: skip
+
+
+def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
+    pairs = zip(data.get("runtime_diffs", []), data.get("runtime_diff_values", []), strict=True)
+    return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
+
+
+def report_json(report: RunReport) -> dict[str, Any]:
+    references = report.references if report.timing else [_without_timing(r) for r in report.references]
+    return {
+        "schema": SCHEMA,
+        "ok": report.ok,
+        "counts": report.counts,
+        "references": references,
+        "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
+        "results": [
+            result_json(r, report.timing) for r in sorted(report.results, key=lambda r: (r.case_id, r.reference))
+        ],
+        **report.extra,
+    }
+
+
+def _without_timing(info: dict[str, Any]) -> dict[str, Any]:
+    clean = {k: v for k, v in info.items() if k not in ("starts",)}
+    if isinstance(clean.get("info"), dict):
+        clean["info"] = {k: v for k, v in clean["info"].items() if k != "importMs"}
+    return clean
+
+
+def write_reports(report: RunReport, directory: Path) -> dict[str, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {"json": directory / "report.json", "junit": directory / "junit.xml", "html": directory / "index.html"}
+    data = json.dumps(report_json(report), indent=1, ensure_ascii=True, default=repr)
+    paths["json"].write_text(data + "\n", encoding="ascii")
+    paths["junit"].write_bytes(junit_xml(report))
+    paths["html"].write_text(render_html(report), encoding="utf-8", errors="replace")  # lone surrogates
+    return paths

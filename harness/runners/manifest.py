@@ -1,0 +1,157 @@
+"""The pinned manifest (reference/manifest.json) and what `--reference` names.
+
+Which releases are pinned on which registry (npm's `@letta-ai/letta-code`, PyPI's `letta`), their
+release order, the default reference, releases accepted for one run only (`--latest`), and
+ReferenceSpec: the parsed `--reference` text with its runtime/locale variant. No fetching here
+(harness.runners.releases does that).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REFERENCE_DIR = REPO_ROOT / "reference"
+MANIFEST_PATH, DRIVER_PATH = REFERENCE_DIR / "manifest.json", REFERENCE_DIR / "driver.mjs"
+
+
+def load_manifest() -> dict[str, Any]:
+    return json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
+
+
+# what ReferenceSpec.parse reads, for help texts
+REFERENCE_FORMS = "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH or checkout:PATH"
+REGISTRIES = ("npm", "pypi")  # where letta-code releases are published; npm first for a version on both
+
+
+def default_reference() -> str:
+    """The reference a command uses when none is given: the manifest's pinned default release."""
+    return str(load_manifest()["default"])
+
+
+def pinned_versions(registry: str) -> list[str]:
+    """The versions pinned for one registry, in manifest order."""
+    manifest = load_manifest()
+    return list(manifest["releases"] if registry == "npm" else manifest["pypi"]["releases"])
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Release order: 0.32.8 before 0.32.18 (numeric parts; anything else sorts first)."""
+    return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))
+
+
+def pinned_references() -> list[ReferenceSpec]:
+    """Every pinned artifact, in release order: by version, npm before PyPI for a version on both."""
+    specs = [ReferenceSpec(registry, v) for registry in REGISTRIES for v in pinned_versions(registry)]
+    return sorted(specs, key=lambda s: (version_key(s.value), REGISTRIES.index(s.kind)))
+
+
+def registry_of_bare_version(version: str) -> str:
+    """A bare `--reference 0.34.12`: npm when npm has it pinned (what bare versions always meant),
+    else PyPI when PyPI has it pinned, else npm (whose error then names the pinned versions)."""
+    if version in pinned_versions("npm") or version in _ON_DEMAND:
+        return "npm"
+    if version in pinned_versions("pypi") or version in _ON_DEMAND_PYPI:
+        return "pypi"
+    return "npm"
+
+
+RUNTIMES = ("bun", "node")
+DEFAULT_RUNTIME = "bun"
+_VARIANT = re.compile(r"@(bun|node)(?:/([A-Za-z0-9_.@-]+))?$")
+
+
+@dataclass(frozen=True)
+class ReferenceSpec:
+    """What `--reference` names: `npm:0.32.18`, `pypi:0.34.12`, a bare version, `bundle:PATH` or
+    `checkout:PATH`, optionally run under another runtime and locale: `npm:0.32.18@node`,
+    `pypi:0.34.12@node/da_DK.UTF-8`. A PyPI release under node runs on the wheel's own Node, with
+    the wheel's node_modules beside letta.js: how its PyPI users run it.
+
+    bun with the pinned locale is the baseline (what letta-code's own development runs);
+    any other runtime or locale is a *variant* of that baseline.
+    """
+
+    kind: str
+    value: str
+    runtime: str = DEFAULT_RUNTIME
+    locale: str | None = None  # LANG/LC_ALL for the reference process; None: the pinned C.UTF-8
+
+    @property
+    def base_label(self) -> str:
+        return self.value if self.kind == "npm" else f"{self.kind}:{self.value}"
+
+    @property
+    def variant(self) -> str:
+        """`""` for the baseline, else `@node`, `@node/da_DK.UTF-8`, `@bun/da_DK.UTF-8`."""
+        if self.runtime == DEFAULT_RUNTIME and self.locale is None:
+            return ""
+        return f"@{self.runtime}" + (f"/{self.locale}" if self.locale else "")
+
+    @property
+    def label(self) -> str:
+        return self.base_label + self.variant
+
+    @property
+    def is_variant(self) -> bool:
+        return bool(self.variant)
+
+    @property
+    def baseline(self) -> ReferenceSpec:
+        return ReferenceSpec(self.kind, self.value)
+
+    def with_runtime(self, runtime: str, locale: str | None = None) -> ReferenceSpec:
+        if runtime not in RUNTIMES:
+            raise ValueError(f"--runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
+        return ReferenceSpec(self.kind, self.value, runtime, locale)
+
+    @property
+    def cli(self) -> str:
+        """The `--reference` text that names this spec again."""
+        return f"{self.kind}:{self.value}{self.variant}"
+
+    @property
+    def is_release(self) -> bool:
+        """A published release (npm or PyPI), as opposed to a bundle file or a checkout."""
+        return self.kind in REGISTRIES
+
+    @classmethod
+    def parse(cls, text: str) -> ReferenceSpec:
+        kind, sep, value = text.partition(":")
+        if not sep:
+            kind, value = "", text
+        if kind not in ("", "npm", "pypi", "bundle", "checkout") or not value:
+            raise ValueError(
+                f"--reference {text!r}: use {REFERENCE_FORMS}, optionally followed by @bun or @node "
+                "and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
+            )
+        runtime, locale = DEFAULT_RUNTIME, None
+        variant = _VARIANT.search(value)
+        if variant:
+            value, runtime, locale = value[: variant.start()], variant.group(1), variant.group(2)
+            if not value:
+                raise ValueError(f"--reference {text!r}: nothing before @{runtime}")
+        return cls(kind or registry_of_bare_version(value), value, runtime, locale)
+
+
+_ON_DEMAND: dict[str, dict[str, Any]] = {}
+_ON_DEMAND_PYPI: dict[str, dict[str, Any]] = {}
+
+
+def on_demand_pin(registry: str, version: str) -> dict[str, Any] | None:
+    """The pin `pin_on_demand` accepted for this process, if any."""
+    return (_ON_DEMAND_PYPI if registry == "pypi" else _ON_DEMAND).get(version)
+
+
+def pin_on_demand(version: str, integrity: str, registry: str = "npm") -> None:
+    """Accept an unpinned release for this process only (`conformance matrix --latest`): its tarball
+    or wheel is verified against the digest the registry reported (npm: sha512 integrity; PyPI:
+    sha256), and nothing is written to the manifest."""
+    if registry == "pypi":
+        _ON_DEMAND_PYPI[version] = {"sha256": integrity}
+    else:
+        _ON_DEMAND[version] = {"integrity": integrity, "node_runtime_deps": "node-ws"}

@@ -1,0 +1,70 @@
+"""References under test: which runner serves a reference spec, which Python profile it is compared with,
+and the bun baseline every runtime/locale variant runs beside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.model import Scenario
+from harness.runners.base import Runner
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.manifest import ReferenceSpec
+from harness.runners.node_reference import NodeReferenceRunner
+from harness.runners.releases import bundle_version
+from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve_profile
+
+
+@dataclass
+class ReferenceUnderTest:
+    """A reference and the Python profile it is compared with."""
+
+    runner: Runner
+    profile: Profile
+    spec: ReferenceSpec | None = None
+
+    @property
+    def label(self) -> str:
+        """From the runner's name (`letta-code@0.32.18@node` -> `0.32.18@node`), so a stand-in runner keeps its own."""
+        return (
+            self.runner.name.removeprefix("letta-code@")
+            if self.runner.name.startswith("letta-code@")
+            else self.runner.name
+        )
+
+
+def default_runner(spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float) -> Runner:
+    runner = NodeReferenceRunner if spec.runtime == "node" else BunReferenceRunner
+    return runner(spec, home, ceiling, timeout)
+
+
+def with_baselines(specs: list[ReferenceSpec]) -> list[ReferenceSpec]:
+    """The specs in order, each variant preceded by its bun baseline when that is not given."""
+    ordered: list[ReferenceSpec] = []
+    for spec in specs:
+        if spec.is_variant and spec.baseline not in ordered:
+            ordered.append(spec.baseline)  # before its variant, even when it is named later
+        if spec not in ordered:
+            ordered.append(spec)
+    return ordered
+
+
+def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
+    if override:
+        return resolve_profile(override)
+    version = spec.value.removeprefix("letta-code@") if spec.is_release else None
+    if spec.kind == "bundle":
+        version = bundle_version(Path(spec.value).expanduser())
+    if version is None:
+        return DEFAULT
+    try:
+        return profile_for_release(version)
+    except KeyError:
+        return DEFAULT  # an unreleased build: compared with the newest behaviour
+
+
+def applies(scenario: Scenario, ref: ReferenceUnderTest) -> bool:
+    """A case limited by `profiles` runs against references whose profile, label or base label it names."""
+    base = ref.spec.base_label if ref.spec is not None else ref.label
+    return not scenario.profiles or bool({ref.profile.name, ref.label, base} & set(scenario.profiles))

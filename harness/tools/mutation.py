@@ -1,0 +1,247 @@
+"""Mutation testing of memfs_prompt/ against the corpus: does every hand-written mutant make a case fail?
+
+Mutants are data (mutants/mutants.yaml): a file under memfs_prompt/, a snippet that must occur in
+it exactly once, its replacement, and why the change matters. Each mutant is applied to a
+temporary copy of the package; the corpus then runs with that copy first on PYTHONPATH, against
+reference records recorded once per run from the real releases (the references are not mutated,
+so replaying their answers is the same as asking them again). A mutant is killed when any
+case's verdict changes from the unmutated run (or the port crashes or hangs); it survives when
+every verdict stays the same. A surviving mutant must be listed with `equivalent: <why>` (no case
+can tell it apart; not scored) or `known_survivor: <why>` (scored as survived, does not fail the
+session); a listed mutant that gets killed is reported as invalid, so the notes stay true.
+
+    conformance mutation [CASES...] [--reference npm:X ...] [--mutants mutants/mutants.yaml] [-k ID]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.model import CompileRequest, Outcome
+from harness.runners.base import Runner
+from harness.runners.manifest import REPO_ROOT, ReferenceSpec
+
+PACKAGE = "memfs_prompt"
+DEFAULT_MUTANTS = REPO_ROOT / "mutants" / "mutants.yaml"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str  # relative to memfs_prompt/
+    original: str
+    replacement: str
+    why: str
+    equivalent: str | None = None  # why no case can tell it apart, when that is the case
+    known_survivor: str | None = None  # why it survives for now (no honest case can pin it yet)
+
+    def apply(self, package_dir: Path) -> None:
+        """Rewrite the file in package_dir; the snippet must occur exactly once."""
+        path = package_dir / self.file
+        text = path.read_text(encoding="utf-8")
+        count = text.count(self.original)
+        if count != 1:
+            raise ValueError(
+                f"mutant {self.id}: the original snippet occurs {count} times in {PACKAGE}/{self.file} "
+                "(it must occur once); update the mutant to the current source"
+            )
+        path.write_text(text.replace(self.original, self.replacement), encoding="utf-8")
+
+
+def load_mutants(path: Path) -> list[Mutant]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    mutants = []
+    seen: set[str] = set()
+    for index, entry in enumerate(data.get("mutants") or []):
+        missing = [k for k in ("id", "file", "original", "replacement", "why") if not isinstance(entry.get(k), str)]
+        if missing:
+            raise ValueError(f"{path}: mutant #{index + 1} needs {', '.join(missing)} (strings)")
+        if entry["id"] in seen:
+            raise ValueError(f"{path}: mutant id {entry['id']!r} is used twice")
+        seen.add(entry["id"])
+        mutants.append(
+            Mutant(entry["id"], entry["file"], entry["original"], entry["replacement"], entry["why"],
+                   entry.get("equivalent"), entry.get("known_survivor"))
+        )  # fmt: skip
+    return mutants
+
+
+def request_key(request: CompileRequest) -> str:
+    return json.dumps(request.to_wire(), sort_keys=True, ensure_ascii=True)
+
+
+# --- the baseline: real references, unmutated port ------------------------------------------------
+
+
+def record_baseline(paths: list[Path], references: list[str], out: Path) -> dict[str, Any]:
+    """Run the corpus for real once; keep every reference compile answer and every verdict."""
+    from harness.cases.load import load_scenarios
+    from harness.engine import Session
+    from harness.runners.bun_reference import BunReferenceRunner
+
+    loaded = load_scenarios(paths)
+    if loaded.errors:
+        raise ValueError("; ".join(str(e) for e in loaded.errors))
+    specs = [ReferenceSpec.parse(r) for r in references]
+    answers: dict[str, dict[str, Any]] = {spec.label: {} for spec in specs}
+
+    class Recording(BunReferenceRunner):
+        def compile(self, request: CompileRequest) -> Outcome:
+            outcome = super().compile(request)
+            answers[self.spec.label][request_key(request)] = outcome.to_json()
+            return outcome
+
+    with Session(specs, runner_factory=lambda spec, cache: Recording(spec, cache / "home", cache / "repos")) as session:
+        results = session.run(loaded.scenarios)
+    errors = [r for r in results if r.status == "error"]
+    if errors:
+        raise RuntimeError(f"the unmutated run has errors ({errors[0].case_id}: {errors[0].reasons}); fix those first")
+    baseline = {
+        "references": references,
+        "answers": answers,
+        "verdicts": {f"{r.case_id} [{r.reference}]": r.status for r in results},
+    }
+    out.write_text(json.dumps(baseline, sort_keys=True), encoding="utf-8")
+    return baseline
+
+
+class ReplayRunner(Runner):
+    """A reference that answers what the real one answered in the baseline run."""
+
+    def __init__(self, spec: ReferenceSpec, answers: dict[str, Any]) -> None:
+        self.name = f"letta-code@{spec.value}" if spec.kind == "npm" else spec.label
+        self.answers = answers
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        data = self.answers.get(request_key(request))
+        if data is None:
+            return Outcome("error", error="no recorded reference answer for this request")
+        return Outcome(**data)
+
+
+# --- one mutant (runs in a subprocess with the mutated copy first on sys.path) -----------------------
+
+
+def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int:
+    """Replay the corpus; 0 when every verdict matches the baseline, 1 (and the first change) otherwise."""
+    import memfs_prompt
+
+    loaded_from = Path(memfs_prompt.__file__).resolve().parent
+    if loaded_from != expected_package.resolve():
+        print(f"the mutated copy was not imported: memfs_prompt came from {loaded_from}", file=sys.stderr)
+        return 3
+    from harness.cases.load import load_scenarios
+    from harness.engine import Session
+    from harness.runners.python_port import PythonPortRunner
+
+    # References that share a profile get the same port record: compile once per profile and request.
+    port_compile, outcomes = PythonPortRunner.compile, {}
+
+    def compile_once(runner: PythonPortRunner, request: CompileRequest) -> Outcome:
+        key = (runner.profile.name, request_key(request))
+        if key not in outcomes:
+            outcomes[key] = port_compile(runner, request)
+        return outcomes[key]
+
+    baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
+    specs = [ReferenceSpec.parse(r) for r in baseline["references"]]
+    scenarios = load_scenarios(paths).scenarios
+    compile_cases = [s for s in scenarios if s.kind == "compile"]
+    lifecycle_cases = [s for s in scenarios if s.kind == "lifecycle"]
+
+    def replayed(spec: ReferenceSpec, cache: Path) -> Runner:
+        return ReplayRunner(spec, baseline["answers"][spec.label])
+
+    # Compile cases against the recorded answers (fast); lifecycle probes against the live references,
+    # since a turn loop's answers depend on the conversation so far.
+    for cases, factory in ((compile_cases, replayed), (lifecycle_cases, None)):
+        if not cases:
+            continue
+        PythonPortRunner.compile = compile_once if factory else port_compile  # type: ignore[method-assign,assignment]
+        with Session(specs, runner_factory=factory) as session:
+            for scenario in cases:
+                for result in session.run_case(scenario):
+                    key = f"{result.case_id} [{result.reference}]"
+                    expected = baseline["verdicts"].get(key)
+                    if expected is None:
+                        print(
+                            f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr
+                        )
+                        return 3
+                    if result.status != expected:
+                        fields = {d.field for d in result.diffs} | {
+                            d["observation"] for row in result.turns for d in row.get("diffs", [])
+                        }
+                        detail = ", ".join(sorted(fields)) or "; ".join(result.reasons[:1])
+                        print(f"{key}: {expected} -> {result.status}" + (f" ({detail})" if detail else ""))
+                        return 1
+    return 0
+
+
+@dataclass
+class MutantResult:
+    mutant: Mutant
+    outcome: str  # killed / survived / known-survivor / equivalent / invalid
+    detail: str
+    seconds: float
+
+
+def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float) -> MutantResult:
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.id}-") as tmp:
+        package = Path(tmp) / PACKAGE
+        shutil.copytree(REPO_ROOT / PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+        try:
+            mutant.apply(package)
+        except ValueError as error:
+            return MutantResult(mutant, "invalid", str(error), 0.0)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([tmp, str(REPO_ROOT)]), "PYTHONDONTWRITEBYTECODE": "1"}
+        command = [sys.executable, "-m", "harness.cli", "mutation", "--check", str(baseline), "--package", str(package),
+                   *map(str, paths)]  # fmt: skip
+        try:
+            done = subprocess.run(
+                command, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False
+            )  # cwd: `python -m` puts it first on sys.path, before the unmutated checkout
+        except subprocess.TimeoutExpired:
+            return MutantResult(mutant, "killed", f"the corpus did not finish within {timeout:g} s", timeout)
+    seconds = time.perf_counter() - started
+    if done.returncode == 0:
+        if mutant.equivalent:
+            return MutantResult(mutant, "equivalent", mutant.equivalent, seconds)
+        if mutant.known_survivor:
+            return MutantResult(mutant, "known-survivor", mutant.known_survivor, seconds)
+        return MutantResult(mutant, "survived", "no case changed its verdict", seconds)
+    if mutant.equivalent or mutant.known_survivor:
+        note = "equivalent" if mutant.equivalent else "known_survivor"
+        return MutantResult(mutant, "invalid", f"listed as {note} but a case kills it: remove the note", seconds)
+    if done.returncode == 1:
+        return MutantResult(mutant, "killed", done.stdout.strip().splitlines()[-1], seconds)
+    if done.returncode == 3:
+        return MutantResult(mutant, "invalid", done.stderr.strip(), seconds)
+    last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    return MutantResult(mutant, "killed", f"the port crashed: {last}", seconds)
+
+
+def summary(results: list[MutantResult]) -> tuple[str, bool]:
+    kinds = ("killed", "survived", "known-survivor", "equivalent", "invalid")
+    counts = {k: sum(1 for r in results if r.outcome == k) for k in kinds}
+    scored = counts["killed"] + counts["survived"] + counts["known-survivor"]
+    score = f"{counts['killed']}/{scored} killed" + (f" ({100 * counts['killed'] / scored:.0f}%)" if scored else "")
+    lines = [f"{r.outcome:<14} {r.mutant.id:<40} {r.detail}" for r in results]
+    lines.append(
+        f"mutation score: {score}; {counts['equivalent']} equivalent (explained, not scored), "
+        f"{counts['known-survivor']} known survivors (explained), {counts['survived']} survived, "
+        f"{counts['invalid']} invalid"
+    )
+    return "\n".join(lines), counts["survived"] == 0 and counts["invalid"] == 0

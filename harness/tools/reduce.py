@@ -1,0 +1,335 @@
+"""`conformance reduce`: shrink a diverging scenario to a small one that diverges the same way.
+
+Delta debugging (ddmin) over, in turn: the compile inputs, the commits, the files, each file's
+lines and then bytes, each path's directories and name characters, and symlink / executable
+modes. A candidate is kept only when it diverges exactly as the original did (harness.verdict.signature:
+the same reference, fields and kind of difference). Every candidate is compiled by the session's
+Python port and its one warm reference process; answers are memoized by repository content.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from harness.cases.load import DEFAULT_INPUTS
+from harness.cases.write import case_document, model_size, repo_spec
+from harness.engine import Session
+from harness.model import MODE_FILE, Blob, CommitModel, RepoModel, Scenario
+from harness.repo.spec import model_of, repo_digest, valid_tree
+from harness.verdict.signature import Signature, signature_of
+
+T = TypeVar("T")
+
+
+def ddmin(items: Sequence[T], test: Callable[[list[T]], bool]) -> list[T]:
+    """Zeller's ddmin (complements): a 1-minimal sublist of items that still passes test."""
+    current = list(items)
+    if current and test([]):
+        return []
+    granularity = 2
+    while len(current) >= 2:
+        size = math.ceil(len(current) / granularity)
+        for start in range(0, len(current), size):
+            complement = current[:start] + current[start + size :]
+            if test(complement):
+                current = complement
+                granularity = max(granularity - 1, 2)
+                break
+        else:
+            if granularity >= len(current):
+                break
+            granularity = min(granularity * 2, len(current))
+    return current
+
+
+@dataclass
+class Candidate:
+    model: RepoModel
+    inputs: dict[str, Any]
+
+
+def candidate_scenario(candidate: Candidate, case_id: str, workdir: Path) -> Scenario:
+    """An in-memory scenario (no file) for a candidate."""
+    return Scenario(
+        id=case_id,
+        description="reduction candidate",
+        path=workdir / "compile" / f"{case_id}.yaml",
+        tags=(),
+        inputs={**DEFAULT_INPUTS, **candidate.inputs},
+        repo=repo_spec(candidate.model),
+    )
+
+
+class Oracle:
+    """Compiles candidates with one session (one warm reference process) and answers their signature."""
+
+    def __init__(self, session: Session, reference: str | None = None) -> None:
+        self.session = session
+        self.reference = reference
+        self.workdir = session.cache / "candidates"  # only names the in-memory scenarios; nothing is written there
+        self.memo: dict[str, Signature | None] = {}
+        self.calls = 0
+        self.compiles = 0
+        self.compile_seconds = 0.0
+        self.errors: list[str] = []  # candidates that could not be built, or a reference that could not run
+
+    def signatures(self, candidate: Candidate) -> dict[str, Signature | None]:
+        """Signature per reference label (None = agrees, or the reference could not run)."""
+        started = time.perf_counter()
+        scenario = candidate_scenario(candidate, "candidate", self.workdir)
+        results = self.session.run_case(scenario)
+        shutil.rmtree(self.session.cache / "repos" / repo_digest(scenario.repo), ignore_errors=True)
+        self.compiles += 1
+        self.compile_seconds += time.perf_counter() - started
+        out: dict[str, Signature | None] = {}
+        for result in results:
+            if result.reference_outcome is None or result.port_outcome is None:
+                self.errors.append(f"[{result.reference}] " + "; ".join(result.reasons))
+                out[result.reference] = None
+                continue
+            if result.reference_outcome.status == "error":
+                self.errors.append(f"[{result.reference}] reference could not run: {result.reference_outcome.error}")
+            out[result.reference] = signature_of(result.reference, result.reference_outcome, result.port_outcome)
+        return out
+
+    def signature(self, candidate: Candidate) -> Signature | None:
+        self.calls += 1
+        key = json.dumps([repo_spec(candidate.model), candidate.inputs], sort_keys=True, ensure_ascii=True)
+        if key not in self.memo:
+            sigs = self.signatures(candidate)
+            label = self.reference or next(iter(sigs), None)
+            self.memo[key] = sigs.get(label) if label else None
+        return self.memo[key]
+
+    def close(self) -> None:
+        """Nothing to release: the session owns the reference process and the repositories."""
+
+
+@dataclass
+class Reduction:
+    candidate: Candidate
+    target: Signature
+    before: tuple[int, int, int]
+    after: tuple[int, int, int]
+    tests: int
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        (f0, b0, c0), (f1, b1, c1) = self.before, self.after
+        return (
+            f"files {f0} -> {f1}, bytes {b0} -> {b1}, commits {c0} -> {c1} "
+            f"({self.tests} candidates tried in {self.seconds:.1f} s); diverges in {self.target.describe()}"
+        )
+
+
+# --- reduction passes -----------------------------------------------------------------------------
+
+
+def _with_files(model: RepoModel, edit: Callable[[dict[bytes, Blob]], dict[bytes, Blob] | None]) -> RepoModel | None:
+    commits = []
+    for commit in model.commits:
+        files = edit(dict(commit.files))
+        if files is None or not valid_tree(files):
+            return None
+        commits.append(replace(commit, files=files))
+    return replace(model, commits=commits)
+
+
+class Reducer:
+    def __init__(self, oracle: Oracle, target: Signature, budget: int = 3000, seconds: float = 600.0) -> None:
+        self.oracle, self.target = oracle, target
+        self.budget, self.deadline = budget, time.monotonic() + seconds
+        self.tests = 0
+
+    def holds(self, candidate: Candidate | None) -> bool:
+        if candidate is None or self.tests >= self.budget or time.monotonic() > self.deadline:
+            return False
+        self.tests += 1
+        return self.oracle.signature(candidate) == self.target
+
+    def run(self, candidate: Candidate) -> Candidate:
+        for _ in range(4):  # passes enable each other; stop at a fixed point
+            before = self._measure(candidate)
+            for reduction in (self.inputs, self.commits, self.files, self.paths, self.modes, self.contents):
+                candidate = reduction(candidate)
+            if self._measure(candidate) == before:
+                break
+        return candidate
+
+    @staticmethod
+    def _measure(candidate: Candidate) -> tuple[Any, ...]:
+        model = candidate.model
+        names = sum(len(n) for n in model.head)
+        return (*model_size(model), names, json.dumps(candidate.inputs, sort_keys=True))
+
+    def inputs(self, candidate: Candidate) -> Candidate:
+        keys = ddmin(sorted(candidate.inputs), lambda kept: self.holds(
+            replace(candidate, inputs={k: candidate.inputs[k] for k in kept})))  # fmt: skip
+        return replace(candidate, inputs={k: candidate.inputs[k] for k in keys})
+
+    def commits(self, candidate: Candidate) -> Candidate:
+        model = candidate.model
+        if model.kind != "git" or not model.commits:
+            return candidate
+        plain = [CommitModel(c.files) for c in model.commits]
+        if self.holds(replace(candidate, model=replace(model, commits=plain))):
+            model = replace(model, commits=plain)
+        head, history = model.commits[-1], model.commits[:-1]
+        kept = ddmin(history, lambda keep: self.holds(replace(candidate, model=replace(model, commits=[*keep, head]))))
+        return replace(candidate, model=replace(model, commits=[*kept, head]))
+
+    def files(self, candidate: Candidate) -> Candidate:
+        model = candidate.model
+
+        def keep_only(paths: list[bytes]) -> RepoModel | None:
+            wanted = set(paths)
+            return _with_files(model, lambda files: {n: b for n, b in files.items() if n in wanted})
+
+        every = sorted({name for commit in model.commits for name in commit.files})
+        kept = ddmin(every, lambda paths: self.holds(_candidate(candidate, keep_only(paths))))
+        return _candidate(candidate, keep_only(kept)) or candidate
+
+    def contents(self, candidate: Candidate) -> Candidate:
+        for name in sorted(candidate.model.head):
+            for split in (_lines, _chars, _bytes):
+                candidate = self._shrink_blob(candidate, name, split)
+        return candidate
+
+    def _shrink_blob(
+        self, candidate: Candidate, name: bytes, split: Callable[[bytes], list[bytes] | None]
+    ) -> Candidate:
+        blob = candidate.model.head.get(name)
+        pieces = split(blob.data) if blob is not None else None
+        if blob is None or pieces is None or len(pieces) > 4096:
+            return candidate
+
+        def with_data(kept: list[bytes]) -> Candidate | None:
+            data = b"".join(kept)
+            return _candidate(candidate, _with_head_blob(candidate.model, name, Blob(blob.mode, data)))
+
+        kept = ddmin(pieces, lambda kept: self.holds(with_data(kept)))
+        return with_data(kept) or candidate
+
+    def paths(self, candidate: Candidate) -> Candidate:
+        """Drop directories from each path, then characters from each of its components."""
+        for name in sorted(candidate.model.head):
+            parts = name.split(b"/")
+            candidate, name = self._shrink_name(candidate, name, parts[:-1], _directories_setter(parts[-1]))
+            parts = name.split(b"/")
+            for index in range(len(parts)):
+                chars = list(parts[index].decode("utf-8", "surrogateescape"))
+                candidate, name = self._shrink_name(candidate, name, chars, _component_setter(parts, index))
+                parts = name.split(b"/")
+        return candidate
+
+    def _shrink_name(
+        self, candidate: Candidate, old: bytes, pieces: list[Any], assemble: Callable[[list[Any]], bytes]
+    ) -> tuple[Candidate, bytes]:
+        def test(keep: list[Any]) -> bool:
+            return self.holds(_renamed(candidate, old, assemble(keep)))
+
+        new = assemble(ddmin(pieces, test))
+        renamed = _renamed(candidate, old, new)
+        return (renamed, new) if renamed is not None else (candidate, old)
+
+    def modes(self, candidate: Candidate) -> Candidate:
+        for name, blob in sorted(candidate.model.head.items()):
+            if blob.mode != MODE_FILE:
+                plain = _candidate(candidate, _with_head_blob(candidate.model, name, Blob(MODE_FILE, blob.data)))
+                if self.holds(plain):
+                    candidate = plain  # type: ignore[assignment]
+        return candidate
+
+
+def _candidate(base: Candidate, model: RepoModel | None) -> Candidate | None:
+    return None if model is None else replace(base, model=model)
+
+
+def _with_head_blob(model: RepoModel, name: bytes, blob: Blob) -> RepoModel | None:
+    head = dict(model.head)
+    head[name] = blob
+    return replace(model, commits=[*model.commits[:-1], replace(model.commits[-1], files=head)])
+
+
+def _directories_setter(leaf: bytes) -> Callable[[list[bytes]], bytes]:
+    """The path made of the given directories and `leaf`."""
+
+    def assemble(directories: list[bytes]) -> bytes:
+        return b"/".join([*directories, leaf])
+
+    return assemble
+
+
+def _component_setter(parts: list[bytes], index: int) -> Callable[[list[str]], bytes]:
+    """The path with component `index` made of the given characters."""
+
+    def assemble(chars: list[str]) -> bytes:
+        part = "".join(chars).encode("utf-8", "surrogateescape")
+        return b"/".join([*parts[:index], part, *parts[index + 1 :]])
+
+    return assemble
+
+
+def _renamed(candidate: Candidate, old: bytes, new: bytes) -> Candidate | None:
+    if old == new:
+        return candidate
+    if any(new in c.files for c in candidate.model.commits):
+        return None
+
+    def rename(files: dict[bytes, Blob]) -> dict[bytes, Blob]:
+        return {(new if n == old else n): b for n, b in files.items()}
+
+    return _candidate(candidate, _with_files(candidate.model, rename))
+
+
+def _lines(data: bytes) -> list[bytes] | None:
+    return data.splitlines(keepends=True)
+
+
+def _chars(data: bytes) -> list[bytes] | None:
+    try:
+        return [ch.encode("utf-8") for ch in data.decode("utf-8")]
+    except UnicodeDecodeError:
+        return None
+
+
+def _bytes(data: bytes) -> list[bytes] | None:
+    return [bytes([b]) for b in data] if len(data) <= 2048 else None
+
+
+def reduce_candidate(oracle: Oracle, candidate: Candidate, *, budget: int = 3000, seconds: float = 600.0) -> Reduction:
+    """Shrink candidate while it diverges as it does now; raises ValueError when it does not diverge."""
+    started = time.monotonic()
+    target = oracle.signature(candidate)
+    if target is None:
+        raise ValueError("the case does not diverge against the reference: nothing to reduce")
+    reducer = Reducer(oracle, target, budget, seconds)
+    smallest = reducer.run(candidate)
+    notes = []
+    if reducer.tests >= budget or time.monotonic() > reducer.deadline:
+        notes.append("stopped at the test or time budget; the result may not be minimal")
+    return Reduction(smallest, target, model_size(candidate.model), model_size(smallest.model), reducer.tests,
+                     time.monotonic() - started, notes)  # fmt: skip
+
+
+def candidate_of(scenario: Scenario) -> Candidate:
+    inputs = {k: v for k, v in scenario.inputs.items() if DEFAULT_INPUTS.get(k) != v}
+    return Candidate(model_of(scenario), inputs)
+
+
+def reduced_document(reduction: Reduction, case_id: str, origin: str, tags: Sequence[str] = ()) -> dict[str, Any]:
+    return case_document(
+        case_id,
+        f"Reduced from {origin} by conformance reduce; diverges in {reduction.target.describe()}.",
+        reduction.candidate.model,
+        tags=[*tags, "reduced"],
+        inputs=reduction.candidate.inputs,
+    )

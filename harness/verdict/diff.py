@@ -1,0 +1,163 @@
+"""Whether two records differ, and how: the one rule every caller uses.
+
+`differs` is the rule for one value: a value one side has and the other lacks differs from it even
+when the value is null (absent and null are different JSON); otherwise values differ when unequal.
+`outcome_diff` applies it to two outcomes (run, signature, drift, bisect, add-case verification),
+`mapping_diff` to two mappings of observations (lifecycle steps, recorded observations). Two
+outcomes that both threw do not differ (upstream's message is not part of the contract); one that
+threw and one that did not differ in `thrown`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from harness.model import FieldDiff, Outcome
+from harness.verdict.text import ABSENT, around, as_bytes, first_diff_offset
+
+COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
+SUMMARY_CHARS = 2048  # longer strings are summarised in structured diffs
+
+_MISSING = object()
+
+
+def differs(reference: Any, port: Any) -> bool:
+    """The rule for one value; pass `MISSING` (via `value_of`) for a side that lacks it."""
+    if (reference is _MISSING) != (port is _MISSING):
+        return True
+    return reference != port
+
+
+def value_of(mapping: Mapping[str, Any], name: str) -> Any:
+    """mapping[name], or the marker `differs` reads as absent."""
+    return mapping.get(name, _MISSING)
+
+
+def mapping_diff(reference: Mapping[str, Any], port: Mapping[str, Any], names: list[str] | None = None) -> list[str]:
+    """The names (reference's order, then port's own) whose values differ between two mappings."""
+    names = names if names is not None else [*reference, *(n for n in port if n not in reference)]
+    return [name for name in names if differs(value_of(reference, name), value_of(port, name))]
+
+
+def shown(mapping: Mapping[str, Any], name: str) -> Any:
+    """A value for messages and reports: ABSENT when the mapping lacks it."""
+    return mapping.get(name, ABSENT)
+
+
+def outcome_diff(
+    reference: Outcome, port: Outcome, fields: tuple[str, ...] | None = COMPARED_FIELDS
+) -> list[FieldDiff]:
+    """Field differences between two outcomes that both ran (status ok or thrown).
+
+    `fields=None` compares every field either record has. Presence says how each field was compared.
+    """
+    if reference.status == "thrown" or port.status == "thrown":
+        if reference.status == port.status:
+            return []
+        return [FieldDiff("thrown", reference.thrown, port.thrown, 0)]
+    ref_record, port_record = reference.record or {}, port.record or {}
+    names = list(fields) if fields is not None else sorted(set(ref_record) | set(port_record))
+    diffs = []
+    for name in mapping_diff(ref_record, port_record, names):
+        in_ref, in_port = name in ref_record, name in port_record
+        ref_bytes = as_bytes(ref_record[name]) if in_ref else ABSENT.encode()
+        port_bytes = as_bytes(port_record[name]) if in_port else ABSENT.encode()
+        offset = first_diff_offset(ref_bytes, port_bytes)
+        diffs.append(FieldDiff(name, ref_record.get(name), port_record.get(name), offset or 0, in_ref, in_port))
+    return diffs
+
+
+# How each field was compared (CaseResult.compared, report.json `compared_fields`):
+BOTH = "compared"  # both records have it: compared byte for byte
+ABSENT_BOTH = "compared-as-absent"  # neither has it (0.25.x has no coreMemory): the port must not have it either
+REFERENCE_ONLY = "reference-only"  # a difference: the port lacks a field the reference returns
+PORT_ONLY = "port-only"  # a difference: the port returns a field the reference does not
+THROWN = "thrown"  # one side or both threw: the records are not compared field by field
+
+
+def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> dict[str, str]:
+    """For every compared field, how outcome_diff compared it. Absent fields are compared, never skipped."""
+    if reference.status == "thrown" or port.status == "thrown":
+        return dict.fromkeys(fields, THROWN)
+    ref_record, port_record = reference.record or {}, port.record or {}
+    states = {}
+    for name in fields:
+        in_ref, in_port = name in ref_record, name in port_record
+        if in_ref and in_port:
+            states[name] = BOTH
+        elif in_ref or in_port:
+            states[name] = REFERENCE_ONLY if in_ref else PORT_ONLY
+        else:
+            states[name] = ABSENT_BOTH
+    return states
+
+
+def field_diff_json(diff: FieldDiff) -> dict[str, Any]:
+    """A FieldDiff as report.json writes it: offset, sizes, and the bytes around the offset on each side."""
+    ref_bytes, port_bytes = as_bytes(diff.reference), as_bytes(diff.port)
+    offset = diff.offset or 0
+    return {
+        "field": diff.field,
+        "offset": diff.offset,
+        "reference_bytes": len(ref_bytes),
+        "port_bytes": len(port_bytes),
+        "reference_context": around(ref_bytes, offset),
+        "port_context": around(port_bytes, offset),
+    }
+
+
+def render_field_diff(diff: FieldDiff) -> str:
+    """A readable text block for terminals and pytest: offset, both sides around it."""
+    info = field_diff_json(diff)
+    return (
+        f"{diff.field}: first difference at byte {diff.offset} "
+        f"(reference {info['reference_bytes']} bytes, port {info['port_bytes']} bytes)\n"
+        f"  reference: …{info['reference_context']}…\n"
+        f"  port:      …{info['port_context']}…"
+    )
+
+
+def structured_diff(reference: dict[str, Any] | None, port: dict[str, Any] | None) -> str:
+    """A deepdiff of two records, for the report (long strings are summarised, not dumped)."""
+    diff = DeepDiff(_summarised(reference or {}), _summarised(port or {}), verbose_level=2, max_diffs=200)
+    return diff.to_json(indent=1) if diff else ""
+
+
+def _summarised(value: Any) -> Any:
+    """Strings over SUMMARY_CHARS become head + length + sha256 + tail: a difference still shows, a copy does not."""
+    if isinstance(value, dict):
+        return {k: _summarised(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_summarised(v) for v in value]
+    if isinstance(value, str) and len(value) > SUMMARY_CHARS:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        half = SUMMARY_CHARS // 2
+        return f"{value[:half]}…⟨{len(value)} chars, sha256 {digest}…⟩…{value[-half:]}"
+    return value
+
+
+def observation_diffs(reference: dict[str, Any], python: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-observation differences of one lifecycle step, each with deepdiff's account of what changed
+    inside the value (which list item, which type)."""
+    diffs = []
+    for name in mapping_diff(reference, python):
+        ref_value, py_value = shown(reference, name), shown(python, name)
+        detail = DeepDiff(ref_value, py_value, verbose_level=2).to_dict()
+        diffs.append({"observation": name, "reference": ref_value, "python": py_value, "deepdiff": _plain(detail)})
+    return diffs
+
+
+def _plain(value: Any) -> Any:
+    """deepdiff's result as plain JSON values (its containers are sets and tree objects)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [_plain(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)

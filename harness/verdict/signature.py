@@ -1,0 +1,105 @@
+"""How two outcomes differ, coarsely: which fields, and what kind of difference in each.
+
+Built on verdict.diff.outcome_diff, so whatever `run` calls a difference, `reduce` and `fuzz` do too.
+A shrunk case must diverge "the same way" as the case it came from: against the same
+reference, in the same fields, with the same kind of difference. The kind is deliberately
+coarse (an order change, a whitespace-only change, text missing or extra on the port's side,
+other text, a throw on one side, a port crash) so that shrinking keeps the bug while its
+bytes change.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.model import FieldDiff, Outcome
+from harness.verdict.diff import outcome_diff
+from memfs_prompt.quirks import JS_WHITESPACE
+
+_SPACE = JS_WHITESPACE | frozenset("\x1c\x1d\x1e\x1f\x85\u200b")
+
+
+@dataclass(frozen=True)
+class Signature:
+    reference: str
+    diffs: tuple[tuple[str, str], ...]  # (field, kind), sorted
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f for f, _ in self.diffs)
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{field} ({kind})" for field, kind in self.diffs)
+        return f"{parts} against {self.reference}"
+
+
+def _without_space(text: str) -> str:
+    return "".join(ch for ch in text if ch not in _SPACE and not unicodedata.category(ch).startswith("Z"))
+
+
+def difference_kind(reference: Any, port: Any) -> str:
+    """One word for how port's value differs from reference's (None: that side has no value)."""
+    if reference is None:
+        return "absent-in-reference"
+    if port is None:
+        return "absent-in-port"
+    if not isinstance(reference, str) or not isinstance(port, str):
+        return "value"
+    if sorted(reference) == sorted(port):
+        return "order"
+    if _without_space(reference) == _without_space(port):
+        return "whitespace"
+    if len(port) < len(reference):
+        return "port-shorter"
+    if len(port) > len(reference):
+        return "port-longer"
+    return "text"
+
+
+def signature_of(reference_label: str, reference: Outcome, port: Outcome) -> Signature | None:
+    """None when both agree (or the reference could not run: that is no divergence of the port)."""
+    if reference.status == "error":
+        return None
+    if port.status == "error":
+        crash = (port.error or "").split(":", 1)[0] or "error"
+        return Signature(reference_label, (("error", f"port-crash:{crash}"),))
+    if reference.status != port.status:
+        kind = "port-threw" if port.status == "thrown" else "reference-threw"
+        return Signature(reference_label, (("thrown", kind),))
+    if reference.status == "thrown":
+        return None
+    diffs = [(diff.field, field_kind(diff)) for diff in outcome_diff(reference, port)]
+    return Signature(reference_label, tuple(sorted(diffs))) if diffs else None
+
+
+def field_kind(diff: FieldDiff) -> str:
+    """difference_kind of one outcome_diff entry; a field one side lacks is absent there even beside a null."""
+    if not diff.reference_present:
+        return "absent-in-reference"
+    if not diff.port_present:
+        return "absent-in-port"
+    return difference_kind(diff.reference, diff.port)
+
+
+def pick_divergence(
+    signatures: Iterable[Signature | None], seen: set[Signature], target: list[Signature]
+) -> tuple[Signature | None, int]:
+    """What a fuzz example shows: the signature to stop on, and how many known signatures came before it.
+
+    The first new signature becomes the `target`; while Hypothesis shrinks, only that one counts.
+    """
+    known = 0
+    for signature in signatures:
+        if signature is None:
+            continue
+        if signature in seen:
+            known += 1
+            continue
+        if not target:
+            target.append(signature)
+        if signature == target[0]:
+            return signature, known
+    return None, known
