@@ -14,17 +14,19 @@ from pathlib import Path
 import pytest
 from conftest import OFFLINE, git_env_for
 
-from harness import history, revision_build, revision_reference
-from harness.releases import ensure_bun
-from harness.revision_build import (
+from harness.runners import git_reference, revision_build
+from harness.runners.git_reference import GitReference, UnknownRevisionProfile, revision_profile
+from harness.runners.manifest import ReferenceSpec
+from harness.runners.releases import ensure_bun
+from harness.runners.revision_build import build_revision
+from harness.runners.revision_source import (
     BuildError,
-    build_revision,
     bun_pragma,
     load_time_packages,
     locked_versions,
     release_build_entry,
 )
-from harness.revision_reference import GitReference, UnknownRevisionProfile, revision_profile
+from harness.tools import history, history_scan, revision_corpus
 
 pytestmark = pytest.mark.skipif(OFFLINE, reason="needs the pinned bun (LETTA_CONFORMANCE_OFFLINE=1)")
 
@@ -116,7 +118,7 @@ def bun() -> Path:
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bun: Path) -> Path:
     root = tmp_path / "cache"
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(root))
-    for module in (revision_build, revision_reference, history):
+    for module in (revision_build, git_reference, history_scan):
         monkeypatch.setattr(module, "ensure_bun", lambda: bun)
     return root
 
@@ -272,16 +274,16 @@ def test_history_scan_groups_identical_modules(upstream: Upstream, cache: Path) 
     upstream.commit("broken", {"src/util/text.ts": "export function shout(: string {\n"})
     upstream.commit("fixed", {"src/util/text.ts": HELPER})
 
-    commits = history.first_parent_commits(upstream.path, first, "HEAD")
+    commits = history_scan.first_parent_commits(upstream.path, first, "HEAD")
     assert [c.subject for c in commits][:2] == ["one", "docs"] and len(commits) == 8
-    rows = history.scan(upstream.path, commits)
+    rows = history_scan.scan(upstream.path, commits)
     assert [r.built for r in rows] == [True, False, False, True, True, True, True, True]
     modules = [r.module for r in rows]
     assert modules[0] == modules[1] == modules[2]
     assert len({m for m in modules if m}) == 5 and modules[6] is None and "bun build" in (rows[6].error or "")
     assert [r.pragma for r in rows[:6]] == [True, True, True, True, True, False]
     # the incremental walk and building every commit on its own agree
-    assert [r.module for r in history.scan(upstream.path, commits, exhaustive=True)] == modules
+    assert [r.module for r in history_scan.scan(upstream.path, commits, exhaustive=True)] == modules
 
 
 def test_bisect_and_history_table_run_the_driver(upstream: Upstream, cache: Path, tmp_path: Path) -> None:
@@ -290,16 +292,17 @@ def test_bisect_and_history_table_run_the_driver(upstream: Upstream, cache: Path
         upstream.commit(f"docs {n}", {"README.md": f"{n}\n"})
     changed = upstream.commit("the output changes", {"src/util/text.ts": HELPER.replace('"!"', '"?"')})
     upstream.commit("after", {"README.md": "after\n"})
-    case = tmp_path / "case.yaml"
+    case = tmp_path / "cases" / "compile" / "tiny.yaml"  # the loader wants id == file name
+    case.parent.mkdir(parents=True)
     case.write_text(TINY_CASE)
-    scenario = history.load_cases([case])[0]
+    scenario = revision_corpus.load_cases([case])[0]
 
-    result = history.bisect_commits(upstream.path, scenario, start, "HEAD")
+    result = revision_corpus.bisect_commits(upstream.path, scenario, start, "HEAD")
     assert result.first_changed == changed
     assert len(result.tested) <= 5 < len(result.candidates)
     assert result.what == ["content/prompt"]
 
-    rows = history.scan(upstream.path, history.first_parent_commits(upstream.path, start, "HEAD"))
+    rows = history_scan.scan(upstream.path, history_scan.first_parent_commits(upstream.path, start, "HEAD"))
     found, runs = history.history_table(upstream.path, rows, [scenario])
     assert [c.commit for c in found] == [changed] and found[0].cases == {"content/prompt": ["tiny"]}
     assert len(runs) == 2
@@ -309,11 +312,12 @@ def test_bisect_and_history_table_run_the_driver(upstream: Upstream, cache: Path
 
 def test_git_reference_runner_reports_the_build_error(upstream: Upstream, cache: Path, tmp_path: Path) -> None:
     upstream.commit("broken", {**initial_files(), "src/util/text.ts": "export function shout(: string {\n"})
-    case = tmp_path / "case.yaml"
+    case = tmp_path / "cases" / "compile" / "tiny.yaml"  # the loader wants id == file name
+    case.parent.mkdir(parents=True)
     case.write_text(TINY_CASE)
-    scenario = history.load_cases([case])[0]
-    spec, gits = history.git_spec(upstream.path, "HEAD")
-    run = history.run_references([spec], gits, [scenario])[spec.label]
+    scenario = revision_corpus.load_cases([case])[0]
+    spec, gits = revision_corpus.git_spec(upstream.path, "HEAD")
+    run = revision_corpus.run_references([spec], gits, [scenario])[spec.label]
     assert "bun build" in run.errors["tiny"] and "text.ts" in run.errors["tiny"]
 
 
@@ -333,12 +337,12 @@ def test_upstream_revisions_build_and_equal_their_releases() -> None:
     assert old.version == "0.25.3" and old.pragma and old.compiler_entry.endswith("systemPromptCompilation.ts")
     new = build_revision(repo, "v0.30.28")
     assert new.version == "0.30.28" and not new.pragma and new.release_entry == "src/standalone-entry.ts"
-    assert revision_reference.profile_of(GitReference(repo, "v0.25.9"))[0].name == "letta-code@0.25.9"
+    assert git_reference.profile_of(GitReference(repo, "v0.25.9"))[0].name == "letta-code@0.25.9"
     with pytest.raises(UnknownRevisionProfile, match=r"0\.24\.13"):
-        revision_reference.profile_of(GitReference(repo, "a497fcee4"))
-    scenarios = [s for s in history.load_cases([Path(__file__).parent.parent / "cases" / "compile"])][:12]
-    spec, gits = history.git_spec(repo, "v0.25.3")
-    runs = history.run_references([history.ReferenceSpec("npm", "0.25.3"), spec], gits, scenarios)
+        git_reference.profile_of(GitReference(repo, "a497fcee4"))
+    scenarios = [s for s in revision_corpus.load_cases([Path(__file__).parent.parent / "cases" / "compile"])][:12]
+    spec, gits = revision_corpus.git_spec(repo, "v0.25.3")
+    runs = revision_corpus.run_references([ReferenceSpec("npm", "0.25.3"), spec], gits, scenarios)
     assert runs[spec.label].keys == runs["0.25.3"].keys and not runs[spec.label].errors
     assert snapshot(repo, contents=False) == before, "something was written inside the clone"
 
@@ -402,11 +406,11 @@ def test_lifecycle_module_builds_beside_the_compiler(upstream: Upstream, cache: 
 def test_lifecycle_is_built_on_demand_and_its_failure_is_reported(
     upstream: Upstream, cache: Path, tmp_path: Path
 ) -> None:
-    from harness.runners.base import LifecycleOpen
+    from harness.model import LifecycleOpen
 
     good = upstream.commit("backend", lifecycle_files())
     request = LifecycleOpen(tmp_path / "memory", tmp_path / "storage", "You are a test.", "2026-01-02T03:04:05.678Z")
-    runner = revision_reference.GitReferenceRunner(GitReference(upstream.path, good), tmp_path / "h", tmp_path)
+    runner = git_reference.GitReferenceRunner(GitReference(upstream.path, good), tmp_path / "h", tmp_path)
     runner.start()
     try:
         assert runner.start_error is None and len(runner.process.argv) == 3  # the compiler module only
@@ -418,7 +422,7 @@ def test_lifecycle_is_built_on_demand_and_its_failure_is_reported(
         runner.close()
 
     bad = upstream.commit("no backend", {"src/backend/local/LocalBackend.ts": None})
-    runner = revision_reference.GitReferenceRunner(GitReference(upstream.path, bad), tmp_path / "h", tmp_path)
+    runner = git_reference.GitReferenceRunner(GitReference(upstream.path, bad), tmp_path / "h", tmp_path)
     runner.start()
     try:
         outcome = runner.lifecycle_open(request)

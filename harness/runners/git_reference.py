@@ -16,18 +16,18 @@ run by the same driver as a release.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.model import LifecycleOpen, Outcome
+from harness.repo.gitenv import isolated_env
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
+from harness.runners.releases import ensure_bun
+from harness.runners.revision_build import RevisionBuild, build_revision
+from harness.runners.revision_source import BuildError, git, resolve_commit
 from memfs_prompt.profiles import Profile, profile_for_release, resolve_profile
-
-from .gitenv import isolated_env
-from .releases import DRIVER_PATH, ReferenceSpec, ensure_bun
-from .revision_build import BuildError, RevisionBuild, build_revision, git, resolve_commit
-from .runners.base import LifecycleOpen, Outcome, Runner
-from .runners.bun_reference import BunReferenceRunner
 
 
 class UnknownRevisionProfile(Exception):
@@ -188,17 +188,3 @@ class GitReferenceRunner(BunReferenceRunner):
 
 def commit_of(reference: GitReference) -> str:
     return resolve_commit(reference.repo.expanduser().resolve(), reference.rev)
-
-
-def runner_factory(
-    references: dict[str, GitReference], home: Path, ceiling: Path | None, timeout: float, lifecycle: bool | None = None
-) -> Callable[[ReferenceSpec, Path], Runner]:
-    """A Session runner_factory: `git` specs (by label) run as GitReferenceRunner, others as usual."""
-    from .run import default_runner
-
-    def factory(spec: ReferenceSpec, _cache: Path) -> Runner:
-        if spec.kind == "git":
-            return GitReferenceRunner(references[spec.value], home, ceiling, timeout, lifecycle)
-        return default_runner(spec, home, ceiling, timeout)
-
-    return factory
