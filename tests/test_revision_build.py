@@ -1,5 +1,6 @@
-"""Building a revision's modules from source (harness.revision_build), git: references, the
-history scan and commit bisect (harness.history), on small repositories these tests create with
+"""Building a revision's modules from source (harness.runners.revision_build), git: references
+(harness.runners.git_reference), the history scan, commit bisect and the history table
+(harness.tools.history_scan, revision_corpus, history), on small repositories these tests create with
 their own minimal TypeScript modules; and, when LETTA_CODE_GIT names a local clone of letta-code,
 against upstream's real history."""
 
