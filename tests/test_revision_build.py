@@ -338,7 +338,8 @@ def test_upstream_revisions_build_and_equal_their_releases() -> None:
     assert old.version == "0.25.3" and old.pragma and old.compiler_entry.endswith("systemPromptCompilation.ts")
     new = build_revision(repo, "v0.30.28")
     assert new.version == "0.30.28" and not new.pragma and new.release_entry == "src/standalone-entry.ts"
-    assert git_reference.profile_of(GitReference(repo, "v0.25.9"))[0].name == "letta-code@0.25.9"
+    profile, commit, version = git_reference.profile_of(GitReference(repo, "v0.25.9"))
+    assert (profile.name, version) == ("letta-code@0.25.9", "0.25.9") and commit.startswith("69c20a91c")
     with pytest.raises(UnknownRevisionProfile, match=r"0\.24\.13"):
         git_reference.profile_of(GitReference(repo, "a497fcee4"))
     scenarios = [s for s in revision_corpus.load_cases([Path(__file__).parent.parent / "cases" / "compile"])][:12]
@@ -444,3 +445,16 @@ def test_change_positions_finds_every_change_of_every_case() -> None:
     found = history.change_positions(10, list(outputs), key)
     assert found == {3: ["a"], 7: ["a", "b"]}  # d changes and changes back: not seen, as documented
     assert len({i for i, _ in asked}) < 10
+
+
+def test_the_commands_register_on_a_parser() -> None:
+    import argparse
+
+    from harness.cli import history as history_cli
+
+    parser = argparse.ArgumentParser()
+    history_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["history", "--git", "/clone", "--from", "a497fcee4", "--out", "out"])
+    assert (args.func, args.start, args.end) == (history_cli.cmd_history, "a497fcee4", "HEAD")
+    assert parser.parse_args(["upstream-head", "--git", "/clone"]).func is history_cli.cmd_head
+    assert issubclass(UnknownRevisionProfile, ValueError)  # conformance's main turns it into exit 2

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.cli.common import Commands
 from harness.engine import Session
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.runners.manifest import ReferenceSpec, default_reference
@@ -159,11 +160,12 @@ def cmd_equal(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """The corpus against `git:PATH@REV`, judged with the revision's profile (the rule in
-    harness.revision_reference): what `conformance run --reference git:PATH@REV` will do."""
+    harness.runners.git_reference): what `conformance run --reference git:PATH@REV` will do."""
     started = time.perf_counter()
     reference = GitReference.parse(f"git:{args.git}@{args.rev}")
     try:
-        profile, build = profile_of(reference, args.profile)
+        profile, _commit, _version = profile_of(reference, args.profile)
+        build = build_revision(reference.repo, reference.rev)
     except (UnknownRevisionProfile, BuildError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -232,6 +234,30 @@ def add_arguments(parser: argparse.ArgumentParser, bisect: bool = False) -> None
     parser.add_argument("--cases", dest="paths", action="append", type=Path, help="scenario file or directory")
 
 
+def register(commands: Commands) -> None:
+    """The commands `conformance` gets once wired (harness.cli.main's COMMANDS): `history` and
+    `upstream-head`; `bisect --git` goes into harness.cli.bisect (cmd_bisect here is its body)."""
+    history = commands.add_parser("history", help="the table of output-changing commits of an upstream clone")
+    add_arguments(history)
+    history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
+    history.add_argument("-k", help="only cases whose id or tags contain one of these words")
+    history.add_argument("--out", help="directory for history.md and history.json")
+    history.set_defaults(func=cmd_history)
+    head = commands.add_parser("upstream-head", help="gate: upstream's HEAD against the newest pinned release")
+    _head_arguments(head)
+
+
+def _head_arguments(head: argparse.ArgumentParser) -> None:
+    head.add_argument("--git", required=True)
+    head.add_argument("--rev", default="HEAD")
+    head.add_argument("--release", help="pinned release to compare with (default: the default reference)")
+    head.add_argument("--timeout", type=float, default=60.0)
+    head.add_argument("-k")
+    head.add_argument("--cases", dest="paths", action="append", type=Path)
+    head.add_argument("--out", help="directory for upstream-head.md")
+    head.set_defaults(func=cmd_head)
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.cli.history", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -259,15 +285,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     run.add_argument("-k")
     run.add_argument("--cases", dest="paths", action="append", type=Path)
     run.set_defaults(func=cmd_run)
-    head = commands.add_parser("head", help="gate: upstream's HEAD against the newest pinned release")
-    head.add_argument("--git", required=True)
-    head.add_argument("--rev", default="HEAD")
-    head.add_argument("--release", help="pinned release to compare with (default: the default reference)")
-    head.add_argument("--timeout", type=float, default=60.0)
-    head.add_argument("-k")
-    head.add_argument("--cases", dest="paths", action="append", type=Path)
-    head.add_argument("--out", help="directory for upstream-head.md")
-    head.set_defaults(func=cmd_head)
+    _head_arguments(commands.add_parser("head", help="gate: upstream's HEAD against the newest pinned release"))
     equal = commands.add_parser("equal", help="the corpus against a revision and a release: equal outputs?")
     equal.add_argument("--git", required=True)
     equal.add_argument("--rev", default="HEAD")

@@ -16,6 +16,7 @@ run by the same driver as a release.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,8 @@ from harness.runners.revision_source import BuildError, git, resolve_commit
 from memfs_prompt.profiles import Profile, profile_for_release, resolve_profile
 
 
-class UnknownRevisionProfile(Exception):
-    """A revision whose version maps to no profile, and no override was given."""
+class UnknownRevisionProfile(ValueError):
+    """A revision whose version maps to no profile, and no override was given (a usage error: exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -88,13 +89,24 @@ def revision_profile(version: str | None, override: str | None = None, *, where:
         ) from None
 
 
-def profile_of(reference: GitReference, override: str | None = None) -> tuple[Profile, RevisionBuild]:
-    """Build the revision's compiler module (cached) and return its profile by the rule above."""
-    build = build_revision(reference.repo, reference.rev)
-    tag, distance = nearest_release(reference.repo, build.commit)
+def revision_version(repo: Path, commit: str) -> str | None:
+    """The version in a commit's package.json (read with git; nothing is built)."""
+    try:
+        return json.loads(git(repo, "show", f"{commit}:package.json")).get("version")
+    except (BuildError, ValueError):
+        return None
+
+
+def profile_of(reference: GitReference, override: str | None = None) -> tuple[Profile, str, str | None]:
+    """The profile a git reference is judged with (the rule above), its commit and its version.
+    Nothing is built: a revision that does not build is an error of its cases, not of the run."""
+    repo = reference.repo.expanduser().resolve()
+    commit = resolve_commit(repo, reference.rev)
+    version = revision_version(repo, commit)
+    tag, distance = nearest_release(repo, commit)
     near = f"; nearest release tag v{tag}" + (f" + {distance} commits" if distance else "") if tag else ""
-    where = f"{reference.label} ({build.commit[:12]}{near})"
-    return revision_profile(build.version, override or reference.profile, where=where), build
+    where = f"{reference.label} ({commit[:12]}{near})"
+    return revision_profile(version, override or reference.profile, where=where), commit, version
 
 
 class GitReferenceRunner(BunReferenceRunner):
