@@ -15,12 +15,12 @@ from datetime import datetime
 from pathlib import Path
 
 import yaml
-
 from harness.releases import ReferenceSpec
-from harness.repo import materialize_repo
 from harness.run import build_request
-from harness.runners.bun_reference import BunReferenceRunner
 from harness.scenario import load_scenario
+
+from harness.repo import materialize_repo
+from harness.runners.bun_reference import BunReferenceRunner
 from memfs_prompt import resolve_profile
 from memfs_prompt.compiler import compile_system_prompt
 from memfs_prompt.skills_block import append_skills_for_profile
