@@ -24,7 +24,7 @@ def load_manifest() -> dict[str, Any]:
 
 
 # what ReferenceSpec.parse reads, for help texts
-REFERENCE_FORMS = "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH or checkout:PATH"
+REFERENCE_FORMS = "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH, git:PATH[@REV][#PROFILE] or checkout:PATH"
 REGISTRIES = ("npm", "pypi")  # where letta-code releases are published; npm first for a version on both
 
 
@@ -124,7 +124,7 @@ class ReferenceSpec:
         kind, sep, value = text.partition(":")
         if not sep:
             kind, value = "", text
-        if kind not in ("", "npm", "pypi", "bundle", "checkout") or not value:
+        if kind not in ("", "npm", "pypi", "bundle", "git", "checkout") or not value:
             raise ValueError(
                 f"--reference {text!r}: use {REFERENCE_FORMS}, optionally followed by @bun or @node "
                 "and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
@@ -135,6 +135,8 @@ class ReferenceSpec:
             value, runtime, locale = value[: variant.start()], variant.group(1), variant.group(2)
             if not value:
                 raise ValueError(f"--reference {text!r}: nothing before @{runtime}")
+            if kind == "git" and (runtime, locale) != (DEFAULT_RUNTIME, None):
+                raise ValueError(f"--reference {text!r}: a git: revision runs under the pinned bun only")
         return cls(kind or registry_of_bare_version(value), value, runtime, locale)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.model import Scenario
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.git_reference import GitReference, GitReferenceRunner, profile_of
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.node_reference import NodeReferenceRunner
 from harness.runners.releases import bundle_version
@@ -35,6 +36,8 @@ class ReferenceUnderTest:
 
 
 def default_runner(spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float) -> Runner:
+    if spec.kind == "git":
+        return GitReferenceRunner(GitReference.parse(f"git:{spec.value}"), home, ceiling, timeout)
     runner = NodeReferenceRunner if spec.runtime == "node" else BunReferenceRunner
     return runner(spec, home, ceiling, timeout)
 
@@ -51,6 +54,13 @@ def with_baselines(specs: list[ReferenceSpec]) -> list[ReferenceSpec]:
 
 
 def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
+    """The profile a reference is judged with: `--profile`, else its release version's profile.
+
+    A version that maps to no profile is an error naming the fix, never a silent default (a git
+    revision: harness.runners.git_reference.profile_of); a bundle without a package.json version
+    is compared with the default profile."""
+    if spec.kind == "git":
+        return profile_of(GitReference.parse(f"git:{spec.value}"), override)[0]
     if override:
         return resolve_profile(override)
     version = spec.value.removeprefix("letta-code@") if spec.is_release else None
@@ -61,7 +71,10 @@ def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
     try:
         return profile_for_release(version)
     except KeyError:
-        return DEFAULT  # an unreleased build: compared with the newest behaviour
+        raise ValueError(
+            f"--reference {spec.cli}: letta-code {version} maps to no profile in memfs_prompt/profiles.py; "
+            "pass --profile letta-code@<release> to compare it with that release's behaviour"
+        ) from None
 
 
 def applies(scenario: Scenario, ref: ReferenceUnderTest) -> bool:
