@@ -13,10 +13,12 @@ letta-code 0.32.14-0.32.17 on the corpus), on the product view's fields only
 
 from __future__ import annotations
 
+import functools
 import importlib.util
-import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from harness.repo.gitenv import isolated_env, recorded_env
@@ -32,18 +34,24 @@ Installer = Callable[[str], Path]
 
 
 def ensure_server_env(version: str) -> Path:
-    """The python of the pinned letta-server `version` venv (reference/letta_server/install.py, loaded
-    by path: reference/ is not a package), installed on first use."""
-    name = "letta_conformance_server_install"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, SERVER_DIR / "install.py")
-        if spec is None or spec.loader is None:
-            raise OSError(f"cannot load {SERVER_DIR / 'install.py'}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return Path(module.ensure_server_env(version))
+    """The python of the pinned letta-server `version` venv (reference/letta_server/install.py), installed
+    on first use; one install at a time (slots start in parallel threads; install.py also locks the venv)."""
+    with _INSTALL_LOCK:
+        return Path(_install_module().ensure_server_env(version))
+
+
+_INSTALL_LOCK = threading.Lock()
+
+
+@functools.cache
+def _install_module() -> ModuleType:
+    """reference/letta_server/install.py, loaded by path (reference/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("letta_conformance_server_install", SERVER_DIR / "install.py")
+    if spec is None or spec.loader is None:
+        raise OSError(f"cannot load {SERVER_DIR / 'install.py'}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class LettaServerRunner(JsonLinesRunner):

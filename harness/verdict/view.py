@@ -14,7 +14,7 @@ reference (harness.runners.references.ReferenceUnderTest.view); nothing else spe
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,3 +80,8 @@ def letta_code_memory(record: Record) -> Record:
 LETTA_CODE = ComparisonView("letta-code", COMPARED_FIELDS)
 #: another product rendering the same memory format (docs/products.md, "What is comparable")
 PRODUCT = ComparisonView("product", ("memory", "memfsRevision"), server_memory, letta_code_memory)
+
+
+def view_of(compared: Iterable[str]) -> ComparisonView:
+    """The view a result was compared in, from its compared fields (reports read results back)."""
+    return PRODUCT if "memory" in set(compared) else LETTA_CODE
