@@ -92,7 +92,8 @@ def test_the_product_view_cuts_both_records_to_the_memory_rendering_and_revision
 
 def test_the_product_view_keeps_absence_and_throws() -> None:
     assert letta_code_memory({"coreMemory": METADATA, "memfsRevision": None}) == {"memory": "", "memfsRevision": None}
-    assert letta_code_memory({"coreMemory": "no metadata"}) == {"memory": "no metadata"}  # revision stays absent
+    # no repository: letta-code leaves memfsRevision out, the server writes null; both mean "no revision"
+    assert letta_code_memory({"coreMemory": "no metadata"}) == {"memory": "no metadata", "memfsRevision": None}
     assert server_memory({"memfsRevision": None}) == {"memfsRevision": None}
     thrown = Outcome("thrown", thrown="ValidationError: description")
     seen = PRODUCT.apply(thrown, Outcome("ok", record={"coreMemory": METADATA}))

@@ -51,19 +51,20 @@ def _seen(outcome: Outcome, derive: Callable[[Record], Record]) -> Outcome:
 
 def server_memory(record: Record) -> Record:
     """The Letta server's record in the product view: `memory` is `Memory.compile()` without the
-    "\\n\\n" every section of it starts with; `memfsRevision` as is. A field it lacks stays absent."""
+    "\\n\\n" every section of it starts with (absent when the record lacks it); `memfsRevision`, null
+    when there is none (the products agree on "no revision", not on how JSON spells it: letta-code
+    leaves the field out when there is no repository, the server writes null)."""
     seen: Record = {}
     if "memory" in record:
         memory = record["memory"]
         seen["memory"] = memory.removeprefix("\n\n") if isinstance(memory, str) else memory
-    if "memfsRevision" in record:
-        seen["memfsRevision"] = record["memfsRevision"]
+    seen["memfsRevision"] = record.get("memfsRevision")
     return seen
 
 
 def letta_code_memory(record: Record) -> Record:
     """A letta-code record (or the port's) in the product view: `memory` is `coreMemory` up to its
-    last `<memory_metadata>` block, without the "\\n\\n" before it."""
+    last `<memory_metadata>` block, without the "\\n\\n" before it; `memfsRevision`, null when there is none."""
     seen: Record = {}
     core = record.get("coreMemory")
     if isinstance(core, str):
@@ -71,8 +72,7 @@ def letta_code_memory(record: Record) -> Record:
         seen["memory"] = (core[:at] if at >= 0 else core).removesuffix("\n\n")
     elif "coreMemory" in record:
         seen["memory"] = core
-    if "memfsRevision" in record:
-        seen["memfsRevision"] = record["memfsRevision"]
+    seen["memfsRevision"] = record.get("memfsRevision")
     return seen
 
 
