@@ -45,6 +45,7 @@ TAGS: dict[str, str] = {
     "escaping, v1/v2 switches (docs/profiles.md lists each rule with its cases)",
     "available-skills": "the turn's `<available_skills>` block from `client_skills`",
     "agent-free": "agent-free conversations (0.33.6+)",
+    "product-difference": "a known difference between the Letta server and letta-code (docs/products.md)",
     "snapshot": "written by `conformance add-case` from a real repository",
     "reduced": "written by `conformance reduce`",
     "fuzz": "found by `conformance fuzz` (its seed is in the description)",

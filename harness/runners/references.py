@@ -1,5 +1,5 @@
-"""References under test: which runner serves a reference spec, which Python profile it is compared with,
-and the bun baseline every runtime/locale variant runs beside.
+"""References under test: which runner serves a reference spec, which Python profile it is compared with
+and on which fields (its comparison view), and the bun baseline every runtime/locale variant runs beside.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from harness.model import Scenario
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.git_reference import GitReference, GitReferenceRunner, profile_of
-from harness.runners.manifest import ReferenceSpec
+from harness.runners.letta_server import COMPARED_WITH, LettaServerRunner
+from harness.runners.manifest import SERVER, ReferenceSpec
 from harness.runners.node_reference import NodeReferenceRunner
 from harness.runners.releases import bundle_version
+from harness.verdict.view import LETTA_CODE, PRODUCT, ComparisonView
 from memfs_prompt.profiles import DEFAULT, Profile, profile_for_release, resolve_profile
 
 
@@ -34,10 +36,22 @@ class ReferenceUnderTest:
             else self.runner.name
         )
 
+    @property
+    def view(self) -> ComparisonView:
+        """What is compared with this reference: every field, or the product view for the Letta server."""
+        return view_for(self.spec)
+
+
+def view_for(spec: ReferenceSpec | None) -> ComparisonView:
+    """The comparison view of a reference spec (a stand-in runner without a spec: letta-code's)."""
+    return PRODUCT if spec is not None and spec.product == SERVER else LETTA_CODE
+
 
 def default_runner(spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float) -> Runner:
     if spec.kind == "git":
         return GitReferenceRunner(GitReference.parse(f"git:{spec.value}"), home, ceiling, timeout)
+    if spec.product == SERVER:
+        return LettaServerRunner(spec, home, ceiling, timeout)
     runner = NodeReferenceRunner if spec.runtime == "node" else BunReferenceRunner
     return runner(spec, home, ceiling, timeout)
 
@@ -63,6 +77,8 @@ def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
         return profile_of(GitReference.parse(f"git:{spec.value}"), override)[0]
     if override:
         return resolve_profile(override)
+    if spec.product == SERVER:
+        return resolve_profile(COMPARED_WITH)
     version = spec.value.removeprefix("letta-code@") if spec.is_release else None
     if spec.kind == "bundle":
         version = bundle_version(Path(spec.value).expanduser())
@@ -78,6 +94,9 @@ def profile_for_reference(spec: ReferenceSpec, override: str | None) -> Profile:
 
 
 def applies(scenario: Scenario, ref: ReferenceUnderTest) -> bool:
-    """A case limited by `profiles` runs against references whose profile, label or base label it names."""
+    """A case limited by `profiles` runs against references whose profile, label or base label it names.
+    Lifecycle probes need letta-code's turn loop: the Letta server's driver has none."""
+    if scenario.kind == "lifecycle" and ref.spec is not None and ref.spec.product == SERVER:
+        return False
     base = ref.spec.base_label if ref.spec is not None else ref.label
     return not scenario.profiles or bool({ref.profile.name, ref.label, base} & set(scenario.profiles))
