@@ -7,10 +7,13 @@ driver is a stand-in speaking the same JSON-lines protocol.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,3 +184,64 @@ def test_the_engine_compares_the_server_on_the_view_s_fields_only(
         assert plain.status == Status.FAIL and [d.field for d in plain.diffs] == ["memory"]
         assert json.loads(plain.structured)  # the structured diff is of the compared records
         assert "another" not in plain.structured
+
+
+# --- the recorded product differences ---------------------------------------------------------------
+
+
+def _record_divergences() -> Any:
+    path = ROOT / "reference" / "letta_server" / "record_divergences.py"
+    spec = importlib.util.spec_from_file_location("letta_server_record_divergences", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_listed_difference_has_its_rule_its_docs_row_and_its_divergence() -> None:
+    rules = _record_divergences().RULES
+    docs = (ROOT / "docs" / "products.md").read_text(encoding="utf-8")
+    listed = json.loads((ROOT / "reference" / "letta_server" / "product-differences-0.16.8.json").read_text())
+    assert listed["reference"] == SPEC.label
+    for rule in rules:
+        assert f"| `{rule}`" in docs, rule
+    for case_id, entry in listed["cases"].items():
+        assert entry["rule"] in rules and set(entry["fields"]) <= {"memory", "memfsRevision", "thrown"}, case_id
+        path = ROOT / "cases" / "compile" / f"{case_id}.yaml"
+        if not path.exists():  # cases-pending/ entries are recorded when they move in
+            continue
+        text = path.read_text(encoding="utf-8")
+        if "\nexpect:" in text:  # golden: runs on the port alone
+            continue
+        recorded = text.split("\ndivergences:", 1)[-1]
+        assert SPEC.label in recorded and f"{entry['rule']}: " in recorded, case_id
+
+
+@pytest.fixture(scope="module")
+def server_python() -> Path:
+    if os.environ.get("LETTA_CONFORMANCE_OFFLINE") == "1":
+        pytest.skip("LETTA_CONFORMANCE_OFFLINE=1: the letta-server environment is not installed offline")
+    try:
+        return letta_server.ensure_server_env(SPEC.value)
+    except Exception as error:
+        pytest.skip(f"the letta-server {SPEC.value} environment could not be installed: {error}")
+
+
+@pytest.mark.integration
+def test_a_now_python_cannot_hold_is_the_server_s_throw_not_an_error(server_python: Path, tmp_path: Path) -> None:
+    runner = LettaServerRunner(SPEC, tmp_path / "home", None, installer=lambda version: server_python)
+    runner.start()
+    assert runner.start_error is None
+    try:
+        request = CompileRequest(tmp_path / "none", "S", "agent-1", "conv-1", "2026-02-30T10:20:30.400Z")
+        outcome = runner.compile(request)
+        assert outcome.status == "thrown" and outcome.record is None
+        assert outcome.thrown is not None and outcome.thrown.startswith("UnrepresentableDate: the server cannot")
+        assert "day is out of range" in outcome.thrown
+        for now in ("2026-12-31T24:00:00Z", "0000-01-01T00:00:00Z", "2026-01-32T00:00:00Z"):
+            assert runner.compile(CompileRequest(tmp_path / "none", "S", "a", "c", now)).status == "thrown", now
+        # a text that is no date at all is still a bad request, never a result
+        assert runner.compile(CompileRequest(tmp_path / "none", "S", "a", "c", "not a date")).status == "error"
+        assert runner.compile(CompileRequest(tmp_path / "none", "S", "a", "c", "2026-01-02T03:04:05Z")).status == "ok"
+    finally:
+        runner.close()

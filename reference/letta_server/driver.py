@@ -11,6 +11,9 @@ Protocol: reference/driver.mjs's `hello` and `compile` ops (one JSON object per 
    "now":"ISO","previousMessageCount":0,"includeMemfs":true}
                                -> {"id":2,"ok":true,"record":{...},"polluted":false}
   upstream raised              -> {"id":2,"ok":true,"thrown":"ValidationError: ...","polluted":false}
+  an ISO-shaped now that Python's datetime cannot hold (day 32, hour 24, year 0, ...; JavaScript's
+  Date accepts some of these)
+                               -> {"id":2,"ok":true,"thrown":"UnrepresentableDate: ...","polluted":false}
   bad request                  -> {"id":2,"ok":false,"error":"..."}
 Lifecycle ops are answered with ok=false: the server's conversation loop needs its database.
 
@@ -47,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -98,6 +102,24 @@ def parse_now(text: str) -> datetime:
     """An ISO instant as JS `new Date(text)` reads the harness's values (a trailing Z is UTC)."""
     value = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+# the shape of the harness's instants (an ISO date-time, optional fraction and offset): such a text that
+# datetime rejects is a date the server cannot be given, not a malformed request
+ISO_SHAPED = re.compile(r"[+-]?\d{4,6}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?")
+
+
+def unrepresentable_date(text: str, error: Exception) -> str:
+    """The `thrown` of a compile whose `now` the server cannot represent.
+
+    The server's recompile time is a Python `datetime` (`in_context_memory_last_edit`,
+    `compile_memory_metadata_block(memory_edit_timestamp=...)`): a date outside it (day 32, hour 24,
+    minute 60, year 0, or a year-1 instant whose UTC is year 0) never reaches the server's renderer,
+    as if upstream code had raised on it."""
+    return (
+        f"UnrepresentableDate: the server cannot represent now={text!r} "
+        f"(its recompile time is a Python datetime: {type(error).__name__}: {error})"
+    )
 
 
 def storage_agent_id(agent_id: str) -> str:
@@ -206,6 +228,8 @@ def answer(line: bytes) -> dict[str, Any]:
     try:
         parse_now(request["now"])
     except ValueError as error:
+        if ISO_SHAPED.fullmatch(request["now"]):
+            return {**reply, "ok": True, "thrown": unrepresentable_date(request["now"], error), "polluted": False}
         return {**reply, "ok": False, "error": f"bad now: {error}"}
     try:
         record = compile_request(request)

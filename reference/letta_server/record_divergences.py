@@ -62,6 +62,12 @@ RULES = {
     "memory-dir-is-repository": "the server's storage holds one repository whose root is the memory root, so a "
     "subdirectory has no blocks and no revision; letta-code's git finds the enclosing repository",
     "include-memfs": "the server has no includeMemfs switch: a git-backed agent's memory is always compiled",
+    "git-show-work-tree": "letta-code runs git show HEAD:<path> in the memory directory's work tree, where an "
+    "untracked or staged file named like the argument makes git refuse it or read it as a pathspec; the server "
+    "runs it in a fresh download of .git, so only HEAD's tree counts",
+    "python-datetime-range": "the server's recompile time is a Python datetime, which cannot hold this now "
+    "(a day or hour JavaScript's Date rolls over, or an offset carrying the instant out of years 1-9999), so "
+    "the server cannot compile (thrown); letta-code's Date accepts it",
 }
 
 
