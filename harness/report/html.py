@@ -23,9 +23,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from harness.model import CaseResult, RunReport, Status
+from harness.model import CaseResult, Outcome, RunReport, Status
 from harness.report.reproduce import reproduce_commands
-from harness.verdict.diff import COMPARED_FIELDS
+from harness.verdict.diff import compared_fields as record_fields
 from harness.verdict.text import as_bytes, first_difference, invisible
 
 SHOW_BEFORE = 16_000  # characters shown before the first difference, per side
@@ -128,7 +128,8 @@ def compared_fields(result: CaseResult) -> list[str]:
         return ["coreMemory"] if statuses == ["ok"] else []
     if "thrown" in statuses:
         return ["thrown"]
-    return list(COMPARED_FIELDS)
+    reference = result.reference_outcome or Outcome("ok")
+    return list(record_fields(reference, result.port_outcome))  # systemPromptWithSkills too, when either side has it
 
 
 def field_rows(result: CaseResult) -> list[dict[str, Any]]:

@@ -321,7 +321,7 @@ def reduce_candidate(oracle: Oracle, candidate: Candidate, *, budget: int = 3000
 
 
 def candidate_of(scenario: Scenario) -> Candidate:
-    inputs = {k: v for k, v in scenario.inputs.items() if DEFAULT_INPUTS.get(k) != v}
+    inputs = {k: v for k, v in scenario.inputs.items() if k not in DEFAULT_INPUTS or DEFAULT_INPUTS[k] != v}
     return Candidate(model_of(scenario), inputs)
 
 
