@@ -77,9 +77,7 @@ PROFILES: dict[str, Profile] = {
         Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
         Profile("letta-code@0.31.12", _releases("0.31.12", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS),
         Profile("letta-code@0.32.14", _releases("0.32.14", "0.33.2"), Dialect.V0_32_17, True, True, False),
-        Profile(
-            "letta-code@0.33.3", _releases("0.33.3", "0.33.5"), Dialect.V0_32_17, True, True, False, memfs_v2=True
-        ),
+        Profile("letta-code@0.33.3", _releases("0.33.3", "0.33.5"), Dialect.V0_32_17, True, True, False, memfs_v2=True),
         Profile(
             "letta-code@0.33.6",
             _releases("0.33.6", "0.34.12"),

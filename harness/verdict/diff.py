@@ -53,7 +53,10 @@ def shown(mapping: Mapping[str, Any], name: str) -> Any:
 
 
 def compared_fields(
-    reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS, optional: tuple[str, ...] = OPTIONAL_FIELDS
+    reference: Outcome,
+    port: Outcome,
+    fields: tuple[str, ...] = COMPARED_FIELDS,
+    optional: tuple[str, ...] = OPTIONAL_FIELDS,
 ) -> tuple[str, ...]:
     """`fields`, then each optional field (`systemPromptWithSkills`) that either record has."""
     records = (reference.record or {}, port.record or {})
