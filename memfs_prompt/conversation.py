@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from .compiler import CompiledPrompt, compile_system_prompt
 from .git_head import committed_revision
+from .jsvalues import JsDate
 from .profiles import DEFAULT, Profile
 from .quirks import js_trim_end, sha256_hex_of_js_string
 from .render_v1 import UpstreamError
@@ -114,7 +115,7 @@ class LocalConversations:
         system: str,
         model: str = DEFAULT_MODEL,
         profile: Profile = DEFAULT,
-        clock: Callable[[], datetime],
+        clock: Callable[[], datetime | JsDate],
         delivery: Delivery = "mid-conversation",
         git_env: Mapping[str, str] | None = None,
     ) -> None:

@@ -17,6 +17,7 @@ from harness.cli import (
     diff_repo,
     drift,
     fuzz,
+    history,
     list_cases,
     matrix,
     merge_reports,
@@ -27,7 +28,7 @@ from harness.cli import (
 )
 
 COMMANDS = (run, diff_repo, merge_reports, list_cases, add_case, reduce, fuzz, matrix, drift, bisect, mutation,
-            determinism, pin)  # fmt: skip
+            determinism, pin, history)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,10 +23,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from harness.model import CaseResult, Outcome, RunReport, Status
+from harness.model import CaseResult, RunReport, Status
 from harness.report.reproduce import reproduce_commands
-from harness.verdict.diff import compared_fields as record_fields
+from harness.verdict.diff import COMPARED_FIELDS
 from harness.verdict.text import as_bytes, first_difference, invisible
+from harness.verdict.view import view_of
 
 SHOW_BEFORE = 16_000  # characters shown before the first difference, per side
 SHOW_AFTER = 16_000  # characters shown from the first difference on, per side
@@ -128,8 +129,7 @@ def compared_fields(result: CaseResult) -> list[str]:
         return ["coreMemory"] if statuses == ["ok"] else []
     if "thrown" in statuses:
         return ["thrown"]
-    reference = result.reference_outcome or Outcome("ok")
-    return list(record_fields(reference, result.port_outcome))  # systemPromptWithSkills too, when either side has it
+    return list(result.compared or COMPARED_FIELDS)  # the reference's comparison view (harness.verdict.view)
 
 
 def field_rows(result: CaseResult) -> list[dict[str, Any]]:
@@ -139,6 +139,9 @@ def field_rows(result: CaseResult) -> list[dict[str, Any]]:
     diffs = {d.field: d for d in result.diffs}
     port_record = (result.port_outcome.record if result.port_outcome else None) or {}
     ref_record = (result.reference_outcome.record if result.reference_outcome else None) or {}
+    if result.port_outcome is not None and result.reference_outcome is not None:
+        seen = view_of(result.compared).apply(result.reference_outcome, result.port_outcome)
+        ref_record, port_record = seen[0].record or {}, seen[1].record or {}
     rows = []
     for name in compared_fields(result):
         diff = diffs.get(name)
