@@ -47,6 +47,7 @@ def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
         now=inputs["now"],
         previous_message_count=inputs["previous_message_count"],
         include_memfs=inputs["include_memfs"],
+        client_skills=scenario.client_skills,
     )
 
 
