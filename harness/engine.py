@@ -47,6 +47,7 @@ def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
         now=inputs["now"],
         previous_message_count=inputs["previous_message_count"],
         include_memfs=inputs["include_memfs"],
+        client_skills=scenario.client_skills,
     )
 
 
@@ -169,6 +170,7 @@ class Session:
             if ref.profile.name not in ports:
                 ports[ref.profile.name] = self.port(ref.profile, slot).compile(request)
             port = ports[ref.profile.name]
+            seen = ref.view.apply(reference, port)  # both records as this reference is compared (verdict.view)
             runtime_diffs: list[FieldDiff] = []
             if ref.spec is not None and ref.spec.is_variant:
                 status, diffs, runtime_diffs, reasons = judge_variant(
@@ -177,13 +179,13 @@ class Session:
             else:
                 if ref.spec is not None:
                     baselines[ref.spec] = reference
-                status, diffs, reasons = judge(scenario, ref.label, reference, port)
+                status, diffs, reasons = judge(scenario, ref.label, *seen, ref.view.fields)
             reasons += reference.notes
             result = self._result(
-                scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started
+                scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started, seen
             )
             if reference.status != "error" and port.status != "error":
-                result.compared = presence(reference, port)
+                result.compared = presence(*seen, ref.view.fields)
             if ref.spec is not None and ref.spec.is_variant:
                 result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
             results.append(result)
@@ -227,12 +229,14 @@ class Session:
 
     def _result(self, scenario: Scenario, label: str, profile: Profile, status: Status, diffs: list[FieldDiff],
                 reasons: list[str], reference: Outcome | None, port: Outcome, request: CompileRequest,
-                started: float) -> CaseResult:  # fmt: skip
+                started: float, seen: tuple[Outcome, Outcome] | None = None) -> CaseResult:  # fmt: skip
+        """A compile result; the structured diff is of the records as compared (`seen`: the view's)."""
+        compared_ref, compared_port = seen or (reference, port)
         return CaseResult(
             case_id=scenario.id, reference=label, profile=profile.name, status=status, tags=scenario.tags,
             path=str(scenario.path), description=scenario.description, pins=scenario.pins, diffs=diffs,
             reasons=reasons, reference_outcome=reference, port_outcome=port,
-            structured=structured_diff(_expected_record(scenario, reference), port.record) if diffs else "",
+            structured=structured_diff(_expected_record(scenario, compared_ref), compared_port.record) if diffs else "",
             memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
             seconds=time.perf_counter() - started,
         )  # fmt: skip

@@ -99,17 +99,26 @@ STEP_VALUE = {"turn": "text", "commit": "commit", "system": "system", "model": "
 
 
 def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
-    """The scenario's steps in the protocol's form, each carrying the pinned clock."""
+    """The scenario's steps in the protocol's form, each carrying the pinned clock.
+
+    A turn's `client_skills` travels as `clientSkills`, only when the step gives it; an
+    `agent_free_conversation` step carries its `system` and `model`.
+    """
     now = scenario.inputs["now"]
     steps = []
     for step in scenario.steps:
-        (kind, value), *_ = step.items()
+        kind = next(key for key in step if key != "client_skills")
+        value = step[kind]
         if kind == "clock":
             now = value
             continue
         wire = {"kind": kind, "now": now}
         if kind in STEP_VALUE:  # new_conversation, recompile and compact carry no value
             wire[STEP_VALUE[kind]] = value
+        elif kind == "agent_free_conversation":
+            wire.update(value)
+        if "client_skills" in step:
+            wire["clientSkills"] = step["client_skills"]
         steps.append(wire)
     return steps
 
@@ -184,7 +193,7 @@ def _replay_in(scenario: Scenario, sides: dict[str, Runner], work: Path, repo_di
             continue
         records: dict[str, dict[str, Any]] = {}
         for side, runner in sides.items():
-            outcome = runner.lifecycle_step(step)
+            outcome = runner.lifecycle_step(_with_chosen_id(step, records.get("reference")))
             if outcome.status == "error":
                 return _broken(side, row.label, outcome, rows)
             if outcome.status == "thrown":
@@ -203,6 +212,12 @@ def _replay_in(scenario: Scenario, sides: dict[str, Runner], work: Path, repo_di
     if "reference" in sides:
         rows[0].diffs = observation_diffs(rows[0].reference, rows[0].python)
     return Replay(rows, text_diffs, thrown=thrown)
+
+
+def _with_chosen_id(step: dict[str, Any], reference: dict[str, Any] | None) -> dict[str, Any]:
+    """An agent-free conversation's id is `local-conv-<randomUUID()>`: the reference chooses it, the others take it."""
+    chosen = ((reference or {}).get("agentFree") or {}).get("conversationId")
+    return {**step, "conversationId": chosen} if step["kind"] == "agent_free_conversation" and chosen else step
 
 
 def _with_ids(request: LifecycleOpen, opened: dict[str, Any]) -> LifecycleOpen:

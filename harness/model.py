@@ -128,6 +128,17 @@ class Recorded:
 
 
 @dataclass(frozen=True)
+class ClientSkills:
+    """A `client_skills` input as given: any JSON value (`[]`, `null` and non-lists are inputs too).
+
+    Where a case or request has none the field is None, which is not the same as `ClientSkills([])`:
+    only a given value is sent to the reference and compared as `systemPromptWithSkills`.
+    """
+
+    value: Any
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A loaded case. `kind` is compile or lifecycle; the lifecycle fields are empty for compile cases."""
 
@@ -156,6 +167,11 @@ class Scenario:
         """Golden cases (spec bytes, or a golden lifecycle probe) run the Python port only."""
         return self.expect is not None or self.golden is not None
 
+    @property
+    def client_skills(self) -> ClientSkills | None:
+        """`inputs.client_skills` of a compile case, or None when the case does not give it."""
+        return ClientSkills(self.inputs["client_skills"]) if "client_skills" in self.inputs else None
+
     def divergences_for(self, reference: str) -> list[Divergence]:
         return [d for d in self.divergences if d.applies_to(reference)]
 
@@ -177,9 +193,10 @@ class CompileRequest:
     now: str
     previous_message_count: int = 0
     include_memfs: bool = True
+    client_skills: ClientSkills | None = None  # sent as `clientSkills` only when given
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        wire: dict[str, Any] = {
             "op": "compile",
             "memoryDir": str(self.memory_dir),
             "system": self.system,
@@ -189,6 +206,9 @@ class CompileRequest:
             "previousMessageCount": self.previous_message_count,
             "includeMemfs": self.include_memfs,
         }
+        if self.client_skills is not None:
+            wire["clientSkills"] = self.client_skills.value
+        return wire
 
 
 @dataclass(frozen=True)

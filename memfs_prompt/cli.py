@@ -11,19 +11,35 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .compiler import compile_system_prompt
+from .jsvalues import JsDate, UnsupportedJsValue, js_number, parse_js_date
 from .profiles import DEFAULT, PROFILES, resolve_profile
+from .render_v1 import UpstreamError
 
 DEFAULT_AGENT_ID = "agent-conformance"
 DEFAULT_CONVERSATION_ID = "conv-conformance"
 DEFAULT_SYSTEM = "You are a helpful agent.\n\n{CORE_MEMORY}"
 
 
-def parse_now(text: str) -> datetime:
-    """An ISO 8601 instant; a value without an offset is taken as UTC (JS would take local time)."""
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value
+def parse_now(text: str) -> JsDate:
+    """The compile clock as upstream gets it: `new Date(text)` (`jsvalues.parse_js_date`).
+
+    An out-of-range value is a Date all the same (`2026-02-30` rolls over, `2026-01-32` is an Invalid
+    Date, whose compile throws as upstream's does). A date-time without an offset is local time in
+    JavaScript; the port takes it as UTC (the harness runs both sides with TZ=UTC). A string outside the
+    ISO 8601 forms raises `UnsupportedJsValue` (a ValueError) saying so.
+    """
+    return parse_js_date(text)
+
+
+def parse_js_number(text: str) -> float:
+    """`--previous-message-count`: any JSON number (or NaN, Infinity), as the JS number upstream would hold."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a JSON number such as 3, 3.0, -5 or 1e21)")
+    return js_number(value)
 
 
 def why_memory_is_empty(memory_dir: Path) -> str | None:
@@ -55,8 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     system = compile_cmd.add_mutually_exclusive_group()
     system.add_argument("--system", help="raw system prompt text")
     system.add_argument("--system-file", type=Path, help="file holding the raw system prompt (UTF-8)")
-    compile_cmd.add_argument("--now", help="compile clock, ISO 8601 (default: the current time)")
-    compile_cmd.add_argument("--previous-message-count", type=int, default=0)
+    compile_cmd.add_argument("--now", help="compile clock, read as `new Date(NOW)` reads ISO 8601 (default: now)")
+    compile_cmd.add_argument(
+        "--previous-message-count", type=parse_js_number, default=0.0, help="any JSON number (default 0)"
+    )
     compile_cmd.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
     return parser
 
@@ -69,9 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as error:
         parser.error(str(error.args[0]))
     try:
-        now = parse_now(args.now) if args.now else datetime.now(UTC)
-    except ValueError:
-        parser.error(f"--now {args.now!r} is not an ISO 8601 date-time (e.g. 2026-01-01T00:00:00Z)")
+        now = parse_now(args.now) if args.now is not None else JsDate.from_datetime(datetime.now(UTC))
+    except UnsupportedJsValue as error:
+        parser.error(f"--now: {error}")
     if args.system_file is not None:
         try:
             system_text = args.system_file.read_text(encoding="utf-8")
@@ -79,19 +97,21 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--system-file {args.system_file}: {error}")
     else:
         system_text = args.system if args.system is not None else DEFAULT_SYSTEM
-    if args.previous_message_count < 0:
-        parser.error("--previous-message-count must be 0 or more")
     memory_dir = Path(os.path.abspath(args.memory_dir))
-    record = compile_system_prompt(
-        memory_dir,
-        system=system_text,
-        agent_id=args.agent_id,
-        conversation_id=args.conversation_id,
-        now=now,
-        previous_message_count=args.previous_message_count,
-        include_memfs=not args.no_memfs,
-        profile=profile,
-    )
+    try:
+        record = compile_system_prompt(
+            memory_dir,
+            system=system_text,
+            agent_id=args.agent_id,
+            conversation_id=args.conversation_id,
+            now=now,
+            previous_message_count=args.previous_message_count,
+            include_memfs=not args.no_memfs,
+            profile=profile,
+        )
+    except UpstreamError as error:  # what upstream throws (an Invalid Date's toISOString, a __proto__ write)
+        print(f"upstream throws: {error}", file=sys.stderr)
+        return 1
     if not args.no_memfs and record.memfs_revision is None:  # asked only then: one git process less per compile
         reason = why_memory_is_empty(memory_dir)
         if reason:

@@ -14,15 +14,12 @@ from typing import Any
 
 from .frontmatter import parse_frontmatter
 from .git_head import CommittedHead, open_committed_head
+from .jsvalues import JsDate, as_js_date, format_utc_timestamp, js_number_to_string
 from .profiles import DEFAULT, Profile
 from .quirks import (
     bun_pragma_literal,
     decode_utf8_lossy,
     exceeds_exec_max_buffer,
-    format_utc_timestamp,
-    git_quoted_path,
-    git_quotes_path,
-    js_iso_string,
     js_replace_all,
     js_trim,
     js_trim_end,
@@ -57,17 +54,21 @@ class CompiledPrompt:
 
 
 def listed_memory_paths(head: CommittedHead) -> list[str]:
-    """What upstream keeps of `git ls-tree -r --name-only HEAD`: unquoted names, trimmed, ending `.md`."""
-    if exceeds_exec_max_buffer(sum(len(git_quoted_path(e.path)) + 1 for e in head.entries)):
+    """What upstream keeps of `git ls-tree -r --name-only HEAD`: each printed line decoded as UTF-8 (invalid
+    bytes become U+FFFD), trimmed, `\\` made `/`, ending `.md`. A quoted name ends in `"` and is dropped."""
+    if exceeds_exec_max_buffer(sum(len(e.listed) + 1 for e in head.entries)):
         return []  # upstream's ls-tree throws ENOBUFS and its catch returns no files
     paths = []
     for entry in head.entries:
-        if git_quotes_path(entry.path):
-            continue  # quoted: the line ends in `"`, not `.md`
-        path = js_trim(entry.path.decode("ascii"))
+        path = normalize_path(js_trim(decode_utf8_lossy(entry.listed)))
         if path and path.endswith(".md"):
             paths.append(path)
     return paths
+
+
+def normalize_path(value: str) -> str:
+    """Upstream `normalizePath`: backslashes become slashes."""
+    return value.replace("\\", "/")
 
 
 def label_from_path(relative_path: str) -> str:
@@ -113,14 +114,18 @@ def collect_memory_files(
         head.close()
 
 
-def compile_memory_metadata(agent_id: str, conversation_id: str, compiled_at: datetime, previous: int) -> str:
+def compile_memory_metadata(
+    agent_id: str, conversation_id: str, compiled_at: datetime | JsDate, previous: int | float
+) -> str:
+    """Upstream `compileMemoryMetadata`: the clock through `formatUtcTimestamp`, the count as `${n}` prints a JS
+    number (`jsvalues.js_number_to_string`: `9007199254740992`, `1e+21`, `3`, `-5`)."""
     return "\n".join(
         [
             "<memory_metadata>",
             f"- AGENT_ID: {agent_id}",
             f"- CONVERSATION_ID: {conversation_id}",
-            f"- System prompt last recompiled: {format_utc_timestamp(compiled_at)}",
-            f"- {previous} previous messages between you and the user are stored in recall memory",
+            f"- System prompt last recompiled: {format_utc_timestamp(as_js_date(compiled_at))}",
+            f"- {js_number_to_string(previous)} previous messages between you and the user are stored in recall memory",
             "</memory_metadata>",
         ]
     )
@@ -142,8 +147,8 @@ def compile_system_prompt(
     system: str,
     agent_id: str,
     conversation_id: str,
-    now: datetime | None = None,
-    previous_message_count: int = 0,
+    now: datetime | JsDate | None = None,
+    previous_message_count: int | float = 0,
     include_memfs: bool = True,
     profile: Profile = DEFAULT,
     git_env: Mapping[str, str] | None = None,
@@ -151,8 +156,11 @@ def compile_system_prompt(
     """Compile the system prompt for the memory repository at `memory_dir`, as `profile` does.
 
     `git_env` is the environment for the git processes (default: inherited, as upstream's is).
+    `now` is the Date upstream is given (`jsvalues.parse_js_date` reads a string as `new Date` does; an
+    Invalid Date makes the compile throw `RangeError`, as `toISOString` does); `previous_message_count` is
+    any JS number.
     """
-    compiled_at = now if now is not None else datetime.now(UTC)
+    compiled_at = as_js_date(now if now is not None else datetime.now(UTC))
     if include_memfs or not profile.honours_include_memfs:
         files, revision, v2 = collect_memory_files(Path(memory_dir), profile, git_env)
     else:
@@ -164,7 +172,7 @@ def compile_system_prompt(
     return CompiledPrompt(
         content=inject_core_memory(system, core_memory),
         core_memory=core_memory,
-        compiled_at=js_iso_string(compiled_at),
+        compiled_at=compiled_at.to_iso_string(),  # after rendering, as upstream: an Invalid Date throws here
         raw_system_hash=sha256_hex_of_js_string(system),
         memfs_revision=revision,
         has_core_memory_field=profile.returns_core_memory,

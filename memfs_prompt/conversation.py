@@ -31,8 +31,10 @@ from typing import Any, Literal
 
 from .compiler import CompiledPrompt, compile_system_prompt
 from .git_head import committed_revision
+from .jsvalues import JsDate
 from .profiles import DEFAULT, Profile
 from .quirks import js_trim_end, sha256_hex_of_js_string
+from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile
 
 Delivery = Literal["mid-conversation", "persisted-reminder"]
@@ -113,7 +115,7 @@ class LocalConversations:
         system: str,
         model: str = DEFAULT_MODEL,
         profile: Profile = DEFAULT,
-        clock: Callable[[], datetime],
+        clock: Callable[[], datetime | JsDate],
         delivery: Delivery = "mid-conversation",
         git_env: Mapping[str, str] | None = None,
     ) -> None:
@@ -142,7 +144,10 @@ class LocalConversations:
         """`createEphemeralConversation` (0.33.6+): no agent, no memory, nothing compiled or cached.
 
         Upstream names it `local-conv-<randomUUID()>`, so the id is the caller's (the reference's).
+        Releases before 0.33.6 have no such conversation: it throws, as the reference driver does there.
         """
+        if not self.profile.agent_free_conversations:
+            raise UpstreamError("this release has no createEphemeralConversation (agent-free conversations)")
         conversation = Conversation(conversation_id, agent_free=True, system=system, model=model)
         self.conversations[conversation.id] = conversation
         return conversation

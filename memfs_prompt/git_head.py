@@ -2,10 +2,16 @@
 
 Upstream runs `git rev-parse --verify HEAD`, `git ls-tree -r --name-only HEAD` and one
 `git show HEAD:<path>` per file, from inside the memory directory. This module gets the
-same answers from `git ls-tree -r -z HEAD` (the same listing, relative to the directory,
-with raw names) and one `git cat-file --batch` process (the HEAD commit and the blobs),
-started side by side. Measured (benchmarks/, issue 9): listing with ls-tree costs git half
-the CPU of walking the trees through cat-file, and Python a tenth.
+same answers from `git ls-tree -r HEAD` (the same listing, relative to the directory, names
+quoted as the repository's own `core.quotePath` says, plus each entry's object id) and one
+`git cat-file --batch` process (HEAD and the blobs), started side by side. Measured
+(benchmarks/, issue 9): listing with ls-tree costs git half the CPU of walking the trees
+through cat-file, and Python a tenth.
+
+`git show HEAD:<path>` is a revision argument (issue 17), so the blob at `<path>` is only
+what upstream prints when `revision_syntax_needs_git_show` and `work_tree_is_ambiguous` say
+so; for every other path this module runs upstream's own `git show` (same directory, same
+repository configuration), see `CommittedHead.iter_paths`.
 """
 
 from __future__ import annotations
@@ -21,11 +27,20 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class TreeEntry:
-    """One non-tree entry of `git ls-tree -r` (blob, symlink or gitlink), path as raw bytes."""
+    """One non-tree entry of `git ls-tree -r` (blob, symlink or gitlink).
+
+    `path` is the raw name; `printed` is the name as upstream's `git ls-tree` prints it (C-quoted
+    where the repository's `core.quotePath` and git's fixed rules say so).
+    """
 
     path: bytes
     mode: bytes
     oid: str
+    printed: bytes = b""
+
+    @property
+    def listed(self) -> bytes:
+        return self.printed or self.path
 
 
 @dataclass(frozen=True)
@@ -110,19 +125,60 @@ class CatFileBatch:
         return self._proc.wait()
 
 
-def _tree_entries(content: bytes) -> list[tuple[bytes, bytes, str]]:
-    """Parse a raw tree object into (mode, name, hex oid), in stored (ls-tree) order."""
-    entries = []
-    i = 0
-    while i < len(content):
-        space = content.index(b" ", i)
-        nul = content.index(b"\0", space)
-        mode = content[i:space]
-        name = content[space + 1 : nul]
-        oid = content[nul + 1 : nul + 21].hex()
-        entries.append((mode, name, oid))
-        i = nul + 21
-    return entries
+# Where `git show HEAD:<path>` can print something else than the blob at <path>, or fail where
+# cat-file finds it (git 2.39 revision.c handle_revision_arg_1, setup.c verify_non_filename /
+# verify_filename / check_filename, object-name.c resolve_relative_path); measured in
+# tests/test_git_show_paths.py and pinned by the cases tagged `revision`.
+_NAME_MAX = 255  # lstat("HEAD:<first component>") fails with ENAMETOOLONG past this: git show dies
+_PATH_MAX = 4096
+_GLOB_SPECIAL = frozenset("*?[")  # looks_like_pathspec: a failed revision becomes a pathspec, git show exits 0
+
+
+def revision_syntax_needs_git_show(path: str, memory_dir_bytes: int = 0) -> bool:
+    """True when `git show HEAD:<path>` is not the plain lookup of <path> in HEAD's tree.
+
+    - `..` anywhere: `HEAD:<a>..<b>` is first tried as the range `HEAD:<a>` .. `<b>` (or `...`);
+      when both sides name objects git show prints the range (nothing for two blobs), not the file.
+    - `^-` anywhere: `<rev>^-<n>` syntax; the rest is not a number, so the argument is no revision
+      and git show dies (or, when it exists in the work tree, takes it as a path).
+    - a leading `./` or `../`: relative to the current directory, not to the top of the tree
+      (and a fatal error outside a work tree).
+    - a first component of more than 250 bytes, or a path near PATH_MAX: git lstat()s
+      `HEAD:<path>` in the work tree to refuse an ambiguous argument, and dies on ENAMETOOLONG.
+    (`^@` and `^!` only count at the very end, where every path has `.md`; `:`, `~`, `^`, `@{`,
+    `{}` after `HEAD:` are looked up verbatim in the tree.)
+    """
+    if ".." in path or "^-" in path or path.startswith("./"):
+        return True
+    encoded = len(path.encode("utf-8"))
+    first = path.split("/", 1)[0]
+    return len(first.encode("utf-8")) + len("HEAD:") > _NAME_MAX or memory_dir_bytes + encoded + 6 >= _PATH_MAX
+
+
+def work_tree_is_ambiguous(memory_dir: Path) -> bool:
+    """True when the directory holds an entry named `HEAD:...`: git show's argument may then also be a
+    file (relative to the current directory), which git refuses as ambiguous or takes as a pathspec."""
+    try:
+        return any(name.startswith("HEAD:") for name in os.listdir(memory_dir))
+    except OSError:
+        return True  # cannot tell: ask git
+
+
+def git_show(memory_dir: Path, path: str, env: Mapping[str, str] | None) -> bytes | None:
+    """Upstream's own read: `git show HEAD:<path>` in `memory_dir`; None where it exits non-zero."""
+    try:
+        done = subprocess.run(
+            ["git", "show", f"HEAD:{path}"],
+            cwd=memory_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 @dataclass
@@ -133,6 +189,8 @@ class CommittedHead:
     entries: list[TreeEntry]
     batch: CatFileBatch | None
     at_top: bool = False  # the listing is of the commit's root tree, so an entry's oid is what HEAD:<path> names
+    memory_dir: Path | None = None
+    env: Mapping[str, str] | None = None
 
     def object_names(self, paths: list[str]) -> list[bytes]:
         """What to ask cat-file for each path: the listed entry's oid when that is what `HEAD:<path>` resolves
@@ -149,20 +207,36 @@ class CommittedHead:
         return list(self.iter_paths(paths))
 
     def iter_paths(self, paths: list[str]) -> Iterator[bytes | None]:
-        """`read_paths`, one path at a time as git answers."""
+        """`read_paths`, one path at a time as git answers.
+
+        A path is read from cat-file only where that is provably what `git show HEAD:<path>` prints:
+        no revision syntax (`revision_syntax_needs_git_show`), no `HEAD:` entry in the directory, and a
+        blob answer (or a missing one for a name git would not take as a pathspec). Everything else,
+        trees and gitlinked commits included, is read by running `git show` itself.
+        """
         if self.batch is None or not paths:
             yield from [None] * len(paths)
             return
-        answers = self.batch.iter_many(self.object_names(paths))
-        for path, answer in zip(paths, answers, strict=True):
-            if answer is None:
-                yield None
-            elif answer.type == "blob":
-                yield answer.content
-            elif answer.type == "tree":
-                yield git_show_tree_text(path, answer.content)
+        memory_dir = self.memory_dir if self.memory_dir is not None else Path(".")
+        if work_tree_is_ambiguous(memory_dir):
+            for path in paths:
+                yield git_show(memory_dir, path, self.env)
+            return
+        dir_bytes = len(os.fsencode(os.path.abspath(memory_dir)))
+        slow = [revision_syntax_needs_git_show(path, dir_bytes) for path in paths]
+        fast = [path for path, is_slow in zip(paths, slow, strict=True) if not is_slow]
+        answers = self.batch.iter_many(self.object_names(fast)) if fast else iter(())
+        for path, is_slow in zip(paths, slow, strict=True):
+            if is_slow:
+                yield git_show(memory_dir, path, self.env)
+                continue
+            answer = next(answers)
+            if answer is not None and answer.type == "blob":
+                yield answer.content  # git show streams a blob as it is, whatever the configuration
+            elif answer is None and _GLOB_SPECIAL.isdisjoint(path):
+                yield None  # not in HEAD, and not a pathspec either: git show dies
             else:
-                yield None
+                yield git_show(memory_dir, path, self.env)  # trees, commits, pathspecs: git's own output
 
     def close(self) -> None:
         if self.batch is not None:
@@ -170,20 +244,13 @@ class CommittedHead:
             self.batch = None
 
 
-def git_show_tree_text(path: str, tree: bytes) -> bytes:
-    """What `git show HEAD:<dir>` prints for a tree: a header and one name per line, `/` after subtrees."""
-    lines = [b"tree HEAD:" + path.encode("utf-8"), b""]
-    for mode, name, _ in _tree_entries(tree):
-        lines.append(name + (b"/" if mode == b"40000" else b""))
-    return b"\n".join(lines) + b"\n"
-
-
 def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) -> CommittedHead:
     """Read HEAD as upstream sees it from `memory_dir`; revision None when there is none.
 
     Two git processes run side by side: `git cat-file` (HEAD, then the blobs) and
-    `git ls-tree -r -z HEAD`, upstream's own listing (relative to the directory) with raw names.
+    `git ls-tree -r HEAD`, upstream's own listing (relative to the directory, quoted as upstream's).
     `env` is the environment git runs under (default: this process's), as upstream inherits its own.
+    The revision is whatever HEAD names (a commit, an annotated tag, ...), as `git rev-parse --verify HEAD`.
     """
     if not os.path.exists(memory_dir):
         return CommittedHead(None, [], None)
@@ -193,7 +260,7 @@ def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) 
         return CommittedHead(None, [], None)
     try:
         listing = subprocess.Popen(
-            ["git", "ls-tree", "-r", "-z", "HEAD"],
+            ["git", "ls-tree", "-r", "HEAD"],
             cwd=memory_dir,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -205,37 +272,73 @@ def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) 
         return CommittedHead(None, [], None)
     try:
         try:
-            head, subtree = batch.read_many([b"HEAD", b"HEAD:./"])
+            head, root = batch.read_many([b"HEAD", b"HEAD^{tree}"])
         except OSError:  # not a repository: git exits before answering
             if batch.close() == USAGE_ERROR and batch.command_mode:  # a git before 2.36
                 global _git_lacks_batch_command
                 _git_lacks_batch_command = True
                 return open_committed_head(memory_dir, env)
             return CommittedHead(None, [], None)
-        if head is None or head.type != "commit":
+        if head is None:  # unborn, or HEAD names an object that is not there
             batch.close()
-            return CommittedHead(None, [], None)
+            return CommittedHead(committed_revision(memory_dir, env), [], None)
+        try:
+            [subtree] = batch.read_many([b"HEAD:./"])
+            in_work_tree = True
+        except OSError:  # `./` outside a work tree (bare repository, a .git directory) is fatal
+            batch.close()
+            batch = CatFileBatch(memory_dir, env)
+            subtree, in_work_tree = root, False
         entries: list[TreeEntry] = []
         at_top = False
         if subtree is not None and subtree.type == "tree":
             output, _ = listing.communicate()
             entries = parse_ls_tree(output) if listing.returncode == 0 else []  # upstream: a failed ls-tree lists none
-            at_top = head.content.startswith(b"tree " + subtree.oid.encode("ascii") + b"\n")
-        return CommittedHead(head.oid, entries, batch, at_top)
+            at_top = not in_work_tree or (root is not None and root.oid == subtree.oid)
+        return CommittedHead(head.oid, entries, batch, at_top, Path(memory_dir), env)
     finally:
         if listing.returncode is None:  # not read: HEAD is missing
             listing.kill()
             listing.communicate()
 
 
+_C_UNESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
+
+
+def git_unquote(printed: bytes) -> bytes:
+    """The raw name behind a name `git ls-tree` printed (C-quoted names start with `"`)."""
+    if not printed.startswith(b'"') or not printed.endswith(b'"') or len(printed) < 2:
+        return printed
+    body, out, i = printed[1:-1], bytearray(), 0
+    while i < len(body):
+        byte = body[i : i + 1]
+        if byte == b"\\" and i + 1 < len(body):
+            escape = body[i + 1 : i + 2]
+            if escape in _C_UNESCAPES:
+                out.append(_C_UNESCAPES[escape])
+                i += 2
+                continue
+            octal = body[i + 1 : i + 4]
+            if len(octal) == 3 and all(48 <= c <= 55 for c in octal):
+                out.append(int(octal, 8))
+                i += 4
+                continue
+        out += byte
+        i += 1
+    return bytes(out)
+
+
 def parse_ls_tree(output: bytes) -> list[TreeEntry]:
-    """`git ls-tree -r -z` output (`<mode> <type> <oid>\\t<path>\\0` ...) as entries, in its order."""
+    """`git ls-tree -r` output (`<mode> <type> <oid>\\t<name>\\n` ...) as entries, in its order.
+
+    git quotes every name that holds a newline, so lines split cleanly.
+    """
     entries = []
-    for record in output.split(b"\0"):
-        if record:
-            meta, _, path = record.partition(b"\t")
+    for line in output.split(b"\n"):
+        if line:
+            meta, _, printed = line.partition(b"\t")
             mode, _, oid = meta.split(b" ")
-            entries.append(TreeEntry(path, mode, oid.decode("ascii")))
+            entries.append(TreeEntry(git_unquote(printed), mode, oid.decode("ascii"), printed))
     return entries
 
 

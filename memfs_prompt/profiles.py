@@ -30,6 +30,8 @@ class Profile:
     # The turn's `<available_skills>` block (memfs_prompt.skills_block): `tree` (0.25.3 to 0.30.28,
     # grouped by location root) or `list` (0.31.12+, one "- `name`: description" line per skill).
     skills_block: str = "list"
+    # `LocalBackend.createEphemeralConversation` (0.33.6+): agent-free conversations with their own raw prompt.
+    agent_free_conversations: bool = False
 
 
 # Every published version, in release order: npm's seven, then PyPI's from 0.32.13 (no 0.32.17 there).
@@ -75,8 +77,16 @@ PROFILES: dict[str, Profile] = {
         Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
         Profile("letta-code@0.31.12", _releases("0.31.12", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS),
         Profile("letta-code@0.32.14", _releases("0.32.14", "0.33.2"), Dialect.V0_32_17, True, True, False),
+        Profile("letta-code@0.33.3", _releases("0.33.3", "0.33.5"), Dialect.V0_32_17, True, True, False, memfs_v2=True),
         Profile(
-            "letta-code@0.33.3", _releases("0.33.3", "0.34.12"), Dialect.V0_32_17, True, True, False, memfs_v2=True
+            "letta-code@0.33.6",
+            _releases("0.33.6", "0.34.12"),
+            Dialect.V0_32_17,
+            True,
+            True,
+            False,
+            memfs_v2=True,
+            agent_free_conversations=True,
         ),
         Profile("spec-v2", (), Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 
 # ECMAScript WhiteSpace + LineTerminator (ES2024 12.2/12.3): what String.prototype.trim strips.
 JS_WHITESPACE = frozenset(
@@ -199,17 +199,15 @@ def bun_pragma_literal(value: str) -> str:
 
 
 def js_iso_string(moment: datetime) -> str:
-    """`Date.prototype.toISOString()`: UTC, milliseconds, `Z`."""
-    utc = moment.astimezone(UTC)
-    # years 0..9999 are zero-padded to four digits (strftime's %Y is not, on glibc)
-    return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
+    """`Date.prototype.toISOString()`: UTC, milliseconds, `Z` (see `jsvalues.JsDate.to_iso_string`)."""
+    from .jsvalues import JsDate
+
+    return JsDate.from_datetime(moment).to_iso_string()
 
 
 def format_utc_timestamp(moment: datetime) -> str:
-    """Upstream `formatUtcTimestamp`: 12-hour clock, `AM`/`PM`, literal `UTC+0000`."""
-    utc = moment.astimezone(UTC)
-    hour12 = utc.hour % 12 or 12
-    meridiem = "AM" if utc.hour < 12 else "PM"
-    return (
-        f"{utc.year}-{utc.month:02d}-{utc.day:02d} {hour12:02d}:{utc.minute:02d}:{utc.second:02d} {meridiem} UTC+0000"
-    )
+    """Upstream `formatUtcTimestamp`: 12-hour clock, `AM`/`PM`, literal `UTC+0000` (see `jsvalues`)."""
+    from .jsvalues import JsDate
+    from .jsvalues import format_utc_timestamp as format_date
+
+    return format_date(JsDate.from_datetime(moment))

@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .errors import UpstreamError
+from .jsobjects import JsNumber, JsObject, Realm, js_set, truthy
 from .quirks import js_trim, js_trim_end, locale_compare_key
+
+__all__ = ["MemoryFile", "UpstreamError", "render_memfs_v1", "render_system_tree"]
 
 MEMORY_DIR_PLACEHOLDER = "${MEMORY_DIR}"
 _LEAF_VALUE = "__value__"
@@ -24,102 +28,41 @@ class MemoryFile:
     description: str
 
 
-class UpstreamError(Exception):
-    """Upstream would throw here: the compile fails rather than producing text."""
-
-
-class _JsObject:
-    """A plain JS object, as far as `renderSystemTree` can tell: own keys in insertion order.
-
-    Integer-like keys come first in ascending order in `Object.keys`, as in JS.
-    """
-
-    def __init__(self, proto: _JsObject | None = None) -> None:
-        self.own: dict[str, object] = {}
-        self.proto = proto
-
-    def get(self, key: str) -> object:
-        node: _JsObject | None = self
-        while node is not None:
-            if key in node.own:
-                return node.own[key]
-            node = node.proto
-        return None
-
-    def own_keys(self) -> list[str]:
-        ints = sorted((k for k in self.own if _is_array_index(k)), key=int)
-        return ints + [k for k in self.own if not _is_array_index(k)]
-
-
 def js_string(value: object) -> str:
-    """`String(value ?? "")` for what a tree node can hold: a string, or an object (`[object Object]`)."""
+    """`String(value ?? "")` for what a leaf field can hold: a string, or an object (`[object Object]`, or a
+    function's source text, which no leaf field can reach)."""
     if value is None:
         return ""
     return value if isinstance(value, str) else "[object Object]"
 
 
-def _is_array_index(key: str) -> bool:
-    return key.isascii() and key.isdigit() and (key == "0" or not key.startswith("0")) and int(key) < 2**32 - 1
-
-
-# Names every plain object inherits from Object.prototype (all functions but __proto__).
-_OBJECT_PROTOTYPE_METHODS = (
-    "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
-    "toString", "valueOf", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
-)  # fmt: skip
-
-
-class _ObjectPrototype(_JsObject):
-    """`Object.prototype` of one fresh process: writes to it are seen by every object (pollution)."""
-
-    def __init__(self) -> None:
-        super().__init__(None)
-        # Function.prototype: the `__proto__` of every method; its own `__proto__` is Object.prototype.
-        # (Its own members, call/apply/bind/name/length..., are not modelled.)
-        function_prototype = _JsObject(self)
-        for name in _OBJECT_PROTOTYPE_METHODS:
-            self.own[name] = _JsObject(function_prototype)  # a function: truthy, not a string, may take properties
-
-
-def _tree_child(node: _JsObject, key: str, proto: _ObjectPrototype) -> _JsObject:
-    """`node[part]`, creating `{}` when falsy or a string, with `__proto__` resolving to the prototype."""
-    if key == "__proto__":
-        existing: object = node.proto  # the accessor returns the prototype (null for Object.prototype)
-        if existing is None:
-            raise UpstreamError("TypeError: Object.prototype's prototype is immutable")
-    else:
-        existing = node.get(key)
-    if not existing or isinstance(existing, str):
-        child = _JsObject(proto)
-        node.own[key] = child
-        return child
-    assert isinstance(existing, _JsObject)
-    return existing
-
-
 def render_system_tree(files: list[MemoryFile]) -> str:
-    """Upstream `renderSystemTree`, including what `__proto__` and Object.prototype names do to it."""
-    proto = _ObjectPrototype()
-    tree = _JsObject(proto)
+    """Upstream `renderSystemTree`, including what `__proto__`, Object.prototype's members and everything
+    reachable from them (memfs_prompt.jsobjects) do to it."""
+    realm = Realm()
+    tree = realm.new_object()
     for file in files:
         label = file.label[len("system/") :] if file.label.startswith("system/") else file.label
         parts = [part for part in label.split("/") if part]
         if not parts:
             continue
-        node = tree
+        node: JsObject | JsNumber = tree
         for part in parts:
-            node = _tree_child(node, part, proto)
-        node.own[_LEAF_VALUE] = file.value
-        node.own[_LEAF_DESCRIPTION] = file.description
+            existing = realm.get(node, part)
+            if not truthy(existing) or isinstance(existing, str):
+                js_set(node, part, realm.new_object())
+            node = realm.get(node, part)
+        js_set(node, _LEAF_VALUE, file.value)
+        js_set(node, _LEAF_DESCRIPTION, file.description)
 
     lines: list[str] = []
 
-    def render(node: _JsObject, indent: int, path_parts: list[str]) -> None:
+    def render(node: JsObject, indent: int, path_parts: list[str]) -> None:
         pad = "  " * indent
         keys = [k for k in node.own_keys() if k not in (_LEAF_VALUE, _LEAF_DESCRIPTION)]
         for key in sorted(keys, key=locale_compare_key):
             child = node.own[key]
-            assert isinstance(child, _JsObject)
+            assert isinstance(child, JsObject)  # the walk only ever assigns `{}` to a key
             child_parts = [*path_parts, key]
             lines.append(f"{pad}<{key}>")
             if _LEAF_VALUE in child.own:  # Object.hasOwn(child, LEAF_VALUE)

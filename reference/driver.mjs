@@ -2,6 +2,12 @@
 // CLI and answers JSON-lines requests on stdin with upstream's own functions.
 //
 //   bun driver.mjs /path/to/letta.js
+//   bun driver.mjs /path/to/compiler.mjs [/path/to/lifecycle.mjs]
+//
+// The second form loads modules built from an upstream revision's source (harness/runners/revision_build.py):
+// an ESM module holding the compiler's module (exports replaced by the driver's, as for a bundle)
+// and, optionally, one holding LocalBackend and DeterministicPongExecutor, imported at the first
+// lifecycle request (it needs the packages installed beside it; compile requests never load it).
 //
 // Protocol (one JSON object per line, split on "\n" only; every answer echoes the id):
 //   {"id":1,"op":"hello"}                      -> {"id":1,"ok":true,"info":{bun, bundle, symbols, importMs}}
@@ -32,8 +38,9 @@ import { readFileSync, writeFileSync, existsSync, renameSync, statSync } from "n
 import { dirname, join } from "node:path";
 
 const bundlePath = process.argv[2];
+const lifecyclePath = process.argv[3] ?? null;
 if (!bundlePath) {
-  process.stderr.write("usage: bun driver.mjs /path/to/letta.js\n");
+  process.stderr.write("usage: bun driver.mjs /path/to/letta.js | /path/to/compiler.mjs [/path/to/lifecycle.mjs]\n");
   process.exit(2);
 }
 
@@ -102,10 +109,11 @@ function moduleSection(text, modulePath) {
   return text.slice(start + 1, next < 0 ? text.length : next);
 }
 
-function findSymbols(text) {
+function findSymbols(text, names = Object.keys(SYMBOLS)) {
   const found = {};
   const missing = [];
-  for (const [name, spec] of Object.entries(SYMBOLS)) {
+  for (const name of names) {
+    const spec = SYMBOLS[name];
     let local = null;
     for (const modulePath of spec.modules) {
       const section = moduleSection(text, modulePath);
@@ -121,21 +129,28 @@ function findSymbols(text) {
   return { found, missing };
 }
 
+// A module built from one source entry ends with its own `export { ... };` block instead.
+const TRAILING_EXPORTS = /\nexport \{[^}]*\};\s*$/;
+
 function withoutCliEntry(text) {
   // 0.30+ end with a standalone entry module; 0.25.x end with a bare `main();`.
   const entry = text.indexOf("\n// src/standalone-entry.ts\n");
   if (entry >= 0) return text.slice(0, entry + 1);
   const call = text.lastIndexOf("\nmain();\n");
   if (call >= 0 && text.length - call < 400) return text.slice(0, call + 1);
-  throw new Error("cannot find the CLI entry at the end of the bundle (no `// src/standalone-entry.ts`, no final `main();`)");
+  const exported = text.match(TRAILING_EXPORTS);
+  if (exported) return text.slice(0, exported.index + 1);
+  throw new Error(
+    "cannot find the CLI entry at the end of the bundle (no `// src/standalone-entry.ts`, no final `main();`, no final `export { ... };`)",
+  );
 }
 
-function prepareModule() {
-  const text = readFileSync(bundlePath, "utf8");
-  const { found, missing } = findSymbols(text);
+function prepareModule(path = bundlePath, names = undefined) {
+  const text = readFileSync(path, "utf8");
+  const { found, missing } = findSymbols(text, names);
   const digest = createHash("sha256").update(text).update(readFileSync(new URL(import.meta.url))).digest("hex").slice(0, 16);
   // Next to the bundle, so the bundle's own require()s (sharp, ...) resolve as in a real install.
-  const modulePath = join(dirname(bundlePath), `.conformance-driver-${digest}.mjs`);
+  const modulePath = join(dirname(path), `.conformance-driver-${digest}.mjs`);
   const exports = Object.entries(found).map(([name, local]) => `${local} as ${name}`).join(", ");
   // The `// @bun` pragma of 0.25.x bundles is kept: the reference is the bundle as bun runs it.
   const body = `${withRandomUUIDHook(withoutCliEntry(text))}\nexport { ${exports} };\n`;
@@ -159,8 +174,26 @@ function packageVersion() {
 const started = performance.now();
 let upstream;
 let prepared;
+// With a lifecycle module, the compiler module answers compile requests only.
+const LIFECYCLE_SYMBOLS = ["LocalBackend", "initLocalBackend", "DeterministicPongExecutor"];
+const COMPILE_SYMBOLS = Object.keys(SYMBOLS).filter((name) => !LIFECYCLE_SYMBOLS.includes(name));
+let lifecycleModule = null;
+async function loadLifecycleModule() {
+  if (!lifecyclePath || lifecycleModule) return;
+  const lifecyclePrepared = prepareModule(lifecyclePath, LIFECYCLE_SYMBOLS);
+  let loaded;
+  try {
+    loaded = await import(lifecyclePrepared.modulePath);
+  } catch (error) {
+    throw new Error(`cannot load lifecycle module ${lifecyclePath}: ${error?.stack ?? error}`);
+  }
+  lifecycleModule = loaded;
+  upstream = { ...upstream, ...loaded };
+  prepared.found = { ...prepared.found, ...lifecyclePrepared.found };
+  prepared.missing = [...prepared.missing, ...lifecyclePrepared.missing];
+}
 try {
-  prepared = prepareModule();
+  prepared = prepareModule(bundlePath, lifecyclePath ? COMPILE_SYMBOLS : undefined);
   upstream = await import(prepared.modulePath);
 } catch (error) {
   process.stderr.write(`cannot load bundle ${bundlePath}: ${error?.stack ?? error}\n`);
@@ -310,6 +343,7 @@ async function lifecycleOpen(request) {
     uuid: () => `00000000-0000-4000-8000-${String(++seq).padStart(12, "0")}`,
     executed: [],
   };
+  await loadLifecycleModule();
   return inSession(session, async () => {
     initOnce("initLocalBackend");
     const LocalBackend = need("LocalBackend");
@@ -443,6 +477,7 @@ const HANDLERS = {
       bun: typeof Bun !== "undefined" ? Bun.version : null,
       runtime: typeof Bun !== "undefined" ? "bun" : `node ${process.version}`,
       bundle: bundlePath,
+      lifecycleModule: lifecyclePath,
       version: packageVersion(),
       symbols: prepared.found,
       missing: prepared.missing,

@@ -43,7 +43,8 @@ sys.path.insert(0, {repo_root!r})
 from memfs_prompt import compile_system_prompt, profile_for_release
 from memfs_prompt.cli import parse_now
 
-bundle = Path(sys.argv[2])
+args = [a for a in sys.argv[1:] if a != "--no-install"]  # the runner never lets bun fetch packages
+bundle = Path(args[1])
 if not bundle.read_bytes().startswith(b"// fake letta-code bundle"):
     sys.stderr.write(f"cannot load bundle {{bundle}}: not a bundle\n")
     sys.exit(3)

@@ -6,16 +6,18 @@ The child is a small real Python script: what it does is chosen per request by t
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from harness.model import CompileRequest, Outcome
+from harness.model import ClientSkills, CompileRequest, Outcome
 from harness.runners.jsonl_process import JsonLinesProcess, JsonLinesRunner, ProtocolError
 
 CHILD = textwrap.dedent(
@@ -75,6 +77,9 @@ CHILD = textwrap.dedent(
             if next_line:
                 nxt = json.loads(next_line)
                 send({"id": nxt["id"], "ok": True, "record": {**record, "content": nxt["system"]}, "polluted": False})
+        elif "clientSkills" in req:  # the driver's answer: the record and the prompt with the skills block
+            skills = json.dumps(req["clientSkills"])
+            send({"id": rid, "ok": True, "record": record, "systemPromptWithSkills": mode + skills, "polluted": False})
         else:
             send({"id": rid, "ok": True, "record": record, "polluted": False})
     """
@@ -259,3 +264,12 @@ def _close_round_trip_runners():
     yield
     for runner in ROUND_TRIP_RUNNERS.values():
         runner.close()
+
+
+@pytest.mark.parametrize("skills", [[], None, [{"name": "a"}]])
+def test_client_skills_are_sent_when_given_and_the_answer_joins_the_record(runner: JsonLinesRunner, skills) -> None:
+    given = runner.compile(replace(request("s"), client_skills=ClientSkills(skills)))
+    assert given.status == "ok" and given.record is not None
+    assert given.record["systemPromptWithSkills"] == "s" + json.dumps(skills)
+    plain = runner.compile(request("s"))  # not given: nothing sent, nothing answered
+    assert plain.record is not None and "systemPromptWithSkills" not in plain.record

@@ -83,8 +83,8 @@ def one_case_baseline(tmp_path: Path, monkeypatch) -> tuple[Path, list[Path]]:
 
 def test_a_mutant_that_changes_output_is_killed_and_one_that_does_not_survives(one_case_baseline) -> None:
     baseline, paths = one_case_baseline
-    killed = Mutant("meridiem", "quirks.py", 'meridiem = "AM" if utc.hour < 12 else "PM"',
-                    'meridiem = "PM" if utc.hour < 12 else "AM"', "why")  # fmt: skip
+    killed = Mutant("meridiem", "jsvalues.py", 'meridiem = "AM" if hours < 12 else "PM"',
+                    'meridiem = "PM" if hours < 12 else "AM"', "why")  # fmt: skip
     inert = Mutant("comment", "quirks.py", "EXEC_MAX_BUFFER = 1024 * 1024", "EXEC_MAX_BUFFER = 1024 * 1024  # x", "w")
     head = "def js_trim(value: str) -> str:\n"
     crash = Mutant("crash", "quirks.py", head, head + "    1 / 0\n", "why")

@@ -55,33 +55,36 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_a_verified_wheel_unpacks_only_what_bun_needs(tmp_path: Path, index: dict) -> None:
+def test_a_verified_wheel_unpacks_the_bundle_with_its_node_modules_and_not_the_wheel(
+    tmp_path: Path, index: dict
+) -> None:
     index["1.0.0"] = make_wheel(tmp_path / "index", "1.0.0")
-    bundle = pypi_release.ensure_unpacked("1.0.0", {"sha256": sha(index["1.0.0"])}, tmp_path / "cache", False)
+    bundle = pypi_release.ensure_unpacked("1.0.0", {"sha256": sha(index["1.0.0"])}, tmp_path / "cache")
     assert bundle.read_text() == "// letta 1.0.0\n"
     assert releases.bundle_version(bundle) == "1.0.0"
-    assert not (bundle.parent / "node_modules").exists()
+    assert (bundle.parent / "node_modules" / "ws" / "index.js").is_file()
+    assert not (bundle.parent.parent / "bin").exists(), "the Node binary is shared, not unpacked per release"
     assert not list((tmp_path / "cache").rglob("*.whl")), "the wheel itself is not kept"
 
 
 def test_a_wheel_with_other_bytes_is_refused_and_nothing_is_unpacked(tmp_path: Path, index: dict) -> None:
     index["1.0.0"] = make_wheel(tmp_path / "index", "1.0.0")
     with pytest.raises(pypi_release.WheelUnavailable, match=r"sha256 mismatch: pinned 00+, downloaded"):
-        pypi_release.ensure_unpacked("1.0.0", {"sha256": "0" * 64}, tmp_path / "cache", False)
+        pypi_release.ensure_unpacked("1.0.0", {"sha256": "0" * 64}, tmp_path / "cache")
     assert not (tmp_path / "cache" / "pypi" / "1.0.0").exists()
 
 
 def test_a_wheel_without_the_bundle_is_not_a_letta_code_wheel(tmp_path: Path, index: dict) -> None:
     index["1.0.0"] = make_wheel(tmp_path / "index", "1.0.0", bundle=False)
     with pytest.raises(pypi_release.WheelUnavailable, match=r"has no letta_code/_payload/app/letta\.js"):
-        pypi_release.ensure_unpacked("1.0.0", {"sha256": sha(index["1.0.0"])}, tmp_path / "cache", False)
+        pypi_release.ensure_unpacked("1.0.0", {"sha256": sha(index["1.0.0"])}, tmp_path / "cache")
 
 
-def test_node_gets_node_modules_and_one_shared_binary(tmp_path: Path, index: dict) -> None:
+def test_every_release_links_one_shared_node_binary(tmp_path: Path, index: dict) -> None:
     cache = tmp_path / "cache"
     for version in ("1.0.0", "1.0.1"):
         index[version] = make_wheel(tmp_path / "index", version)
-        bundle = pypi_release.ensure_unpacked(version, {"sha256": sha(index[version])}, cache, True)
+        bundle = pypi_release.ensure_unpacked(version, {"sha256": sha(index[version])}, cache)
         assert (bundle.parent / "node_modules" / "ws" / "index.js").is_file()
     binaries = list((cache / "node").glob("*/node"))
     assert len(binaries) == 1 and binaries[0].read_bytes() == NODE_BYTES
@@ -92,11 +95,11 @@ def test_node_gets_node_modules_and_one_shared_binary(tmp_path: Path, index: dic
 def test_a_damaged_cache_is_fetched_again_and_an_intact_one_is_not(tmp_path: Path, index: dict) -> None:
     index["1.0.0"] = make_wheel(tmp_path / "index", "1.0.0")
     pinned, cache = {"sha256": sha(index["1.0.0"])}, tmp_path / "cache"
-    bundle = pypi_release.ensure_unpacked("1.0.0", pinned, cache, False)
-    pypi_release.ensure_unpacked("1.0.0", pinned, cache, False)
+    bundle = pypi_release.ensure_unpacked("1.0.0", pinned, cache)
+    pypi_release.ensure_unpacked("1.0.0", pinned, cache)
     assert index["downloads"] == ["1.0.0"]
     bundle.write_text("// tampered\n")
-    assert pypi_release.ensure_unpacked("1.0.0", pinned, cache, False).read_text() == "// letta 1.0.0\n"
+    assert pypi_release.ensure_unpacked("1.0.0", pinned, cache).read_text() == "// letta 1.0.0\n"
     assert index["downloads"] == ["1.0.0", "1.0.0"]
 
 

@@ -26,12 +26,12 @@ import memfs_prompt.render_v1 as render_v1
 from harness.cases.load import load_scenario
 from harness.cases.write import model_size
 from harness.engine import Session
-from harness.model import CompileRequest, LifecycleOpen, Outcome, Status
+from harness.model import CompileRequest, LifecycleOpen, Outcome, RepoModel, Status
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.tools.fuzz import fuzz, known_signatures
 from harness.tools.fuzz_lifecycle import fuzz_lifecycle
-from harness.tools.reduce import Oracle, candidate_of, ddmin, reduce_candidate, reduced_document
+from harness.tools.reduce import Candidate, Oracle, Reducer, candidate_of, ddmin, reduce_candidate, reduced_document
 from harness.verdict.signature import Signature, difference_kind
 from memfs_prompt.profiles import Profile, profile_for_release
 
@@ -264,3 +264,19 @@ def test_a_divergence_recorded_in_a_case_is_known_to_fuzz(tmp_path: Path) -> Non
     with python_reference_session(tmp_path, broken_sort) as session:
         known = known_signatures(Oracle(session), [tmp_path / "corpus"])
     assert known == {Signature("python-correct", (("content", "order"), ("coreMemory", "order")))}
+
+
+def test_reduce_keeps_only_the_client_skills_entries_a_divergence_needs() -> None:
+    class SkillsOracle:
+        """Diverges while the `bad` skill is given (whatever else is)."""
+
+        def signature(self, candidate: Candidate) -> Signature | None:
+            skills = candidate.inputs.get("client_skills")
+            bad = isinstance(skills, list) and {"name": "bad"} in skills
+            return Signature("x", (("systemPromptWithSkills", "text"),)) if bad else None
+
+    target = Signature("x", (("systemPromptWithSkills", "text"),))
+    skills = [{"name": "a"}, 3, {"name": "bad"}, {"name": "b", "description": "d"}]
+    reducer = Reducer(SkillsOracle(), target, seconds=30)  # type: ignore[arg-type]
+    reduced = reducer.inputs(Candidate(RepoModel(), {"client_skills": skills, "system": "S"}))
+    assert reduced.inputs == {"client_skills": [{"name": "bad"}]}

@@ -176,6 +176,11 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
             raise checker.fail([], "a lifecycle case needs `steps` (turns, commits, ...); see docs/cases.md")
         if repo.get("kind", "git") != "git":
             raise checker.fail(["repo", "kind"], "repo: a lifecycle case starts from a committed git repo (kind: git)")
+        if "client_skills" in data.get("inputs", {}):
+            raise checker.fail(
+                ["inputs", "client_skills"], "inputs.client_skills: a compile input; in a lifecycle case give "
+                "`client_skills` on the turn steps that send it",
+            )  # fmt: skip
         if "delivery" in data and "golden" not in data:
             raise checker.fail(["delivery"], "delivery: only golden cases choose it (upstream has one delivery)")
         if repo.get("memory_subdir"):

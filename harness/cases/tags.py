@@ -24,7 +24,14 @@ TAGS: dict[str, str] = {
     "collation": "ICU `localeCompare` order: punctuation, digits, case, integer-like keys",
     "prototype": "`__proto__`, `constructor`, `__value__` and other names that hit the plain-object tree",
     "history": "several commits: renames, deletions, re-adds, type changes",
-    "worktree": "uncommitted, untracked and staged changes that must not matter",
+    "worktree": "uncommitted, untracked and staged changes: those that must not matter, and `HEAD:<path>` files "
+    "that do",
+    "revision": "`git show HEAD:<path>` as a revision argument: `..`, `^-`, `./`, globs as pathspecs, `HEAD:` files, "
+    "NAME_MAX",
+    "builtins": "`system/**` paths that reach built-ins through Object.prototype's members: read-only `name`/`length`, "
+    "numbers, Number.prototype, Function.prototype, `arguments`/`caller`",
+    "jsdate": "the clock as `new Date(string)` reads it: roll-overs, hour 24, Invalid Dates, years 0 and 10000",
+    "jsnumber": "`previousMessageCount` as a JS number: 2^53+1, 10^21, past the largest double",
     "empty": "empty files, whitespace-only files, repositories with nothing to render",
     "no-repo": "unborn, not-a-repository and missing memory directories",
     "subdir": "a memory directory inside a larger repository (`memory_subdir`)",
@@ -38,6 +45,7 @@ TAGS: dict[str, str] = {
     "escaping, v1/v2 switches (docs/profiles.md lists each rule with its cases)",
     "available-skills": "the turn's `<available_skills>` block from `client_skills`",
     "agent-free": "agent-free conversations (0.33.6+)",
+    "product-difference": "a known difference between the Letta server and letta-code (docs/products.md)",
     "snapshot": "written by `conformance add-case` from a real repository",
     "reduced": "written by `conformance reduce`",
     "fuzz": "found by `conformance fuzz` (its seed is in the description)",

@@ -184,7 +184,8 @@ def case_document(
         doc["pins"] = pins
     if tags:
         doc["tags"] = list(dict.fromkeys(tags))
-    changed_inputs = {k: v for k, v in (inputs or {}).items() if DEFAULT_INPUTS.get(k) != v}
+    # An input without a default (client_skills) is kept whatever its value: `null` and `[]` are inputs too.
+    changed_inputs = {k: v for k, v in (inputs or {}).items() if k not in DEFAULT_INPUTS or DEFAULT_INPUTS[k] != v}
     if changed_inputs:
         doc["inputs"] = changed_inputs
     doc["repo"] = repo_spec(model)

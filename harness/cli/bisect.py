@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.cases.load import load_scenarios
+from harness.cli import history
 from harness.cli.common import Commands, add_timeout, case_paths
 from harness.model import Outcome
 from harness.runners.manifest import RUNTIMES, ReferenceSpec
@@ -24,6 +25,8 @@ from harness.verdict.diff import COMPARED_FIELDS
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
+    if args.git:
+        return history.cmd_bisect(args)  # first-parent commits, each built from source (harness.runners.revision_build)
     loaded = load_scenarios(case_paths(args.paths or []))
     matches = [s for s in loaded.scenarios if s.id == args.case]
     if not matches:
@@ -44,8 +47,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         else:
             candidates = release_range(args.start, args.end)
 
-            def outcome_of(commit: str) -> Outcome:  # a release version here
-                return reference_outcome(scenario, ReferenceSpec("npm", commit, args.runtime), args.timeout)
+            def outcome_of(commit: str) -> Outcome:  # a release label here (0.32.8, pypi:0.34.12)
+                spec = ReferenceSpec.parse(commit)
+                return reference_outcome(scenario, ReferenceSpec(spec.kind, spec.value, args.runtime), args.timeout)
 
         seen: dict[str, Outcome] = {}
 
@@ -77,7 +81,12 @@ def register(commands: Commands) -> None:
     bisect.add_argument("case", help="case id")
     bisect.add_argument("--from", dest="start", required=True, help="pinned release (or, with --checkout, a commit)")
     bisect.add_argument("--to", dest="end", required=True, help="pinned release (or, with --checkout, a commit)")
-    bisect.add_argument("--checkout", help="an upstream letta-code checkout: bisect its commits, building each")
+    bisect.add_argument(
+        "--git", help="a local clone of letta-code: bisect its first-parent commits (modules built from source)"
+    )
+    bisect.add_argument(
+        "--checkout", help="an upstream letta-code checkout: bisect its commits with upstream's full build"
+    )
     bisect.add_argument("--runtime", choices=RUNTIMES, default="bun")
     bisect.add_argument(
         "--field", action="append", choices=COMPARED_FIELDS,

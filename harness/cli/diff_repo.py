@@ -45,7 +45,7 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
         ref_outcome = ref.runner.compile(request)
         port_outcome = session.port(ref.profile).compile(request)
     scenario = Scenario("diff-repo", "an existing repository", memory_dir, (), {}, {})
-    status, diffs, reasons = judge(scenario, ref.label, ref_outcome, port_outcome)
+    status, diffs, reasons = judge(scenario, ref.label, *ref.view.apply(ref_outcome, port_outcome), ref.view.fields)
     if status == Status.ERROR:
         print(f"could not run: {'; '.join(reasons)}", file=sys.stderr)
         if ref_outcome.stderr:

@@ -19,6 +19,7 @@ from harness.cli import (
     diff_repo,
     drift,
     fuzz,
+    history,
     list_cases,
     matrix,
     merge_reports,
@@ -31,7 +32,7 @@ from harness.cli import (
 from harness.cli.common import UsageError
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
-            bisect, mutation, determinism, pin)  # fmt: skip
+            bisect, mutation, determinism, pin, history)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

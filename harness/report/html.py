@@ -28,6 +28,7 @@ from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.diff import COMPARED_FIELDS, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
+from harness.verdict.view import view_of
 from harness.versions import release_key
 
 SHOW_BEFORE = 16_000  # characters shown before the first difference, per side
@@ -140,7 +141,7 @@ def compared_fields(result: CaseResult) -> list[str]:
         return ["coreMemory"] if statuses == ["ok"] else []
     if "thrown" in statuses:
         return ["thrown"]
-    return list(COMPARED_FIELDS)
+    return list(result.compared or COMPARED_FIELDS)  # the reference's comparison view (harness.verdict.view)
 
 
 def field_rows(result: CaseResult) -> list[dict[str, Any]]:
@@ -150,6 +151,9 @@ def field_rows(result: CaseResult) -> list[dict[str, Any]]:
     diffs = {d.field: d for d in result.diffs}
     port_record = (result.port_outcome.record if result.port_outcome else None) or {}
     ref_record = (result.reference_outcome.record if result.reference_outcome else None) or {}
+    if result.port_outcome is not None and result.reference_outcome is not None:
+        seen = view_of(result.compared).apply(result.reference_outcome, result.port_outcome)
+        ref_record, port_record = seen[0].record or {}, seen[1].record or {}
     rows = []
     for name in compared_fields(result):
         diff = diffs.get(name)

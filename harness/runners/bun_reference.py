@@ -40,7 +40,9 @@ class BunReferenceRunner(JsonLinesRunner):
         env = isolated_env(self.home, self.ceiling)
         if self.spec.locale:
             env["LANG"] = env["LC_ALL"] = self.spec.locale
-        self.process.argv = [str(interpreter), str(DRIVER_PATH), str(self.bundle)]
+        # bun would fetch a package the bundle imports but nothing provides (unpinned, unverified): refuse
+        no_install = ["--no-install"] if self.spec.runtime == "bun" else []
+        self.process.argv = [str(interpreter), *no_install, str(DRIVER_PATH), str(self.bundle)]
         self.process.env = env
         # upstream writes relative paths (0.25.x: `.letta/.lettaignore`); they land in the private home
         self.process.cwd = self.home

@@ -185,7 +185,8 @@ class JsonLinesRunner(Runner):
             self.start_error = f"{error}\n{self.process.stderr_tail()}".strip()
 
     def compile(self, request: CompileRequest) -> Outcome:
-        return self._ask(request.to_wire(), "record")
+        """The answer's `record`; with `clientSkills` given, its `systemPromptWithSkills` joins the record."""
+        return self._ask(request.to_wire(), "record", merge=("systemPromptWithSkills",))
 
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
         self._session += 1
@@ -199,8 +200,11 @@ class JsonLinesRunner(Runner):
             with contextlib.suppress(ProtocolError, OSError):
                 self.process.request({"op": "lifecycle_close", "session": f"s{self._session}"}, timeout=self.timeout)
 
-    def _ask(self, payload: dict[str, Any], key: str, keep: tuple[str, ...] = ()) -> Outcome:
-        """One request; the answer's `key` (or the `keep` keys) become the outcome's record."""
+    def _ask(
+        self, payload: dict[str, Any], key: str, keep: tuple[str, ...] = (), merge: tuple[str, ...] = ()
+    ) -> Outcome:
+        """One request; the answer's `key` (or the `keep` keys) become the outcome's record, with the
+        `merge` keys the answer has added to it."""
         if self.start_error:
             return Outcome("error", error=f"reference unavailable: {self.start_error}")
         started = time.perf_counter()
@@ -222,6 +226,7 @@ class JsonLinesRunner(Runner):
         record = {k: answer.get(k) for k in keep} if keep else answer.get(key)
         if not isinstance(record, dict) or (keep and not isinstance(answer.get(key), dict)):
             return Outcome("error", error=f"answer has no {key}: {str(answer)[:200]}", elapsed_ms=elapsed)
+        record = {**record, **{name: answer[name] for name in merge if name in answer}}
         return Outcome("ok", record=record, polluted=polluted, elapsed_ms=elapsed, notes=notes)
 
     def describe(self) -> dict[str, Any]:

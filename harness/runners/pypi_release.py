@@ -2,11 +2,12 @@
 
 Each release is one manylinux wheel holding the same kind of `letta.js` bundle as npm's, its
 `node_modules`, and a Node binary (`letta_code/_payload/bin/node`, how PyPI users run it). The
-wheel is downloaded with pip (`pip download --no-deps`: the configured index, and pip's own check
+wheel is downloaded with pip (`pip download --no-deps`, so the configured index, and pip's own check
 of the index's hash), checked against the sha256 pinned in reference/manifest.json, and only what
-a reference needs is unpacked: `letta.js`, `package.json` and the wheel's `manifest.json` for bun;
-for the `@node` runtime also `node_modules` beside them and the Node binary, which is stored once
-by its sha256 and shared by every release. The wheel itself is not kept.
+a reference needs is unpacked: `letta.js`, `package.json`, the wheel's `manifest.json` and its
+`node_modules` beside `letta.js` (the bundle imports some of them at load: bun would otherwise
+fetch them from the npm registry, unverified), and the Node binary for the `@node` runtime, which
+is stored once by its sha256 and shared by every release. The wheel itself is not kept.
 """
 
 from __future__ import annotations
@@ -158,31 +159,29 @@ def unpacked_damage(dest: Path) -> str | None:
     return None
 
 
-def ensure_unpacked(version: str, pinned: dict[str, Any], cache: Path, with_node: bool) -> Path:
-    """cache/pypi/VERSION holding the bun members (and for node, node_modules and a link to the shared
-    Node binary); fetched and verified on first use, fetched again when damaged. Returns letta.js."""
+def ensure_unpacked(version: str, pinned: dict[str, Any], cache: Path) -> Path:
+    """cache/pypi/VERSION holding letta.js with the wheel's node_modules beside it and a link `node` to
+    the shared Node binary; fetched and verified on first use, fetched again when damaged or
+    pinned to other bytes. Returns letta.js."""
     dest = cache / "pypi" / version
     marker = dest / ".verified"
-    node_link = dest / "node"
-    needs_node = with_node and not (dest / NODE_MODULES).is_dir()
-    if marker.exists() and marker.read_text().strip() == pinned["sha256"] and unpacked_damage(dest) is None:
-        if not needs_node:
-            return dest / APP / "letta.js"
-    else:
-        needs_node = with_node
-        shutil.rmtree(dest, ignore_errors=True)
+    complete = (dest / NODE_MODULES).is_dir() and (dest / "node").exists()  # caches of an older layout lack them
+    if (
+        complete
+        and marker.exists()
+        and marker.read_text().strip() == pinned["sha256"]
+        and unpacked_damage(dest) is None
+    ):
+        return dest / APP / "letta.js"
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"wheel-{version}-", dir=dest.parent) as tmp:
         wheel = fetch_verified_wheel(version, pinned, Path(tmp))
         staging = Path(tmp) / "unpacked"
-        names = unpack_members(wheel, staging, BUN_MEMBERS)
-        if needs_node:
-            names = unpack_members(wheel, staging, BUN_MEMBERS, prefix=NODE_MODULES)
-            node = shared_node(wheel, cache)
+        names = unpack_members(wheel, staging, BUN_MEMBERS, prefix=NODE_MODULES)
+        node = shared_node(wheel, cache)
         (staging / LISTING).write_text(json.dumps(_listing(staging, names), sort_keys=True) + "\n")
+        (staging / "node").symlink_to(node)
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(staging, dest)
-    if needs_node:
-        node_link.symlink_to(node)
     marker.write_text(pinned["sha256"] + "\n")
     return dest / APP / "letta.js"

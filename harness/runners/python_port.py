@@ -12,6 +12,7 @@ from memfs_prompt.cli import parse_now
 from memfs_prompt.conversation import DEFAULT_MODEL, Conversation, LocalConversations, ModelInput
 from memfs_prompt.profiles import Profile
 from memfs_prompt.render_v1 import UpstreamError
+from memfs_prompt.skills_block import append_skills_for_profile
 
 
 class PythonPortRunner(Runner):
@@ -41,7 +42,12 @@ class PythonPortRunner(Runner):
             return Outcome("thrown", thrown=str(error), elapsed_ms=_ms(started))
         except Exception as error:  # a port crash is an error of this case, not of the run
             return Outcome("error", error=f"{type(error).__name__}: {error}", elapsed_ms=_ms(started))
-        return Outcome("ok", record=record.to_json(), elapsed_ms=_ms(started))
+        answer = record.to_json()
+        if request.client_skills is not None:  # the turn's prompt, as the reference's compile answers it
+            answer["systemPromptWithSkills"] = append_skills_for_profile(
+                record.content, request.client_skills.value, self.profile
+            )
+        return Outcome("ok", record=answer, elapsed_ms=_ms(started))
 
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
         self._now = request.now
@@ -71,7 +77,7 @@ class PythonPortRunner(Runner):
         try:
             kind = step["kind"]
             if kind == "turn":
-                observed["executed"] = _executed(agent.turn(conversation, step["text"]))
+                observed["executed"] = _executed(agent.turn(conversation, step["text"], step.get("clientSkills")))
             elif kind == "system":
                 agent.update_system(step["system"])
             elif kind == "model":
@@ -79,6 +85,13 @@ class PythonPortRunner(Runner):
                 observed["model"] = agent.model
             elif kind == "new_conversation":
                 conversation = self._conversation = agent.create_conversation()
+            elif kind == "agent_free_conversation":  # the id is the reference's choice (harness.lifecycle)
+                conversation = self._conversation = agent.create_agent_free_conversation(
+                    step.get("conversationId") or AGENT_FREE_ID,
+                    system=step.get("system") or "",
+                    model=step.get("model") or DEFAULT_MODEL,
+                )
+                observed["agentFree"] = {"conversationId": conversation.id}
             elif kind == "recompile":
                 agent.recompile(conversation)
             elif kind == "compact":
@@ -105,6 +118,7 @@ class PythonPortRunner(Runner):
 
 
 COMPACTION_SUMMARY = "conversation summary"  # what reference/driver.mjs's summariser answers
+AGENT_FREE_ID = "local-conv-00000000-0000-4000-8000-000000000001"  # when no reference chose one (golden probes)
 
 
 def _compiled(conversation: Conversation) -> dict[str, Any] | None:

@@ -258,12 +258,12 @@ def node_install(bundle: Path, deps: str | None) -> Path:
     return home / "letta.js"
 
 
-_UNPACKED_THIS_PROCESS: set[tuple[str, bool]] = set()
+_UNPACKED_THIS_PROCESS: set[str] = set()
 
 
-def ensure_pypi_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
-    """Path to letta.js of a pinned PyPI release, fetched and verified on first use; for node, with
-    the wheel's node_modules beside it and its Node binary at `../../../node` (pypi_node)."""
+def ensure_pypi_release(version: str) -> Path:
+    """Path to letta.js of a pinned PyPI release, fetched and verified on first use, with the wheel's
+    node_modules beside it (for bun and node alike) and its Node binary (pypi_node)."""
     pinned = load_manifest()["pypi"]["releases"].get(version) or on_demand_pin("pypi", version)
     if pinned is None:
         known = ", ".join(pinned_versions("pypi"))
@@ -271,22 +271,21 @@ def ensure_pypi_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
             f"letta {version} (PyPI) is not pinned in reference/manifest.json (pinned: {known}); "
             f"pin it with `conformance pin pypi:{version}`"
         )
-    with_node = runtime == "node"
     dest = cache_root() / "pypi" / version
-    if (version, with_node) in _UNPACKED_THIS_PROCESS:
+    if version in _UNPACKED_THIS_PROCESS:
         return dest / pypi_release.APP / "letta.js"
     with _FETCH_LOCK:
         try:
-            bundle = pypi_release.ensure_unpacked(version, pinned, cache_root(), with_node)
+            bundle = pypi_release.ensure_unpacked(version, pinned, cache_root())
         except pypi_release.WheelUnavailable as error:
             raise ReferenceUnavailable(str(error)) from None
-    _UNPACKED_THIS_PROCESS.add((version, with_node))
+    _UNPACKED_THIS_PROCESS.add(version)
     return bundle
 
 
 def pypi_node(version: str) -> Path:
     """The Node binary a PyPI release ships (one file shared by every release in the cache)."""
-    ensure_pypi_release(version, "node")
+    ensure_pypi_release(version)
     return cache_root() / "pypi" / version / "node"
 
 
@@ -331,7 +330,7 @@ def resolve_bundle(spec: ReferenceSpec, bun: Path) -> Path:
     if spec.kind == "npm":
         return ensure_release(spec.value.removeprefix("letta-code@"), spec.runtime)
     if spec.kind == "pypi":
-        return ensure_pypi_release(spec.value, spec.runtime)
+        return ensure_pypi_release(spec.value)
     path = Path(spec.value).expanduser().resolve()
     if spec.kind == "bundle":
         if not path.is_file():

@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.engine import Session
 from harness.model import Outcome, Scenario
-from harness.runners.manifest import ReferenceSpec, load_manifest
+from harness.runners.manifest import ReferenceSpec, pinned_references
 from harness.runners.releases import build_checkout, cache_root, ensure_bun
 from harness.tools.drift import changes
 from harness.verdict.diff import COMPARED_FIELDS, outcome_diff
@@ -84,7 +84,7 @@ def first_change(
 
 
 def release_range(start: str, end: str, order: list[str] | None = None) -> list[str]:
-    order = order if order is not None else list(load_manifest()["releases"])
+    order = order if order is not None else [spec.label for spec in pinned_references()]  # npm and PyPI
     for version in (start, end):
         if version not in order:
             raise ValueError(f"{version} is not a pinned release (pinned: {', '.join(order)})")

@@ -3,7 +3,8 @@
 Strategies build repositories the way the corpus's hazards suggest: names from risky alphabets
 (quotes, spaces, non-ASCII, control characters, leading and trailing whitespace, `__proto__`-like
 names, bytes that are not UTF-8), every frontmatter form, encodings (BOM, CRLF, CR, invalid UTF-8),
-symlinks and executables, and several commits. Every example is compiled by both sides through
+symlinks and executables, and several commits; a third of the trees are memfs-v2 and some inputs
+give `client_skills` (harness.tools.fuzz_shapes). Every example is compiled by both sides through
 one Session (one warm reference process). A new divergence is shrunk by Hypothesis, then by
 `reduce`, and saved as a case that names the seed reproducing it. Divergences the corpus already
 records (cases with `divergences`, and cases an earlier fuzz run saved) are counted, not reported.
@@ -28,6 +29,7 @@ from harness.cases.write import case_document, write_case
 from harness.engine import Session
 from harness.model import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel
 from harness.repo.spec import valid_tree
+from harness.tools.fuzz_shapes import client_skills_values, v2_trees
 from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candidate
 from harness.verdict.signature import Signature, pick_divergence
 
@@ -161,7 +163,9 @@ def _tree_of(entries: dict[bytes, Blob]) -> dict[bytes, Blob]:
     return tree
 
 
-trees = st.dictionaries(paths(), blobs(), min_size=1, max_size=6).map(_tree_of)
+v1_trees = st.dictionaries(paths(), blobs(), min_size=1, max_size=6).map(_tree_of)
+# One tree in three is memfs-v2 (a root MEMORY.md); a repository's commits mix both, so it may switch.
+trees = st.one_of(v1_trees, v1_trees, v2_trees(blobs(), name_components()).map(_tree_of))
 
 
 @st.composite
@@ -183,6 +187,8 @@ compile_inputs: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.fixed_dictionaries(
         {"agent_id": st.sampled_from(("a$&b", "agent-<x>")), "previous_message_count": st.integers(0, 3)}
     ),
+    st.fixed_dictionaries({"client_skills": client_skills_values}),
+    st.fixed_dictionaries({"client_skills": client_skills_values, "system": st.sampled_from(SYSTEM_PROMPTS)}),
 )
 
 

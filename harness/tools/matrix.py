@@ -87,8 +87,8 @@ def matrix_specs(
     specs: list[ReferenceSpec] = []
     for runtime in runtimes:
         for base in bases:
-            if base.is_variant:
-                continue
+            if base.is_variant or (runtime != "bun" and base.product != "letta-code"):
+                continue  # the Letta server has no runtime variants
             specs.append(base.with_runtime(runtime) if runtime != "bun" else base)
             if runtime != "bun":
                 specs += [base.with_runtime(runtime, locale) for locale in locales]
@@ -172,7 +172,7 @@ def drift_from_report(report_path: Path, case_paths: list[Path]) -> DriftReport:
     labels = [r["label"] for r in data.get("matrix", {}).get("references", [])]
     if not labels:
         labels = sorted({r["reference"] for r in data["results"] if r["reference"] != "golden"})
-    specs = [ReferenceSpec.parse(label if ":" in label.split("@")[0] else f"npm:{label}") for label in labels]
+    specs = [ReferenceSpec.from_label(label) for label in labels]
     outcomes: dict[tuple[str, str], Outcome] = {}
     for r in data["results"]:
         o = r.get("reference_outcome")

@@ -173,7 +173,15 @@ class Reducer:
     def inputs(self, candidate: Candidate) -> Candidate:
         keys = ddmin(sorted(candidate.inputs), lambda kept: self.holds(
             replace(candidate, inputs={k: candidate.inputs[k] for k in kept})))  # fmt: skip
-        return replace(candidate, inputs={k: candidate.inputs[k] for k in keys})
+        candidate = replace(candidate, inputs={k: candidate.inputs[k] for k in keys})
+        skills = candidate.inputs.get("client_skills")
+        if not isinstance(skills, list):
+            return candidate
+
+        def with_skills(kept: list[Any]) -> Candidate:  # fewer client_skills entries, the other inputs as they are
+            return replace(candidate, inputs={**candidate.inputs, "client_skills": kept})
+
+        return with_skills(ddmin(skills, lambda kept: self.holds(with_skills(kept))))
 
     def commits(self, candidate: Candidate) -> Candidate:
         model = candidate.model
@@ -321,7 +329,7 @@ def reduce_candidate(oracle: Oracle, candidate: Candidate, *, budget: int = 3000
 
 
 def candidate_of(scenario: Scenario) -> Candidate:
-    inputs = {k: v for k, v in scenario.inputs.items() if DEFAULT_INPUTS.get(k) != v}
+    inputs = {k: v for k, v in scenario.inputs.items() if k not in DEFAULT_INPUTS or DEFAULT_INPUTS[k] != v}
     return Candidate(model_of(scenario), inputs)
 
 

@@ -20,6 +20,10 @@ from harness.model import FieldDiff, Outcome
 from harness.verdict.text import ABSENT, around, as_bytes, describe_difference, first_diff_offset
 
 COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
+# The turn's system prompt with its <available_skills> block (`appendAvailableSkillsBlock(content,
+# clientSkills)`): answered only for a request that gives `clientSkills`, and then compared like the rest.
+SKILLS_FIELD = "systemPromptWithSkills"
+OPTIONAL_FIELDS = (SKILLS_FIELD,)
 SUMMARY_CHARS = 2048  # longer strings are summarised in structured diffs
 
 _MISSING = object()
@@ -48,19 +52,38 @@ def shown(mapping: Mapping[str, Any], name: str) -> Any:
     return mapping.get(name, ABSENT)
 
 
+def compared_fields(
+    reference: Outcome,
+    port: Outcome,
+    fields: tuple[str, ...] = COMPARED_FIELDS,
+    optional: tuple[str, ...] = OPTIONAL_FIELDS,
+) -> tuple[str, ...]:
+    """`fields`, then each optional field (`systemPromptWithSkills`) that either record has."""
+    records = (reference.record or {}, port.record or {})
+    return (*fields, *(name for name in optional if name not in fields and any(name in r for r in records)))
+
+
 def outcome_diff(
-    reference: Outcome, port: Outcome, fields: tuple[str, ...] | None = COMPARED_FIELDS
+    reference: Outcome,
+    port: Outcome,
+    fields: tuple[str, ...] | None = COMPARED_FIELDS,
+    optional: tuple[str, ...] = OPTIONAL_FIELDS,
 ) -> list[FieldDiff]:
     """Field differences between two outcomes that both ran (status ok or thrown).
 
-    `fields=None` compares every field either record has. Presence says how each field was compared.
+    `fields=None` compares every field either record has; otherwise `fields` and the `optional` fields
+    either record has (compared_fields). Presence says how each field was compared.
     """
     if reference.status == "thrown" or port.status == "thrown":
         if reference.status == port.status:
             return []
         return [FieldDiff("thrown", reference.thrown, port.thrown, 0)]
     ref_record, port_record = reference.record or {}, port.record or {}
-    names = list(fields) if fields is not None else sorted(set(ref_record) | set(port_record))
+    names = (
+        list(compared_fields(reference, port, fields, optional))
+        if fields is not None
+        else sorted(set(ref_record) | set(port_record))
+    )
     diffs = []
     for name in mapping_diff(ref_record, port_record, names):
         in_ref, in_port = name in ref_record, name in port_record
@@ -81,6 +104,7 @@ THROWN = "thrown"  # one side or both threw: the records are not compared field 
 
 def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> dict[str, str]:
     """For every compared field, how outcome_diff compared it. Absent fields are compared, never skipped."""
+    fields = compared_fields(reference, port, fields)
     if reference.status == "thrown" or port.status == "thrown":
         return dict.fromkeys(fields, THROWN)
     ref_record, port_record = reference.record or {}, port.record or {}

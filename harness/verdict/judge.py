@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from harness.model import FieldDiff, Outcome, Replay, Scenario, Status, StepRow
 from harness.runners.manifest import ReferenceSpec
-from harness.verdict.diff import differs, outcome_diff, shown, value_of
+from harness.verdict.diff import COMPARED_FIELDS, differs, outcome_diff, shown, value_of
 from memfs_prompt.profiles import Profile
 
 
@@ -43,14 +43,18 @@ def judge_variant(
 
 
 def judge(
-    scenario: Scenario, reference_label: str, reference: Outcome, port: Outcome
+    scenario: Scenario,
+    reference_label: str,
+    reference: Outcome,
+    port: Outcome,
+    fields: tuple[str, ...] = COMPARED_FIELDS,
 ) -> tuple[Status, list[FieldDiff], list[str]]:
-    """Verdict for one case against one reference."""
+    """Verdict for one case against one reference, on `fields` (its comparison view's, harness.verdict.view)."""
     if reference.status == "error":
         return Status.ERROR, [], [f"reference could not run: {reference.error}"]
     if port.status == "error":
         return Status.ERROR, [], [f"Python port could not run: {port.error}"]
-    diffs = outcome_diff(reference, port)
+    diffs = outcome_diff(reference, port, fields)
     status, reasons = divergence_verdict(scenario, reference_label, {d.field for d in diffs})
     return status, diffs, reasons
 
@@ -79,7 +83,7 @@ def judge_golden(scenario: Scenario, port: Outcome) -> tuple[Status, list[FieldD
     if port.status != "ok":
         return Status.ERROR, [], [f"Python port did not produce a record: {port.error or port.thrown}"]
     golden = Outcome("ok", record={"coreMemory": expect.get("coreMemory")})
-    diffs = outcome_diff(golden, port, ("coreMemory",))
+    diffs = outcome_diff(golden, port, ("coreMemory",), optional=())
     reasons = [f"expected bytes from {expect.get('source')} (no runnable reference)"]
     size = expect.get("coreMemory_bytes")
     actual = len(((port.record or {}).get("coreMemory") or "").encode("utf-8"))

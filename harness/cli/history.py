@@ -1,0 +1,302 @@
+"""`conformance history`, `bisect --git`, `upstream-head` and the revision checks, until they are
+wired into the `conformance` parser: `python -m harness.cli.history {history,scan,bisect,run,equal,head}`.
+
+- `history --git PATH --from A --to B`: the table of output-changing commits (harness.tools.history).
+- `scan`: every first-parent commit's compiler module, grouped by hash.
+- `bisect CASE --git PATH --from A --to B`: the first commit where a case's reference output changes.
+- `run --git PATH --rev REV`: the corpus against a revision, judged with its profile (the rule in
+  harness.runners.git_reference); what `conformance run --reference git:PATH@REV` will do.
+- `equal --git PATH --rev REV --release npm:X`: a revision and a pinned release, case by case.
+- `head --git PATH`: the weekly gate on upstream's HEAD beside the newest pinned release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from harness.cli.common import Commands
+from harness.engine import Session
+from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
+from harness.runners.manifest import ReferenceSpec, default_reference
+from harness.runners.releases import cache_root
+from harness.runners.revision_build import build_revision
+from harness.runners.revision_source import BuildError, git
+from harness.tools.bisect import BisectError
+from harness.tools.history import (
+    LifecycleChange,
+    history_table,
+    lifecycle_markdown,
+    locate_lifecycle_changes,
+    table_markdown,
+)
+from harness.tools.history_scan import ScanRow, first_parent_commits, scan
+from harness.tools.revision_corpus import (
+    bisect_commits,
+    head_gate,
+    is_lifecycle,
+    load_cases,
+    run_references,
+    runner_factory,
+)
+
+
+def _scan_progress(total: int) -> Callable[[int, ScanRow], None]:
+    def report(index: int, row: ScanRow) -> None:
+        if sys.stderr.isatty() or (index + 1) % 100 == 0 or index + 1 == total:
+            print(f"\r  scanned {index + 1}/{total}", end="" if sys.stderr.isatty() else "\n", file=sys.stderr)
+
+    return report
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    repo = Path(args.git).expanduser().resolve()
+    commits = first_parent_commits(repo, args.start, args.end)
+    rows = scan(repo, commits, exhaustive=args.exhaustive, progress=_scan_progress(len(commits)))
+    scanned = time.perf_counter() - started
+    print(f"scan: {len(commits)} commits in {scanned:.1f} s", file=sys.stderr)
+    scenarios = load_cases(args.paths, args.k)
+    found, runs = history_table(repo, rows, scenarios, timeout=args.timeout)
+    seconds = time.perf_counter() - started
+    command = "conformance history --git " + " ".join(sys.argv[sys.argv.index("--git") + 1 :]) if "--git" in sys.argv \
+        else "conformance history"  # fmt: skip
+    located: list[LifecycleChange] = []
+    if any(is_lifecycle(s) for s in scenarios):
+        located = locate_lifecycle_changes(repo, rows, found, scenarios, timeout=args.timeout)
+        seconds = time.perf_counter() - started
+        for change in found:  # the table of compiler-module changes keeps only what they change themselves
+            change.cases.pop("lifecycle", None)
+    text = table_markdown(found, rows, seconds, command)
+    if located:
+        text += "\nWhere the lifecycle cases change (bisected between the compiler-module change points):\n\n"
+        text += lifecycle_markdown(located)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "history.md").write_text(text, encoding="utf-8")
+        data = {
+            "repo": str(repo), "from": args.start, "to": args.end, "seconds": round(seconds, 1),
+            "scan_seconds": round(scanned, 1), "rows": [asdict(r) for r in rows],
+            "changes": [{**asdict(c), "output_changing": c.output_changing} for c in found],
+            "lifecycle_changes": [asdict(c) for c in located],
+            "corpus_seconds": {m: round(r.seconds, 1) for m, r in runs.items()},
+            "errors": {m: r.errors for m, r in runs.items() if r.errors},
+        }  # fmt: skip
+        (out / "history.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    repo = Path(args.git).expanduser().resolve()
+    commits = first_parent_commits(repo, args.start, args.end)
+    rows = scan(repo, commits, exhaustive=args.exhaustive, progress=_scan_progress(len(commits)))
+    previous = None
+    for row in rows:
+        if row.module != previous:
+            state = row.module[:12] if row.module else f"build failed: {(row.error or '')[:100]}"
+            print(f"{row.commit[:10]} {row.date[:10]} {row.version} {state} {row.subject[:70]}")
+        previous = row.module
+    distinct = len({r.module for r in rows if r.module})
+    print(f"{len(rows)} commits, {sum(r.built for r in rows)} built, {distinct} distinct modules, "
+          f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+    return 0
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    scenarios = [s for s in load_cases(args.paths) if s.id == args.case]
+    if not scenarios:
+        print(f"error: no case with id {args.case!r}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    try:
+        result = bisect_commits(Path(args.git), scenarios[0], args.start, args.end, timeout=args.timeout,
+                                fields=tuple(args.field or ()))  # fmt: skip
+    except (ValueError, BisectError, BuildError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    seconds = time.perf_counter() - started
+    print(
+        f"{len(result.candidates)} candidates, tested {len(result.tested)}: {', '.join(c[:10] for c in result.tested)}"
+    )
+    if result.first_changed is None:
+        print(f"{args.case}: the reference output is the same at both ends ({seconds:.1f} s)")
+        return 1
+    repo = Path(args.git).expanduser().resolve()
+    subject = git(repo, "log", "-1", "--format=%h %aI %s", result.first_changed).decode().strip()
+    print(f"{args.case}: first changed at {subject} (after {result.last_same[:10]}): {', '.join(result.what)} "
+          f"({seconds:.1f} s)")  # fmt: skip
+    return 0
+
+
+def cmd_equal(args: argparse.Namespace) -> int:
+    """The corpus against `git:PATH@REV` and a pinned release: do the references' own outputs agree?"""
+    started = time.perf_counter()
+    reference = GitReference(Path(args.git).expanduser().resolve(), args.rev)
+    spec = reference.spec()
+    npm = ReferenceSpec.parse(args.release)
+    scenarios = load_cases(args.paths, args.k)
+    runs = run_references([npm, spec], {spec.value: reference}, scenarios, timeout=args.timeout)
+    built, released = runs[spec.label], runs[npm.label]
+    same = [c for c in built.keys if c in released.keys and built.keys[c] == released.keys[c]]
+    differ = sorted(set(built.keys) ^ set(released.keys) | {c for c in built.keys if c not in same})
+    errors = sorted(set(built.errors) | set(released.errors))
+    seconds = time.perf_counter() - started
+    print(f"git:{args.git}@{args.rev} vs {npm.cli}: {len(same)} of {len(set(built.keys) | set(released.keys))} "
+          f"cases equal, {len(differ)} differ, {len(errors)} errors ({seconds:.1f} s)")  # fmt: skip
+    for case_id in differ[:20]:
+        print(f"  differs: {case_id}")
+    for case_id in errors[:5]:
+        print(f"  error: {case_id}: {(built.errors.get(case_id) or released.errors.get(case_id) or '')[:300]}")
+    return 0 if not differ and not errors else 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The corpus against `git:PATH@REV`, judged with the revision's profile (the rule in
+    harness.runners.git_reference): what `conformance run --reference git:PATH@REV` will do."""
+    started = time.perf_counter()
+    reference = GitReference.parse(f"git:{args.git}@{args.rev}")
+    try:
+        profile, _commit, _version = profile_of(reference, args.profile)
+        build = build_revision(reference.repo, reference.rev)
+    except (UnknownRevisionProfile, BuildError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    built = time.perf_counter() - started
+    scenarios = load_cases(args.paths, args.k)
+    cache = cache_root()
+    lifecycle = any(is_lifecycle(s) for s in scenarios)
+    spec = reference.spec()
+    factory = runner_factory({spec.value: reference}, cache / "home", cache / "repos", args.timeout, lifecycle)
+    with Session([spec], profile_override=profile.name, timeout=args.timeout, runner_factory=factory,
+                 jobs=args.jobs) as session:  # fmt: skip
+        results = session.run(scenarios)
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    seconds = time.perf_counter() - started
+    print(f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile.name}, "
+          f"compiler module {build.module_key[:12]}, built in {built:.1f} s): "
+          f"{', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} ({seconds:.1f} s)")  # fmt: skip
+    for result in results:
+        if result.failed:
+            print(f"  {result.status}: {result.case_id}: {'; '.join(result.reasons)[:200]}")
+    return 0 if not any(r.failed for r in results) else 1
+
+
+def cmd_head(args: argparse.Namespace) -> int:
+    """The weekly gate on upstream's HEAD: fail when HEAD's output differs from the newest release's
+    (behaviour the port, which follows releases, does not follow yet) or when HEAD could not be built."""
+    started = time.perf_counter()
+    repo = Path(args.git).expanduser().resolve()
+    release = ReferenceSpec.parse(args.release or default_reference())
+    try:
+        build = build_revision(repo, args.rev, lifecycle=True)
+    except BuildError as error:
+        print(f"FAIL: upstream {args.rev} does not build: {error}")
+        return 1
+    scenarios = load_cases(args.paths, args.k)
+    groups, errors, _head, _released = head_gate(repo, args.rev, release, scenarios, timeout=args.timeout)
+    seconds = time.perf_counter() - started
+    lines = [f"# Upstream {args.rev} ({build.commit[:12]}, version {build.version}) against {release.cli}", ""]
+    for key, ids in sorted(groups.items()):
+        lines.append(f"- **{key}** in {len(ids)} case(s): {', '.join(ids[:12])}{', …' if len(ids) > 12 else ''}")
+    if errors:
+        lines.append(f"- could not run: {', '.join(errors[:12])}")
+    changed = sorted({c for ids in groups.values() for c in ids})
+    verdict = "ok" if not changed and not errors else "FAIL"
+    lines += ["", f"{verdict}: {len(changed)} case(s) changed, {len(errors)} error(s) ({seconds:.0f} s)."]
+    if changed:
+        lines.append(
+            "Upstream's HEAD changed behaviour the port does not follow yet: add or update cases that pin each "
+            "change (`explains`), and a profile for it when it is released."
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "upstream-head.md").write_text(text, encoding="utf-8")
+    return 0 if verdict == "ok" else 1
+
+
+def add_arguments(parser: argparse.ArgumentParser, bisect: bool = False) -> None:
+    parser.add_argument("--git", required=True, help="a local clone of letta-code (read only; nothing is written)")
+    parser.add_argument("--from", dest="start", required=True, help="first commit (any commit-ish)")
+    parser.add_argument("--to", dest="end", default="HEAD", help="last commit (default HEAD)")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--cases", dest="paths", action="append", type=Path, help="scenario file or directory")
+
+
+def register(commands: Commands) -> None:
+    """The commands `conformance` gets once wired (harness.cli.main's COMMANDS): `history` and
+    `upstream-head`; `bisect --git` goes into harness.cli.bisect (cmd_bisect here is its body)."""
+    history = commands.add_parser("history", help="the table of output-changing commits of an upstream clone")
+    add_arguments(history)
+    history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
+    history.add_argument("-k", help="only cases whose id or tags contain one of these words")
+    history.add_argument("--out", help="directory for history.md and history.json")
+    history.set_defaults(func=cmd_history)
+    head = commands.add_parser("upstream-head", help="gate: upstream's HEAD against the newest pinned release")
+    _head_arguments(head)
+
+
+def _head_arguments(head: argparse.ArgumentParser) -> None:
+    head.add_argument("--git", required=True)
+    head.add_argument("--rev", default="HEAD")
+    head.add_argument("--release", help="pinned release to compare with (default: the default reference)")
+    head.add_argument("--timeout", type=float, default=60.0)
+    head.add_argument("-k")
+    head.add_argument("--cases", dest="paths", action="append", type=Path)
+    head.add_argument("--out", help="directory for upstream-head.md")
+    head.set_defaults(func=cmd_head)
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.cli.history", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    history = commands.add_parser("history", help="the table of output-changing commits")
+    add_arguments(history)
+    history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
+    history.add_argument("-k", help="only cases whose id or tags contain one of these words")
+    history.add_argument("--out", help="directory for history.md and history.json")
+    history.set_defaults(func=cmd_history)
+    scan_parser = commands.add_parser("scan", help="build every first-parent commit's compiler module")
+    add_arguments(scan_parser)
+    scan_parser.add_argument("--exhaustive", action="store_true")
+    scan_parser.set_defaults(func=cmd_scan)
+    bisect = commands.add_parser("bisect", help="the first commit where a case's reference output changes")
+    bisect.add_argument("case")
+    add_arguments(bisect)
+    bisect.add_argument("--field", action="append", help="only a change of this field counts (repeatable)")
+    bisect.set_defaults(func=cmd_bisect)
+    run = commands.add_parser("run", help="the corpus against a revision, judged with its profile")
+    run.add_argument("--git", required=True)
+    run.add_argument("--rev", default="HEAD")
+    run.add_argument("--profile", help="override the profile the revision's version maps to")
+    run.add_argument("--timeout", type=float, default=60.0)
+    run.add_argument("-j", "--jobs", type=int, default=1)
+    run.add_argument("-k")
+    run.add_argument("--cases", dest="paths", action="append", type=Path)
+    run.set_defaults(func=cmd_run)
+    _head_arguments(commands.add_parser("head", help="gate: upstream's HEAD against the newest pinned release"))
+    equal = commands.add_parser("equal", help="the corpus against a revision and a release: equal outputs?")
+    equal.add_argument("--git", required=True)
+    equal.add_argument("--rev", default="HEAD")
+    equal.add_argument("--release", required=True, help="pinned release: npm:X, pypi:X or a bare version")
+    equal.add_argument("--timeout", type=float, default=60.0)
+    equal.add_argument("-k")
+    equal.add_argument("--cases", dest="paths", action="append", type=Path)
+    equal.set_defaults(func=cmd_equal)
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

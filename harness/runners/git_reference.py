@@ -1,0 +1,202 @@
+"""`git:PATH@REV` references: an upstream revision, built from source (harness.revision_build),
+run by the same driver as a release.
+
+- `git:PATH` is a local clone of letta-code and `REV` any commit-ish (default HEAD):
+  `git:~/src/letta-code@v0.25.9`, `git:../letta-code@91e3790f6`, `git:/work/letta-code`.
+- The compiler module is built when the reference starts; the lifecycle module (LocalBackend and
+  DeterministicPongExecutor, with its load-time packages installed) only when the run has
+  lifecycle cases. Both are cached by commit, so `-j` workers and later runs reuse them.
+- **Profile rule.** A revision is compared with the profile of the version in its
+  `package.json` (`memfs_prompt.profiles.profile_for_release`). A version no profile maps
+  (an unreleased version, such as 0.24.13 at a497fcee4 or the snapshot's 0.30.29) is an error
+  naming the version and the nearest release tag; it is never compared with the default
+  profile. The override is `--profile` (or, per reference, `git:PATH@REV#letta-code@X`), recorded
+  in the report as the profile of that reference.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.model import LifecycleOpen, Outcome
+from harness.repo.gitenv import isolated_env
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
+from harness.runners.releases import ensure_bun
+from harness.runners.revision_build import RevisionBuild, build_revision
+from harness.runners.revision_source import BuildError, git, resolve_commit
+from memfs_prompt.profiles import Profile, profile_for_release, resolve_profile
+
+
+class UnknownRevisionProfile(ValueError):
+    """A revision whose version maps to no profile, and no override was given (a usage error: exit 2)."""
+
+
+@dataclass(frozen=True)
+class GitReference:
+    repo: Path
+    rev: str = "HEAD"
+    profile: str | None = None  # the per-reference override (`#letta-code@X`)
+
+    @property
+    def label(self) -> str:
+        return f"git:{self.repo}@{self.rev}"
+
+    @classmethod
+    def parse(cls, text: str) -> GitReference:
+        """`git:PATH`, `git:PATH@REV`, `git:PATH@REV#PROFILE` (the REV is what follows the last `@`)."""
+        body = text.removeprefix("git:")
+        body, _, profile = body.partition("#")
+        path, at, rev = body.rpartition("@")
+        if not at:
+            path, rev = body, "HEAD"
+        if not path or not rev:
+            raise ValueError(f"--reference {text!r}: use git:PATH or git:PATH@REV (a local clone, any commit-ish)")
+        return cls(Path(path).expanduser(), rev, profile or None)
+
+    def spec(self) -> ReferenceSpec:
+        """As a ReferenceSpec (kind `git`, value `PATH@REV`), for the run's bookkeeping."""
+        return ReferenceSpec("git", f"{self.repo}@{self.rev}")
+
+
+def nearest_release(repo: Path, commit: str) -> tuple[str | None, int]:
+    """The newest `v*` tag reachable from `commit` and how many commits lie after it (0: the tag's commit)."""
+    try:
+        described = git(repo, "describe", "--tags", "--match", "v[0-9]*", "--long", commit).decode().strip()
+    except BuildError:
+        return None, 0
+    tag, distance, _ = described.rsplit("-", 2)
+    return tag.removeprefix("v"), int(distance)
+
+
+def revision_profile(version: str | None, override: str | None = None, *, where: str = "") -> Profile:
+    """The profile a revision is compared with: the override, else the profile mapping its version."""
+    if override:
+        return resolve_profile(override)
+    if version is None:
+        raise UnknownRevisionProfile(f"{where or 'the revision'} has no version in package.json; name a profile "
+                                     "with --profile letta-code@X")  # fmt: skip
+    try:
+        return profile_for_release(version)
+    except KeyError:
+        raise UnknownRevisionProfile(
+            f"{where or 'the revision'} is letta-code {version}, a version no profile maps (unreleased, or not "
+            "in memfs_prompt.profiles); it is not compared with the default profile: name one with "
+            "--profile letta-code@X (or git:PATH@REV#letta-code@X)"
+        ) from None
+
+
+def revision_version(repo: Path, commit: str) -> str | None:
+    """The version in a commit's package.json (read with git; nothing is built)."""
+    try:
+        return json.loads(git(repo, "show", f"{commit}:package.json")).get("version")
+    except (BuildError, ValueError):
+        return None
+
+
+def profile_of(reference: GitReference, override: str | None = None) -> tuple[Profile, str, str | None]:
+    """The profile a git reference is judged with (the rule above), its commit and its version.
+    Nothing is built: a revision that does not build is an error of its cases, not of the run."""
+    repo = reference.repo.expanduser().resolve()
+    commit = resolve_commit(repo, reference.rev)
+    version = revision_version(repo, commit)
+    tag, distance = nearest_release(repo, commit)
+    near = f"; nearest release tag v{tag}" + (f" + {distance} commits" if distance else "") if tag else ""
+    where = f"{reference.label} ({commit[:12]}{near})"
+    return revision_profile(version, override or reference.profile, where=where), commit, version
+
+
+class GitReferenceRunner(BunReferenceRunner):
+    """A revision's built modules run by reference/driver.mjs under the pinned bun.
+
+    A failed build is a start error carrying the build's own message, so every case of this
+    reference is an error with it. The lifecycle module is built when `lifecycle` is True at start,
+    or (`lifecycle` None, the default) at the first lifecycle request, and the driver is restarted
+    with it; when only it fails, compile cases still run and lifecycle requests answer with the
+    build's message. Builds are cached by commit, so every `-j` slot after the first reuses them.
+    """
+
+    def __init__(
+        self,
+        reference: GitReference,
+        home: Path,
+        ceiling: Path | None,
+        timeout: float = 60.0,
+        lifecycle: bool | None = None,
+    ) -> None:
+        super().__init__(reference.spec(), home, ceiling, timeout)
+        self.name = reference.label
+        self.reference = reference
+        self.lifecycle = lifecycle
+        self.build: RevisionBuild | None = None
+        self.lifecycle_error: str | None = None
+        self._lifecycle_loaded = False
+
+    def start(self) -> None:
+        try:
+            self.build = build_revision(self.reference.repo, self.reference.rev, bun=ensure_bun())
+        except (BuildError, OSError) as error:
+            self.start_error = str(error)
+            return
+        self.bundle = Path(self.build.compiler.path)
+        self.version = self.build.version
+        if self.lifecycle:
+            self._build_lifecycle()
+        self._start_driver()
+
+    def _build_lifecycle(self) -> None:
+        try:
+            full = build_revision(self.reference.repo, self.reference.rev, lifecycle=True, bun=ensure_bun())
+        except (BuildError, OSError) as error:
+            self.lifecycle_error = str(error)
+            return
+        self.build = full
+        self._lifecycle_loaded = True
+
+    def _start_driver(self) -> None:
+        assert self.build is not None
+        lifecycle = [self.build.lifecycle.path] if self._lifecycle_loaded and self.build.lifecycle else []
+        self.process.argv = [str(ensure_bun()), str(DRIVER_PATH), self.build.compiler.path, *lifecycle]
+        self.process.env = isolated_env(self.home, self.ceiling)
+        super(BunReferenceRunner, self).start()
+
+    def _lifecycle_unavailable(self) -> Outcome | None:
+        if self.start_error:
+            return None  # the usual start error answers
+        if not self._lifecycle_loaded and self.lifecycle_error is None:
+            self._build_lifecycle()
+            if self._lifecycle_loaded:
+                self.process.stop()
+                self._start_driver()
+        if self.lifecycle_error:
+            return Outcome("error", error=f"lifecycle module unavailable: {self.lifecycle_error}")
+        return None
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        return self._lifecycle_unavailable() or super().lifecycle_open(request)
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        return self._lifecycle_unavailable() or super().lifecycle_step(step)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        if self.build is not None:
+            info["git"] = {
+                "repo": str(self.reference.repo),
+                "rev": self.reference.rev,
+                "commit": self.build.commit,
+                "compiler_sha256": self.build.compiler.sha256,
+                "pragma": self.build.pragma,
+                "release_entry": self.build.release_entry,
+                "lifecycle_sha256": self.build.lifecycle.sha256 if self.build.lifecycle else None,
+            }
+        if self.lifecycle_error:
+            info["lifecycle_error"] = self.lifecycle_error
+        return info
+
+
+def commit_of(reference: GitReference) -> str:
+    return resolve_commit(reference.repo.expanduser().resolve(), reference.rev)

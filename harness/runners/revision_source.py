@@ -1,0 +1,258 @@
+"""An upstream letta-code revision's source, read from its repository without writing to it, and the
+rules that decide what a build of it is.
+
+- `git ls-tree` / `git cat-file --batch` with a read-only git environment: nothing is written inside
+  the repository (no worktree, no index, no checkout).
+- `SourceTree`: a directory in the cache holding one revision's SOURCE_PATHS, updated blob by blob
+  from one revision to the next.
+- The rules: the compiler's entry under either name (`system-prompt-compilation.ts`, or
+  `systemPromptCompilation.ts` before the kebab-case rename); the release bundle's build entry (the
+  first `entrypoints` of build.js) and bun's `// @bun` rule (a bundle whose entry starts with a
+  shebang naming bun starts with the pragma); the packages a built module imports at load and the
+  versions the revision's bun.lock resolves them to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+COMPILER_ENTRIES = (
+    "src/backend/local/system-prompt-compilation.ts",
+    "src/backend/local/systemPromptCompilation.ts",
+)
+LOCAL_BACKEND_MODULES = ("src/backend/local/local-backend.ts", "src/backend/local/LocalBackend.ts")
+PONG_MODULES = ("src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts")
+# Paths of a revision the builds read; everything else in the repository is left alone.
+SOURCE_PATHS = ("src", "tsconfig.json", "package.json", "build.js", "bun.lock", "bunfig.toml")
+
+
+class BuildError(Exception):
+    """A revision whose module could not be built; the message carries the build's own output."""
+
+
+def git_env() -> dict[str, str]:
+    """Read-only git: no global/system config, no optional locks, no prompts."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        {
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_OPTIONAL_LOCKS": "0",
+            "GIT_TERMINAL_PROMPT": "0",
+            "LC_ALL": "C",
+        }
+    )
+    return env
+
+
+def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
+    done = subprocess.run(["git", "-C", str(repo), *args], input=input, capture_output=True, check=False, env=git_env())
+    if done.returncode != 0:
+        raise BuildError(f"git {' '.join(args)} in {repo}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
+def resolve_commit(repo: Path, rev: str = "HEAD") -> str:
+    """The full commit id `rev` names in `repo` (any commit-ish)."""
+    return git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}").decode().strip()
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    blob: str
+
+
+def list_tree(repo: Path, commit: str, paths: tuple[str, ...] = SOURCE_PATHS) -> dict[str, TreeEntry]:
+    """path -> (mode, blob) of the files under `paths` at `commit` (submodules left out)."""
+    out = git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths)
+    entries: dict[str, TreeEntry] = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, kind, blob = meta.decode().split()
+        if kind == "blob":
+            entries[path.decode("utf-8", "surrogateescape")] = TreeEntry(mode, blob)
+    return entries
+
+
+def read_blobs(repo: Path, blobs: list[str]) -> dict[str, bytes | None]:
+    """blob id -> content (None: the object is not in the repository, e.g. a partial clone)."""
+    if not blobs:
+        return {}
+    out = git(repo, "cat-file", "--batch", input="".join(f"{b}\n" for b in blobs).encode())
+    found: dict[str, bytes | None] = {}
+    position = 0
+    for blob in blobs:
+        end = out.index(b"\n", position)
+        header = out[position:end].decode().split()
+        position = end + 1
+        if len(header) == 2 and header[1] == "missing":
+            found[blob] = None
+            continue
+        size = int(header[2])
+        found[blob] = out[position : position + size]
+        position += size + 1
+    return found
+
+
+class SourceTree:
+    """A directory in the cache holding one revision's SOURCE_PATHS, updated incrementally:
+    only files whose blob changed since the last revision are written."""
+
+    STATE = ".conformance-tree.json"
+
+    def __init__(self, repo: Path, root: Path) -> None:
+        self.repo, self.root = repo, root
+        self.entries: dict[str, TreeEntry] = {}
+        self.missing: list[str] = []  # blobs absent from the repository
+        self.commit: str | None = None
+
+    def _load_state(self) -> dict[str, list[str]]:
+        try:
+            state = json.loads((self.root / self.STATE).read_text(encoding="utf-8"))
+            return dict(state["files"])
+        except (OSError, ValueError, KeyError):
+            shutil.rmtree(self.root, ignore_errors=True)
+            return {}
+
+    def checkout(self, commit: str) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        have = self._load_state()
+        want = list_tree(self.repo, commit)
+        (self.root / self.STATE).unlink(missing_ok=True)  # a run cut short leaves no state: start over
+        for path in set(have) - set(want):
+            (self.root / path).unlink(missing_ok=True)
+        changed = [p for p, e in want.items() if have.get(p) != [e.mode, e.blob]]
+        contents = read_blobs(self.repo, sorted({want[p].blob for p in changed}))
+        written: dict[str, list[str]] = {p: have[p] for p in want if p not in changed}
+        self.missing = []
+        for path in changed:
+            entry, target = want[path], self.root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink() or target.exists():
+                target.unlink()
+            data = contents[entry.blob]
+            if data is None:
+                self.missing.append(path)
+                continue
+            if entry.mode == "120000":
+                target.symlink_to(os.fsdecode(data))
+            else:
+                target.write_bytes(data)
+            written[path] = [entry.mode, entry.blob]
+        (self.root / self.STATE).write_text(json.dumps({"commit": commit, "files": written}), encoding="utf-8")
+        self.entries, self.commit = want, commit
+
+    def blob(self, path: str) -> str | None:
+        entry = self.entries.get(path)
+        return entry.blob if entry else None
+
+    def read(self, path: str) -> bytes | None:
+        try:
+            return (self.root / path).read_bytes()
+        except OSError:
+            return None
+
+
+def compiler_entry(paths: dict[str, TreeEntry] | set[str]) -> str | None:
+    """The compiler's source file at a revision, under whichever name that revision uses."""
+    return next((p for p in COMPILER_ENTRIES if p in paths), None)
+
+
+_ENTRYPOINTS = re.compile(r"entrypoints\s*:\s*\[\s*[\"'`]([^\"'`]+)[\"'`]")
+
+
+def release_build_entry(build_js: bytes | None) -> str | None:
+    """The entry of the release bundle: the first `entrypoints` of the revision's build.js."""
+    if build_js is None:
+        return None
+    match = _ENTRYPOINTS.search(build_js.decode("utf-8", "replace"))
+    return os.path.normpath(match.group(1)) if match else None
+
+
+def bun_pragma(entry_source: bytes | None) -> bool:
+    """bun's rule: a bundle whose entry starts with a shebang naming bun begins with `// @bun`."""
+    if not entry_source or not entry_source.startswith(b"#!"):
+        return False
+    return b"bun" in entry_source.split(b"\n", 1)[0]
+
+
+_IMPORT = re.compile(r'^(?:import|export)\b[^;"\']*?(?:\bfrom\s*)?"([^"]+)";?\s*$', re.M | re.S)
+
+
+def load_time_packages(module: str) -> list[str]:
+    """Packages a built module imports at load: its top-level static imports of non-builtins."""
+    names = set()
+    for match in _IMPORT.finditer(module):
+        specifier = match.group(1)
+        if specifier.startswith(("node:", ".", "/")) or specifier in _NODE_BUILTINS:
+            continue
+        parts = specifier.split("/")
+        names.add("/".join(parts[:2]) if specifier.startswith("@") else parts[0])
+    return sorted(names)
+
+
+_NODE_BUILTINS = frozenset(
+    [
+        "assert",
+        "async_hooks",
+        "buffer",
+        "child_process",
+        "crypto",
+        "events",
+        "fs",
+        "fs/promises",
+        "http",
+        "https",
+        "module",
+        "net",
+        "os",
+        "path",
+        "path/posix",
+        "process",
+        "readline",
+        "stream",
+        "stream/promises",
+        "string_decoder",
+        "timers",
+        "tls",
+        "tty",
+        "url",
+        "util",
+        "worker_threads",
+        "zlib",
+    ]
+)
+
+
+def _read_bun_lock(text: str) -> dict[str, Any]:
+    """bun.lock is JSON with trailing commas."""
+    return json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
+
+
+def locked_versions(bun_lock: bytes | None, packages: list[str]) -> dict[str, str]:
+    """The version bun.lock resolves each top-level package to."""
+    if not packages:
+        return {}
+    if bun_lock is None:
+        raise BuildError("the revision has no bun.lock: cannot pin the lifecycle module's packages")
+    try:
+        lock = _read_bun_lock(bun_lock.decode("utf-8"))
+    except ValueError as error:
+        raise BuildError(f"cannot read the revision's bun.lock: {error}") from None
+    versions: dict[str, str] = {}
+    for name in packages:
+        entry = lock.get("packages", {}).get(name)
+        if not entry:
+            raise BuildError(f"bun.lock has no entry for {name}, which the lifecycle module imports")
+        versions[name] = str(entry[0]).rpartition("@")[2]
+    return versions

@@ -1,0 +1,93 @@
+"""Hypothesis strategies for the newer shapes `conformance fuzz` generates: memfs-v2 trees and `client_skills`.
+
+memfs-v2 (0.33.3+): a committed root `MEMORY.md` switches the compiler to root `<label>` blocks plus
+`<memory>` with `<deferred-memory>`. `v2_trees` builds such trees: the root index, root files of
+every shape, child indexes (`dir/MEMORY.md`) at the first level, nested, and under `skills/`, files
+beside them that are only listed, and sometimes a v1 `system/` file. The blobs and name components
+come from the caller (harness.tools.fuzz), so both shapes share one notion of a risky file.
+
+`client_skills_values` is the turn body's `client_skills` (docs/cases.md): lists of skills with
+missing, duplicate, non-string and risky names, multi-line and whitespace descriptions, custom and
+nested locations, entries that are not objects, and values that are not lists at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from harness.model import MODE_FILE, Blob
+
+INDEX = b"MEMORY.md"
+CHILD_DIRS = (b"projects", b"notes", b"skills", b"people", b"Zeta", b"_under", b"a b", b"caf\xc3\xa9", b"$&")
+SKILL_NAMES = ("build", "code-review", "Zeta", "_under", "alpha", "a b", "é", "日本", "$&", "x/y", "build")
+
+
+@st.composite
+def v2_trees(draw: st.DrawFn, blobs: st.SearchStrategy[Blob], names: st.SearchStrategy[bytes]) -> dict[bytes, Blob]:
+    """A memfs-v2 tree (names are not yet checked against each other: the caller's `_tree_of` does that)."""
+    tree: dict[bytes, Blob] = {}
+    tree[INDEX] = draw(st.one_of(st.just(Blob(MODE_FILE, b"# Memory\n")), blobs))
+    for _ in range(draw(st.integers(0, 3))):  # root files: root <label> blocks
+        tree[draw(names) + draw(st.sampled_from((b".md", b".md", b".md", b".txt", b"")))] = draw(blobs)
+    for _ in range(draw(st.integers(0, 3))):  # child indexes: first level, nested, under skills/
+        top = draw(st.one_of(st.sampled_from(CHILD_DIRS), st.just(b"skills"), names))
+        parts = [top, *draw(st.lists(st.one_of(st.sampled_from(CHILD_DIRS), names), max_size=2))]
+        depth = draw(st.integers(1, len(parts)))
+        directory = b"/".join(parts[:depth])
+        if draw(st.integers(0, 4)):
+            tree[directory + b"/" + INDEX] = draw(blobs)
+        for _ in range(draw(st.integers(0, 2))):  # files beside an index: listed, not read
+            leaf = draw(st.one_of(names, st.just(b"SKILL"))) + draw(st.sampled_from((b".md", b".md", b".MD")))
+            tree[directory + b"/" + leaf] = draw(blobs)
+    if draw(st.integers(0, 3)) == 0:
+        tree[b"system/" + draw(names) + b".md"] = draw(blobs)  # a v1 system/ file in a v2 repository
+    return tree
+
+
+_skill_texts = st.one_of(
+    st.sampled_from(SKILL_NAMES),
+    st.text(alphabet=st.sampled_from("aZ_- .é\u00a0\ufeff\t<>&\"'`$"), min_size=1, max_size=8),
+)
+_descriptions = st.one_of(
+    st.sampled_from(("Build the project", "", "  padded  ", "two\nlines", "crlf\r\nline", "\u00a0nbsp\u3000", "\n")),
+    st.text(alphabet=st.sampled_from("ab \n\r\t\u0085\u2028\ufeff<>&$"), max_size=12),
+    st.sampled_from((None, 1, True, ["x"], {"a": 1})),
+)
+_locations = st.sampled_from(
+    (
+        "/home/user/.letta/skills/build/SKILL.md",
+        "/home/user/.letta/skills/tools/nested/deep/SKILL.md",
+        "/repo/.skills/review/SKILL.md",
+        "relative/skill/SKILL.md",
+        "/a/skills/x/../y/SKILL.md",
+        "",
+        "/",
+        "C:\\skills\\win\\SKILL.md",
+    )
+)
+
+
+@st.composite
+def skills(draw: st.DrawFn) -> Any:
+    """One entry of a `client_skills` list: mostly a skill object, sometimes not an object at all."""
+    kind = draw(st.integers(0, 11))
+    if kind == 0:
+        return draw(st.sampled_from((None, "build", 3, ["build"], True)))
+    skill: dict[str, Any] = {}
+    if kind != 1:  # kind 1: no name
+        skill["name"] = draw(st.one_of(_skill_texts, _skill_texts, st.sampled_from(("", None, 7))))
+    if draw(st.integers(0, 5)):
+        skill["description"] = draw(_descriptions)
+    if draw(st.booleans()):
+        skill["location"] = draw(_locations)
+    return skill
+
+
+client_skills_values: st.SearchStrategy[Any] = st.one_of(
+    st.lists(skills(), max_size=5),
+    st.lists(skills(), max_size=5),
+    st.lists(skills(), max_size=5),
+    st.sampled_from(([], None, {}, "build", {"name": "x", "description": "not a list"})),
+)
