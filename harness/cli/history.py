@@ -235,16 +235,19 @@ def add_arguments(parser: argparse.ArgumentParser, bisect: bool = False) -> None
 
 
 def register(commands: Commands) -> None:
-    """The commands `conformance` gets once wired (harness.cli.main's COMMANDS): `history` and
-    `upstream-head`; `bisect --git` goes into harness.cli.bisect (cmd_bisect here is its body)."""
+    """`conformance history` and `conformance upstream-head`; `conformance bisect --git` calls cmd_bisect here."""
+    _add_history(commands)
+    head = commands.add_parser("upstream-head", help="gate: upstream's HEAD against the newest pinned release")
+    _head_arguments(head)
+
+
+def _add_history(commands: Commands) -> None:
     history = commands.add_parser("history", help="the table of output-changing commits of an upstream clone")
     add_arguments(history)
     history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
     history.add_argument("-k", help="only cases whose id or tags contain one of these words")
     history.add_argument("--out", help="directory for history.md and history.json")
     history.set_defaults(func=cmd_history)
-    head = commands.add_parser("upstream-head", help="gate: upstream's HEAD against the newest pinned release")
-    _head_arguments(head)
 
 
 def _head_arguments(head: argparse.ArgumentParser) -> None:
@@ -261,12 +264,7 @@ def _head_arguments(head: argparse.ArgumentParser) -> None:
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.cli.history", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    history = commands.add_parser("history", help="the table of output-changing commits")
-    add_arguments(history)
-    history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
-    history.add_argument("-k", help="only cases whose id or tags contain one of these words")
-    history.add_argument("--out", help="directory for history.md and history.json")
-    history.set_defaults(func=cmd_history)
+    _add_history(commands)
     scan_parser = commands.add_parser("scan", help="build every first-parent commit's compiler module")
     add_arguments(scan_parser)
     scan_parser.add_argument("--exhaustive", action="store_true")
