@@ -84,14 +84,16 @@ def reference_compile(bun: Path, bundle: Path, requests: list[dict[str, Any]], e
     from harness.runners.manifest import DRIVER_PATH
 
     lines = [json.dumps({"id": i + 1, "op": "compile", **r}, ensure_ascii=True) for i, r in enumerate(requests)]
-    done = subprocess.run(
-        [str(bun), str(DRIVER_PATH), str(bundle)],
-        input=("\n".join(lines) + "\n").encode("ascii"),
-        capture_output=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory(prefix="oracle-cwd-") as cwd:  # 0.25.x write .letta/ into their cwd
+        done = subprocess.run(
+            [str(bun), "--no-install", str(DRIVER_PATH), str(bundle)],
+            input=("\n".join(lines) + "\n").encode("ascii"),
+            capture_output=True,
+            env=env,
+            cwd=cwd,
+            timeout=300,
+            check=False,
+        )
     answers = [json.loads(line) for line in done.stdout.split(b"\n") if line]
     if len(answers) != len(requests):
         raise RuntimeError(f"driver answered {len(answers)} of {len(requests)}: {done.stderr.decode()[-2000:]}")
