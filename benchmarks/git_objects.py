@@ -21,23 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import MODE_FILE, Blob, CommitModel
-from harness.repo.build import _write_commit, _write_tree
+from harness.repo.build import _write_commit, _write_tree, nested_tree
 from harness.repo.gitenv import isolated_env
 from harness.repo.spec import generated_files
 
 MESSAGE = "bench"
 IDENT = b"Conformance Bot <bot@letta-conformance.invalid> 1767225600 +0000"
-
-
-def nested(files: dict[bytes, Blob]) -> dict[bytes, Any]:
-    tree: dict[bytes, Any] = {}
-    for path, blob in files.items():
-        parts = path.split(b"/")
-        node = tree
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = blob
-    return tree
 
 
 def hand(repo: Path, files: dict[bytes, Blob]) -> str:
@@ -64,7 +53,7 @@ def gitpython(repo: Path, files: dict[bytes, Blob]) -> str:
                 body += value.mode + b" " + name + b"\0" + store(b"blob", value.data)
         return store(b"tree", bytes(body))
 
-    root = tree(nested(files))
+    root = tree(nested_tree(files))
     data = b"tree %s\nauthor %s\ncommitter %s\n\n%s\n" % (root.hex().encode(), IDENT, IDENT, MESSAGE.encode())
     return store(b"commit", data).hex()
 
@@ -89,7 +78,7 @@ def dulwich(repo: Path, files: dict[bytes, Blob]) -> str:
         return result.id  # type: ignore[no-any-return]
 
     commit = Commit()
-    commit.tree = tree(nested(files))
+    commit.tree = tree(nested_tree(files))
     commit.author = commit.committer = IDENT.rsplit(b" ", 2)[0]
     commit.author_time = commit.commit_time = 1767225600
     commit.author_timezone = commit.commit_timezone = 0
@@ -114,7 +103,7 @@ def pygit2(repo: Path, files: dict[bytes, Blob]) -> str:
         return builder.write()
 
     signature = git.Signature("Conformance Bot", "bot@letta-conformance.invalid", 1767225600, 0)
-    return str(handle.create_commit(None, signature, signature, MESSAGE + "\n", tree(nested(files)), []))
+    return str(handle.create_commit(None, signature, signature, MESSAGE + "\n", tree(nested_tree(files)), []))
 
 
 def sha256_support() -> dict[str, str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import git_env_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_DIR = ROOT / "reference" / "letta_server"
@@ -158,15 +159,7 @@ def _git(repo: Path, env: dict[str, str], *args: str) -> str:
 
 
 def _repo(workspace: Path, name: str, files: dict[str, bytes], commit: bool = True) -> Path:
-    env = {
-        **isolated_env(workspace / "home"),
-        "GIT_AUTHOR_NAME": "Test",
-        "GIT_AUTHOR_EMAIL": "test@example.invalid",
-        "GIT_COMMITTER_NAME": "Test",
-        "GIT_COMMITTER_EMAIL": "test@example.invalid",
-        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    }
+    env = git_env_for(workspace / "home")
     repo = workspace / name
     repo.mkdir()
     _git(repo, env, "init", "-q", "-b", "main")

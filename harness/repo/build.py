@@ -52,8 +52,8 @@ def _store(git_dir: Path, kind: bytes, data: bytes) -> bytes:
     return sha
 
 
-def _write_tree(repo: Path, files: dict[bytes, Blob]) -> bytes:
-    """Store blobs and nested trees; return the root tree's binary sha."""
+def nested_tree(files: dict[bytes, Blob]) -> dict[bytes, Any]:
+    """Flat `a/b/c` paths -> nested dicts of directory name -> subtree or Blob."""
     nested: dict[bytes, Any] = {}
     for path, blob in files.items():
         parts = path.split(b"/")
@@ -61,6 +61,12 @@ def _write_tree(repo: Path, files: dict[bytes, Blob]) -> bytes:
         for part in parts[:-1]:
             node = node.setdefault(part, {})
         node[parts[-1]] = blob
+    return nested
+
+
+def _write_tree(repo: Path, files: dict[bytes, Blob]) -> bytes:
+    """Store blobs and nested trees; return the root tree's binary sha."""
+    nested = nested_tree(files)
 
     def store(node: dict[bytes, Any]) -> bytes:
         body = bytearray()
