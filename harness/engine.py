@@ -132,14 +132,16 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
-        """One scenario against every reference it applies to (or its golden output), with slot `slot`'s processes."""
+    def run_case(self, scenario: Scenario, slot: int = 0, repo: MaterializedRepo | None = None) -> list[CaseResult]:
+        """One scenario against every reference it applies to (or its golden output), with slot `slot`'s processes.
+
+        `repo`: the scenario's repository, already built (`conformance fuzz` builds its own); else materialized."""
         if scenario.kind == "lifecycle":
             return self.run_lifecycle_case(scenario, slot)
         results: list[CaseResult] = []
         started = time.perf_counter()
         try:
-            repo = materialize_repo(scenario, self.cache)
+            repo = repo or materialize_repo(scenario, self.cache)
         except Exception as error:  # the case is an error; the run goes on
             targets = ["golden"] if scenario.expect else [r.label for r in self.references]
             reason = f"could not build the repository: {type(error).__name__}: {error}"

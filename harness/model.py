@@ -139,6 +139,16 @@ class ClientSkills:
 
 
 @dataclass(frozen=True)
+class FoundBy:
+    """A fuzz-found case's origin: `conformance run <case> --reference <reference> --profile <profile>`
+    reproduces it."""
+
+    reference: str
+    profile: str
+    seed: int
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A loaded case. `kind` is compile or lifecycle; the lifecycle fields are empty for compile cases."""
 
@@ -161,6 +171,7 @@ class Scenario:
     delivery: str = "mid-conversation"
     golden: str | None = None  # lifecycle: the profile a golden case runs the Python port on
     recorded: tuple[Recorded, ...] = ()
+    found_by: FoundBy | None = None  # written by `conformance fuzz`
 
     @property
     def runs_port_alone(self) -> bool:

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from harness.model import RepoModel
 from harness.repo.spec import valid_tree
-from harness.tools.fuzz import _tree_of, blobs, compile_inputs, name_components, repo_models
 from harness.tools.fuzz_shapes import client_skills_values, v2_trees
+from harness.tools.fuzz_strategies import _tree_of, blobs, compile_inputs, name_components, repo_models
 
 
 def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:

@@ -22,7 +22,7 @@ import yaml
 from harness.cases.checks import check_content
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
-from harness.model import Divergence, Explanation, Recorded, Scenario, ScenarioError
+from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
 from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
 
 DEFAULT_INPUTS: dict[str, Any] = {
@@ -221,6 +221,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         delivery=data.get("delivery", "mid-conversation"),
         golden=data["golden"]["profile"] if "golden" in data else None,
         recorded=tuple(Recorded(tuple(r["for"]), r["source"], r["observations"]) for r in data.get("recorded", ())),
+        found_by=FoundBy(**data["found_by"]) if "found_by" in data else None,
     )
 
 

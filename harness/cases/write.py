@@ -162,6 +162,16 @@ def repo_spec(model: RepoModel) -> dict[str, Any]:
         spec["commits"] = commits
     if model.memory_subdir:
         spec["memory_subdir"] = model.memory_subdir
+    noise = model.worktree
+    if noise:
+        worktree: dict[str, Any] = {}
+        if noise.files:
+            worktree["files"] = encode_files(noise.files)
+        if noise.delete:
+            worktree["delete"] = [encode_path(name) for name in noise.delete]
+        if noise.stage:
+            worktree["stage"] = True
+        spec["worktree"] = worktree
     return spec
 
 
@@ -173,9 +183,11 @@ def case_document(
     pins: str = "",
     tags: list[str] | None = None,
     inputs: dict[str, Any] | None = None,
+    found_by: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A whole scenario mapping; inputs equal to the defaults are left out. Tags must be in cases.tags
-    (ValueError otherwise), so that what is written loads."""
+    (ValueError otherwise), so that what is written loads. `found_by`: the reference, profile and seed
+    `conformance fuzz` found it with."""
     unknown = [tag for tag in tags or () if tag not in TAGS]
     if unknown:
         raise ValueError(f"unknown tag(s) {', '.join(unknown)}: use tags from harness/cases/tags.py")
@@ -184,6 +196,8 @@ def case_document(
         doc["pins"] = pins
     if tags:
         doc["tags"] = list(dict.fromkeys(tags))
+    if found_by:
+        doc["found_by"] = dict(found_by)
     # An input without a default (client_skills) is kept whatever its value: `null` and `[]` are inputs too.
     changed_inputs = {k: v for k, v in (inputs or {}).items() if k not in DEFAULT_INPUTS or DEFAULT_INPUTS[k] != v}
     if changed_inputs:

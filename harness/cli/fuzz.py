@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from harness.cli.common import (
@@ -19,7 +20,7 @@ from harness.cli.common import (
 from harness.engine import Session
 from harness.tools.fuzz import fuzz, known_signatures
 from harness.tools.fuzz_lifecycle import fuzz_lifecycle, known_lifecycle_signatures
-from harness.tools.reduce import Oracle
+from harness.tools.oracle import Oracle, scratch_parent
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
@@ -29,7 +30,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     args.cases = str(existing(Path(args.cases) if args.cases else PROJECT_CASES / "compile", "--cases"))
     args.out = args.out or str(PROJECT_CASES / "compile")
     with (
-        tempfile.TemporaryDirectory(prefix="letta-fuzz-") as tmp,
+        tempfile.TemporaryDirectory(prefix="letta-fuzz-", dir=scratch_parent()) as tmp,
         Session(specs, cache=Path(tmp), profile_override=args.profile) as session,
     ):
         session.start()
@@ -44,10 +45,12 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                                        out_dir=Path(args.out).parent / "lifecycle", known=known)  # fmt: skip
             print(lifecycle.summary())
             return 1 if lifecycle.findings else 0
+        started = time.monotonic()  # the budget counts from here: the known divergences are part of it
         oracle = Oracle(session)
         known = known_signatures(oracle, [Path(args.cases)])
         oracle.close()
-        report = fuzz(session, seconds=args.seconds, seed=args.seed, out_dir=Path(args.out), known=known,
+        left = max(args.seconds - (time.monotonic() - started), 0.0)
+        report = fuzz(session, seconds=left, seed=args.seed, out_dir=Path(args.out), known=known,
                       max_examples=args.max_examples)  # fmt: skip
     print(report.summary())
     return 1 if report.findings else 0
@@ -55,7 +58,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 def register(commands: Commands) -> None:
     parser = commands.add_parser("fuzz", help="compile Hypothesis-generated repositories with both sides")
-    parser.add_argument("--seconds", type=float, default=60.0, help="how long to fuzz")
+    parser.add_argument(
+        "--seconds", type=float, default=60.0,
+        help="wall-clock budget once the reference has started, shrinking, reducing and saving included",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="first Hypothesis seed (batch b uses seed + b)")
     add_reference(parser, many=True)
     add_profile(parser)

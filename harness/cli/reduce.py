@@ -14,6 +14,7 @@ from harness.cli.common import Commands, add_profile, add_reference, existing, r
 from harness.engine import Session
 from harness.model import ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
+from harness.tools.oracle import scratch_parent
 from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candidate, reduced_document
 
 
@@ -35,7 +36,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     with (
-        tempfile.TemporaryDirectory(prefix="letta-reduce-") as tmp,
+        tempfile.TemporaryDirectory(prefix="letta-reduce-", dir=scratch_parent()) as tmp,
         Session([spec], cache=Path(tmp), profile_override=args.profile) as session,
     ):
         oracle = Oracle(session)

@@ -20,6 +20,10 @@ class Runner(abc.ABC):
     @abc.abstractmethod
     def compile(self, request: CompileRequest) -> Outcome: ...
 
+    def prefetch(self, requests: list[CompileRequest]) -> None:  # noqa: B027 - optional hook
+        """A hint that `compile` will be called with each of these soon: a runner that can work on them in the
+        background (a process answering in order) starts now. The answers are the same either way."""
+
     # Lifecycle probes (one open session per runner at a time). A runner without them makes
     # lifecycle cases errors, never passes. Records follow reference/driver.mjs's lifecycle ops.
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:

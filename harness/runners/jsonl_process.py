@@ -13,17 +13,18 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
-import os
 import queue
-import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from harness.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.base import Runner
+from harness.runners.child import Child, kill_child
 
 MAX_LINE_BYTES = 256 * 1024 * 1024  # an answer line longer than this is garbage, not a record
 _PARTIAL, _TOO_LONG = b"\0partial", b"\0too-long"
@@ -44,6 +45,10 @@ class JsonLinesProcess:
         self._next_id = 0
         self.starts = 0
         self.stale_restarts = 0  # restarts because of output left over after an answer
+        # keep_spare: after the first restart, keep one more process started (loading) beside the one in use,
+        # so the next restart (a polluted answer ends the driver) does not wait for a start-up
+        self.keep_spare = False
+        self._spare: Child | None = None
 
     @property
     def pid(self) -> int | None:
@@ -55,9 +60,18 @@ class JsonLinesProcess:
 
     def start(self) -> None:
         self.stop()
-        self._lines = queue.Queue()
-        self._stderr.clear()
-        self._proc = subprocess.Popen(
+        spare, self._spare = self._spare, None
+        if spare is not None and (spare.proc.poll() is not None or spare.launch != (self.argv, self.env, self.cwd)):
+            kill_child(spare.proc)
+            spare = None
+        child = spare or self._spawn()
+        self._proc, self._lines, self._stderr = child.proc, child.lines, child.stderr
+        self.starts += 1
+        if self.keep_spare and self.starts > 1:
+            self._spare = self._spawn()
+
+    def _spawn(self) -> Child:
+        proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -66,9 +80,10 @@ class JsonLinesProcess:
             cwd=self.cwd,
             start_new_session=True,  # so a hung child and its git processes can be killed together
         )
-        self.starts += 1
-        threading.Thread(target=self._pump_stdout, args=(self._proc, self._lines), daemon=True).start()
-        threading.Thread(target=self._pump_stderr, args=(self._proc,), daemon=True).start()
+        child = Child(proc, queue.Queue(), collections.deque(maxlen=200), (self.argv, self.env, self.cwd))
+        threading.Thread(target=self._pump_stdout, args=(proc, child.lines), daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(proc, child.stderr), daemon=True).start()
+        return child
 
     def _pump_stdout(self, proc: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
         assert proc.stdout is not None
@@ -88,10 +103,10 @@ class JsonLinesProcess:
             lines.put(bytes(pending) + _PARTIAL)
         lines.put(None)
 
-    def _pump_stderr(self, proc: subprocess.Popen[bytes]) -> None:
+    def _pump_stderr(self, proc: subprocess.Popen[bytes], stderr: collections.deque[str]) -> None:
         assert proc.stderr is not None
         for raw in iter(proc.stderr.readline, b""):
-            self._stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
+            stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
 
     def stderr_tail(self) -> str:
         return "\n".join(self._stderr)
@@ -138,6 +153,59 @@ class JsonLinesProcess:
             raise self._fail(f"answer id {got!r} does not match request id {request_id}")
         return answer
 
+    def request_many(
+        self, payloads: list[dict[str, Any]], timeout: float
+    ) -> Iterator[dict[str, Any] | Exception | None]:
+        """Send every request before reading an answer (the driver answers in order); yield one item per request.
+
+        An item is the answer, a ProtocolError (that request failed: the process is stopped), or None: the
+        request was not answered because the process ended first (a polluted answer ends the driver, or it
+        crashed); send those again one at a time with `request`. `timeout` is per answer. The generator
+        touches the process until it is exhausted, and the process is left clean (or stopped) after it.
+        """
+        if self.running and not self._lines.empty():
+            self.stop()
+            self.stale_restarts += 1
+        if not self.running:
+            self.start()
+        assert self._proc is not None and self._proc.stdin is not None
+        first = self._next_id + 1
+        self._next_id += len(payloads)
+        data = b"".join(
+            json.dumps({"id": first + i, **p}, ensure_ascii=True).encode("ascii") + b"\n"
+            for i, p in enumerate(payloads)
+        )
+        stdin = self._proc.stdin
+
+        def write() -> None:
+            with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+                stdin.write(data)
+                stdin.flush()
+
+        threading.Thread(target=write, daemon=True).start()  # a long batch must not block on a full pipe
+        for index in range(len(payloads)):
+            try:
+                raw = self._lines.get(timeout=timeout)
+            except queue.Empty:
+                yield self._fail(f"no answer within {timeout:g} s (killed)")
+                yield from [None] * (len(payloads) - index - 1)
+                return
+            answer = _parse_answer(raw, first + index)
+            if answer is None:  # the process ended before answering: the rest go again one by one
+                self.stop()
+                yield from [None] * (len(payloads) - index)
+                return
+            if isinstance(answer, str):
+                yield self._fail(answer)
+                yield from [None] * (len(payloads) - index - 1)
+                return
+            if answer.get("polluted"):  # the driver exits after this answer
+                self.stop()
+                yield answer
+                yield from [None] * (len(payloads) - index - 1)
+                return
+            yield answer
+
     def _wait_code(self) -> int | None:
         try:
             return self._proc.wait(timeout=5) if self._proc else None
@@ -150,20 +218,17 @@ class JsonLinesProcess:
         return ProtocolError(reason)
 
     def stop(self) -> None:
+        """Stop the process in use (a spare, if any, stays: `close` ends it too)."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            with contextlib.suppress(OSError):
-                if stream:
-                    stream.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=10)
+        if proc is not None:
+            kill_child(proc)
+
+    def close(self) -> None:
+        """Stop the process in use and the spare."""
+        self.stop()
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            kill_child(spare.proc)
 
 
 class JsonLinesRunner(Runner):
@@ -176,6 +241,8 @@ class JsonLinesRunner(Runner):
         self.info: dict[str, Any] = {}
         self.start_error: str | None = None
         self._session = 0
+        self._prefetched: dict[str, Future[tuple[dict[str, Any] | Exception | None, float]]] = {}
+        self._collector: threading.Thread | None = None
 
     def start(self) -> None:
         try:
@@ -185,8 +252,50 @@ class JsonLinesRunner(Runner):
             self.start_error = f"{error}\n{self.process.stderr_tail()}".strip()
 
     def compile(self, request: CompileRequest) -> Outcome:
-        """The answer's `record`; with `clientSkills` given, its `systemPromptWithSkills` joins the record."""
-        return self._ask(request.to_wire(), "record", merge=("systemPromptWithSkills",))
+        """The answer's `record`; with `clientSkills` given, its `systemPromptWithSkills` joins the record.
+
+        A request given to `prefetch` before takes its answer from there (waiting for it if need be)."""
+        payload = request.to_wire()
+        pending = self._prefetched.pop(_wire_key(payload), None)
+        if pending is not None:
+            answer, elapsed = pending.result()
+            if answer is not None:  # else: unanswered (the process ended first), asked again below
+                return self._outcome(answer, elapsed, "record", merge=("systemPromptWithSkills",), batch=True)
+        return self._ask(payload, "record", merge=("systemPromptWithSkills",))
+
+    def prefetch(self, requests: list[CompileRequest]) -> None:
+        """Send these compile requests now, all at once, and collect the answers in the background; `compile`
+        of each then returns its answer. The driver answers in order, so the reference works on the batch
+        while the caller does something else (the Python port's compiles). One batch at a time."""
+        if self.start_error or not requests:
+            return
+        self.wait_prefetched()
+        self.process.keep_spare = True  # a batch user compiles many repositories: restarts must not wait
+        payloads = [r.to_wire() for r in requests]
+        futures: list[Future[tuple[dict[str, Any] | Exception | None, float]]] = [Future() for _ in payloads]
+        self._prefetched = {_wire_key(p): f for p, f in zip(payloads, futures, strict=True)}
+
+        def collect() -> None:
+            answers = self.process.request_many(payloads, self.timeout)
+            last = time.perf_counter()
+            unanswered = []
+            for future, answer in zip(futures, answers, strict=True):
+                if answer is None:
+                    unanswered.append(future)  # resolved once this thread is done with the process
+                    continue
+                future.set_result((answer, _ms(last)))
+                last = time.perf_counter()
+            for future in unanswered:
+                future.set_result((None, 0.0))
+
+        self._collector = threading.Thread(target=collect, daemon=True)
+        self._collector.start()
+
+    def wait_prefetched(self) -> None:
+        """Wait until the batch sent by `prefetch` is answered (or abandoned); its answers stay available."""
+        if self._collector is not None:
+            self._collector.join()
+            self._collector = None
 
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
         self._session += 1
@@ -207,16 +316,31 @@ class JsonLinesRunner(Runner):
         `merge` keys the answer has added to it."""
         if self.start_error:
             return Outcome("error", error=f"reference unavailable: {self.start_error}")
+        self.wait_prefetched()  # the process serves one conversation at a time
         started = time.perf_counter()
         try:
             answer = self.process.request(payload, timeout=self.timeout)
         except (ProtocolError, OSError) as error:
             return Outcome("error", error=str(error), stderr=self.process.stderr_tail(), elapsed_ms=_ms(started))
-        elapsed = _ms(started)
+        return self._outcome(answer, _ms(started), key, keep, merge)
+
+    def _outcome(
+        self,
+        answer: dict[str, Any] | Exception,
+        elapsed: float,
+        key: str,
+        keep: tuple[str, ...] = (),
+        merge: tuple[str, ...] = (),
+        *,
+        batch: bool = False,
+    ) -> Outcome:
+        """An answer (or the error that ended its request) as an outcome; `batch`: it came from `prefetch`."""
+        if isinstance(answer, Exception):
+            return Outcome("error", error=str(answer), stderr=self.process.stderr_tail(), elapsed_ms=elapsed)
         polluted = bool(answer.get("polluted"))
         notes = ["upstream code polluted a shared prototype; the process was restarted"] if polluted else []
-        if polluted:
-            self.process.stop()
+        if polluted and not batch:
+            self.process.stop()  # (a batch stops it itself, right after this answer)
         if not answer.get("ok"):
             return Outcome(
                 "error", error=str(answer.get("error")), stderr=self.process.stderr_tail(), elapsed_ms=elapsed
@@ -233,7 +357,29 @@ class JsonLinesRunner(Runner):
         return {"name": self.name, "argv": self.process.argv, "info": self.info, "starts": self.process.starts}
 
     def close(self) -> None:
-        self.process.stop()
+        self.wait_prefetched()
+        self._prefetched.clear()
+        self.process.close()
+
+
+def _parse_answer(raw: bytes | None, request_id: int) -> dict[str, Any] | str | None:
+    """One answer line of a batch: the answer, a reason it is no answer (str), or None when the process ended."""
+    if raw is None or raw.endswith(_PARTIAL):
+        return None
+    if raw == _TOO_LONG:
+        return f"answer line longer than {MAX_LINE_BYTES} bytes (killed)"
+    try:
+        answer = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return f"answer is not JSON: {raw[:200]!r}"
+    got = answer.get("id") if isinstance(answer, dict) else None
+    if got != request_id:
+        return f"answer id {got!r} does not match request id {request_id}"
+    return answer  # type: ignore[no-any-return]
+
+
+def _wire_key(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, sort_keys=True, ensure_ascii=True)
 
 
 def _ms(started: float) -> float:

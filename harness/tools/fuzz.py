@@ -1,13 +1,16 @@
 """`conformance fuzz`: Hypothesis-generated memory repositories, compiled by the port and the reference.
 
-Strategies build repositories the way the corpus's hazards suggest: names from risky alphabets
-(quotes, spaces, non-ASCII, control characters, leading and trailing whitespace, `__proto__`-like
-names, bytes that are not UTF-8), every frontmatter form, encodings (BOM, CRLF, CR, invalid UTF-8),
-symlinks and executables, and several commits; a third of the trees are memfs-v2 and some inputs
-give `client_skills` (harness.tools.fuzz_shapes). Every example is compiled by both sides through
-one Session (one warm reference process). A new divergence is shrunk by Hypothesis, then by
-`reduce`, and saved as a case that names the seed reproducing it. Divergences the corpus already
-records (cases with `divergences`, and cases an earlier fuzz run saved) are counted, not reported.
+The strategies are harness.tools.fuzz_strategies'. Batch b (Hypothesis seed seed+b) is generated first
+and then compiled as one batch by the oracle (harness.tools.oracle: repositories written as git objects,
+every compile request sent to the warm reference process at once while the Python port compiles the same
+repositories). The first example of a batch that diverges in a new way stops the batch; it is shrunk by
+Hypothesis (the batch replayed with shrinking: the examples before it come from the oracle's memo), then
+by `reduce`, and saved as a case whose `found_by` names the reference, the profile and the seed that
+reproduce it. Divergences the corpus already records (cases with `divergences` for one of the session's
+references, and cases an earlier fuzz run saved) are counted, not reported.
+
+`seconds` is a wall-clock budget for all of it: when it runs out, shrinking and reducing stop, what was
+found is saved as it is then (its description says it is not reduced, or not fully), and fuzz returns.
 
 `--lifecycle` fuzzes conversations instead (step sequences, harness.fuzz_lifecycle).
 """
@@ -21,178 +24,16 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from harness.cases.load import load_scenarios
 from harness.cases.write import case_document, write_case
 from harness.engine import Session
-from harness.model import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel
-from harness.repo.spec import valid_tree
-from harness.tools.fuzz_shapes import client_skills_values, v2_trees
-from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candidate
+from harness.model import RepoModel
+from harness.tools.fuzz_strategies import compile_inputs, repo_models
+from harness.tools.oracle import Candidate, Oracle, OracleStats, candidate_of
+from harness.tools.reduce import Reduction, reduce_candidate
 from harness.verdict.signature import Signature, pick_divergence
-
-# --- strategies -----------------------------------------------------------------------------------
-
-RISKY_CHARS = (
-    "aZb_-. 019"  # plain, with the collation hazards (`_`, case, digits)
-    "\"'\\<>&$`{}"  # quoting, XML and replacement-pattern characters
-    "éßÄ日🦀"  # non-ASCII (git quotes these names)
-    "\t\n\x01\x1c\x7f"  # control characters
-    "\u00a0\u0085\u2028\ufeff\u3000"  # whitespace JS and Python trim differently
-)
-PROTO_NAMES = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "__value__", "prototype")
-WORD_NAMES = ("persona", "human", "Zeta", "alpha", "_under", "1", "01", "10", "MEMORY", "SKILL", "a", "A", "é")
-RAW_NAMES = (b"\xff", b"caf\xe9", b"\xc3", b"a\xffb")  # not UTF-8
-ROOTS = ("system",) * 6 + ("",) * 3 + ("notes", "skills", "system/persona")
-EXTENSIONS = (".md", ".md", ".md", ".md", ".MD", ".md ", " .md", ".txt", "")
-WHITESPACE = ("", " ", "\t", "\u00a0", "\ufeff", "\u0085", "\x1c", "\u2028", "\n", "\r")
-
-_words = st.sampled_from(WORD_NAMES)
-_risky_text = st.text(alphabet=st.sampled_from(RISKY_CHARS), min_size=1, max_size=6)
-_padded = st.builds(lambda a, s, b: a + s + b, st.sampled_from(WHITESPACE), _words, st.sampled_from(WHITESPACE))
-
-
-def _component_ok(part: bytes) -> bool:
-    return part not in (b"", b".", b"..") and part.lower() != b".git" and b"/" not in part and b"\0" not in part
-
-
-_plain_text = st.text(alphabet=st.sampled_from("aAbBzZ_-. 019"), min_size=1, max_size=6)
-
-# Mostly names git prints unquoted (they reach the renderer), with risky ones often enough to matter.
-# Prototype names are rarer: upstream pollutes Object.prototype with them and the reference process
-# restarts (about a second) after each such repository.
-_name_kind = st.integers(0, 23)
-
-
-@st.composite
-def name_components(draw: st.DrawFn) -> bytes:
-    kind = draw(_name_kind)
-    if kind < 7:
-        part = draw(_words)
-    elif kind < 14:
-        part = draw(_plain_text)
-    elif kind < 18:
-        part = draw(_padded)
-    elif kind < 22:
-        part = draw(_risky_text)
-    elif kind < 23:
-        return draw(st.sampled_from(RAW_NAMES))
-    else:
-        part = draw(st.sampled_from(PROTO_NAMES))
-    encoded = part.encode("utf-8")
-    return encoded if _component_ok(encoded) else b"x"
-
-
-@st.composite
-def paths(draw: st.DrawFn) -> bytes:
-    root = draw(st.sampled_from(ROOTS)).encode()
-    dirs = draw(st.lists(name_components(), max_size=2))
-    leaf = draw(name_components()) + draw(st.sampled_from(EXTENSIONS)).encode()
-    parts = [p for p in root.split(b"/") if p] + dirs + [leaf]
-    return b"/".join(parts)
-
-
-_text_chars = st.sampled_from(RISKY_CHARS + "abc xyz:-|>#\n\n\n")
-short_text = st.text(alphabet=_text_chars, max_size=24)
-FRAGMENTS = ("$&", "$$", "$`", "$'", "{CORE_MEMORY}", "</memory>", "<persona>", "---", "description: x", "  ", "\n\n")
-
-descriptions = st.one_of(
-    st.text(alphabet=st.sampled_from(RISKY_CHARS.replace("\n", "") + "abc :#|>"), max_size=16),
-    st.sampled_from(("", "|", ">", "|-", "'quoted'", '"dq"', "[a, b]", "null", "1", "x: y", "#c")),
-)
-
-
-@st.composite
-def frontmatters(draw: st.DrawFn) -> str:
-    description = draw(descriptions)
-    form = draw(st.integers(0, 8))
-    if form == 0:
-        return ""
-    if form == 1:
-        return f"---\ndescription: {description}\n---\n"
-    if form == 2:
-        return f"---\ndescription: |\n  {description}\n  second line\n---\n"
-    if form == 3:
-        return f"---\ndescription: >-\n  {description}\n\n  folded\n---\n"
-    if form == 4:
-        return "---\n---\n"
-    if form == 5:
-        return f"---\ndescription: {description}\n"  # never closed
-    if form == 6:
-        return f"---\nname: n\n  indented: {description}\ndescription:\n  - {description}\n---\n"
-    if form == 7:
-        return f"--- \ndescription: {description}\n---"  # fence variants, no newline after the close
-    key = draw(st.sampled_from(("name", "__proto__", "constructor", "limit", "description")))
-    return f"---\n{key}: {description}\ndescription: {description}\n---\n"
-
-
-@st.composite
-def bodies(draw: st.DrawFn) -> str:
-    pieces = draw(st.lists(st.one_of(short_text, st.sampled_from(FRAGMENTS)), max_size=4))
-    return draw(st.sampled_from(WHITESPACE)) + "".join(pieces) + draw(st.sampled_from(WHITESPACE))
-
-
-@st.composite
-def blobs(draw: st.DrawFn) -> Blob:
-    kind = draw(st.integers(0, 19))
-    if kind == 0:
-        return Blob(MODE_LINK, draw(st.sampled_from((b"../x", b"system/a.md", b"persona.md", b"\xff", b"nowhere"))))
-    data = (draw(frontmatters()) + draw(bodies())).encode("utf-8")
-    encoding = draw(st.sampled_from(("utf-8",) * 6 + ("bom", "crlf", "bom-crlf", "cr", "invalid", "nul")))
-    if "crlf" in encoding:
-        data = data.replace(b"\n", b"\r\n")
-    if encoding == "cr":
-        data = data.replace(b"\n", b"\r")
-    if encoding.startswith("bom"):
-        data = b"\xef\xbb\xbf" + data
-    if encoding in ("invalid", "nul"):
-        at = draw(st.integers(0, len(data)))
-        data = data[:at] + (b"\xff\xc3" if encoding == "invalid" else b"\0") + data[at:]
-    return Blob(MODE_EXEC if kind == 1 else MODE_FILE, data)
-
-
-def _tree_of(entries: dict[bytes, Blob]) -> dict[bytes, Blob]:
-    """Drop entries until git can hold the tree (no name that is both a file and a directory)."""
-    tree: dict[bytes, Blob] = {}
-    for name in sorted(entries, key=len):
-        candidate = {**tree, name: entries[name]}
-        if valid_tree(candidate):
-            tree = candidate
-    return tree
-
-
-v1_trees = st.dictionaries(paths(), blobs(), min_size=1, max_size=6).map(_tree_of)
-# One tree in three is memfs-v2 (a root MEMORY.md); a repository's commits mix both, so it may switch.
-trees = st.one_of(v1_trees, v1_trees, v2_trees(blobs(), name_components()).map(_tree_of))
-
-
-@st.composite
-def repo_models(draw: st.DrawFn) -> RepoModel:
-    commits = [CommitModel(draw(trees))]
-    for _ in range(draw(st.integers(0, 2))):  # later commits: keep some files, change or add others
-        previous = commits[-1].files
-        kept = {n: b for n, b in previous.items() if draw(st.booleans())}
-        commits.append(CommitModel(_tree_of({**kept, **draw(trees)})))
-    return RepoModel(commits)
-
-
-SYSTEM_PROMPTS = ("S $& $$ {CORE_MEMORY}", "no placeholder \u00a0\n", "{CORE_MEMORY}{CORE_MEMORY}")
-compile_inputs: st.SearchStrategy[dict[str, Any]] = st.one_of(
-    st.just({}),
-    st.just({}),
-    st.just({}),
-    st.fixed_dictionaries({"system": st.sampled_from(SYSTEM_PROMPTS)}),
-    st.fixed_dictionaries(
-        {"agent_id": st.sampled_from(("a$&b", "agent-<x>")), "previous_message_count": st.integers(0, 3)}
-    ),
-    st.fixed_dictionaries({"client_skills": client_skills_values}),
-    st.fixed_dictionaries({"client_skills": client_skills_values, "system": st.sampled_from(SYSTEM_PROMPTS)}),
-)
-
-
-# --- the loop -------------------------------------------------------------------------------------
 
 
 class Divergent(Exception):
@@ -201,12 +42,17 @@ class Divergent(Exception):
         self.candidate, self.signature = candidate, signature
 
 
+class OutOfTime(BaseException):
+    """The budget ran out while Hypothesis was shrinking."""
+
+
 @dataclass
 class Finding:
     signature: Signature
     seed: int
     path: Path | None
     summary: str
+    reduced: bool = True  # False: saved as found (or part-way), the budget ran out
 
 
 @dataclass
@@ -219,17 +65,23 @@ class FuzzReport:
     known: int = 0  # examples that showed an already recorded divergence
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    stats: OracleStats = field(default_factory=OracleStats)
 
     @property
     def rate(self) -> float:
         """Repositories built and compiled by both sides per second of doing so."""
         return self.compiles / self.compile_seconds if self.compile_seconds else 0.0
 
+    @property
+    def throughput(self) -> float:
+        """Generated repositories per second of the whole run (generation, shrinking and reducing included)."""
+        return self.examples / self.seconds if self.seconds else 0.0
+
     def summary(self) -> str:
         lines = [
-            f"seed {self.seed}, {self.seconds:.1f} s: {self.examples} generated repositories; "
-            f"{self.compiles} repositories built and compiled by both sides in {self.compile_seconds:.1f} s "
-            f"({self.rate:.1f} repos/s)",
+            f"seed {self.seed}, {self.seconds:.1f} s: {self.examples} generated repositories "
+            f"({self.throughput:.1f}/s); {self.compiles} repositories built and compiled by both sides in "
+            f"{self.compile_seconds:.1f} s ({self.rate:.1f} repos/s)",
             f"new divergences: {len(self.findings)}; examples showing a known divergence: {self.known}; "
             f"errors: {len(self.errors)}",
         ]
@@ -239,18 +91,45 @@ class FuzzReport:
 
 
 def known_signatures(oracle: Oracle, case_dirs: list[Path]) -> set[Signature]:
-    """Signatures of corpus cases that record a divergence, or that an earlier fuzz run saved."""
-    known: set[Signature] = set()
+    """Signatures of corpus cases that record a divergence for one of the session's references, or that an
+    earlier fuzz run saved (each compiled once, as one batch)."""
+    labels = {ref.label for ref in oracle.session.references}
     loaded = load_scenarios([d for d in case_dirs if d.exists()])
-    for scenario in loaded.scenarios:
-        if scenario.kind != "compile" or not (scenario.divergences or "fuzz" in scenario.tags):
-            continue
-        for label, signature in oracle.signatures(candidate_of(scenario)).items():
+    scenarios = [
+        s for s in loaded.scenarios
+        if s.kind == "compile" and not s.runs_port_alone
+        and ("fuzz" in s.tags or any(d.applies_to(label) for d in s.divergences for label in labels))
+    ]  # fmt: skip
+    known: set[Signature] = set()
+    answers = oracle.signatures_many([candidate_of(s) for s in scenarios])
+    for scenario, signatures in zip(scenarios, answers, strict=True):
+        for label, signature in signatures.items():
             if signature is not None and (
                 "fuzz" in scenario.tags or any(d.applies_to(label) for d in scenario.divergences)
             ):
                 known.add(signature)
     return known
+
+
+_SETTINGS: dict[str, Any] = dict(
+    deadline=None, database=None, derandomize=False, suppress_health_check=list(HealthCheck),
+    report_multiple_bugs=False, print_blob=False,
+)  # fmt: skip
+
+
+def generate(batch_seed: int, count: int, deadline: float) -> list[Candidate]:
+    """Hypothesis's first `count` examples for this seed (generation only; none is compiled here)."""
+    examples: list[Candidate] = []
+
+    @hypothesis_seed(batch_seed)
+    @settings(max_examples=count, phases=[Phase.generate], **_SETTINGS)
+    @given(repo_models(), compile_inputs)
+    def collect(model: RepoModel, inputs: dict[str, Any]) -> None:
+        if len(examples) < count and time.monotonic() < deadline:
+            examples.append(Candidate(model, inputs))
+
+    collect()
+    return examples
 
 
 def fuzz(
@@ -265,7 +144,9 @@ def fuzz(
     reduce_seconds: float = 120.0,
     hypothesis_shrink: bool = True,
 ) -> FuzzReport:
-    """Fuzz until `seconds` pass (or `max_examples` repositories were compiled); batch b runs Hypothesis seed+b."""
+    """Fuzz until `seconds` pass (or `max_examples` repositories were compiled); batch b runs Hypothesis seed+b.
+
+    `seconds` bounds everything, shrinking, reducing and saving included."""
     oracle = Oracle(session)
     report = FuzzReport(seed)
     seen: set[Signature] = set(known or ())
@@ -276,87 +157,86 @@ def fuzz(
         session.start()
         while time.monotonic() < deadline and (max_examples is None or report.examples < max_examples):
             batch_seed = seed + batch
-            finding = _run_batch(
-                oracle, report, seen, batch_seed, deadline, max_examples, batch_size, hypothesis_shrink
-            )
             batch += 1
+            count = batch_size if max_examples is None else min(batch_size, max_examples - report.examples)
+            candidates = generate(batch_seed, count, deadline)
+            finding, position = None, 0
+            for index, signatures in enumerate(oracle.signatures_many(candidates), 1):
+                found, known_here = pick_divergence(signatures.values(), seen, [])
+                report.examples += 1  # every example of the batch was compiled by both sides
+                report.known += known_here
+                if found is not None and finding is None:  # the batch's first new divergence (the next run
+                    finding, position = Divergent(candidates[index - 1], found), index  # finds the others)
             if finding is None:
                 continue
             seen.add(finding.signature)
-            reduction = reduce_candidate(
-                _oracle_for(oracle, finding.signature), finding.candidate, seconds=reduce_seconds
-            )
-            path = None
-            if out_dir is not None:
-                doc = case_document(
-                    f"fuzz-{batch_seed}",
-                    f"Found by `conformance fuzz --seed {batch_seed}` and shrunk (Hypothesis, then reduce); "
-                    f"diverges in {finding.signature.describe()}.",
-                    reduction.candidate.model,
-                    tags=["fuzz", "reduced"],
-                    inputs=reduction.candidate.inputs,
-                )
-                path = write_case(doc, out_dir, overwrite=True)
-            summary = f"seed {batch_seed}: {reduction.summary()}"
-            report.findings.append(Finding(finding.signature, batch_seed, path, summary))
+            smallest = finding.candidate
+            if hypothesis_shrink:
+                smallest = _shrink(oracle, report, finding, batch_seed, position, deadline)
+            report.findings.append(_save(oracle, finding.signature, smallest, batch_seed, out_dir,
+                                         min(reduce_seconds, deadline - time.monotonic())))  # fmt: skip
     finally:
         report.seconds = time.monotonic() - started
         report.errors += oracle.errors
-        report.compiles, report.compile_seconds = oracle.compiles, oracle.compile_seconds
+        report.compiles, report.compile_seconds, report.stats = oracle.compiles, oracle.compile_seconds, oracle.stats
         oracle.close()
     return report
 
 
-def _oracle_for(oracle: Oracle, signature: Signature) -> Oracle:
-    oracle.reference = signature.reference
-    oracle.memo.clear()
-    return oracle
-
-
-def _run_batch(
-    oracle: Oracle,
-    report: FuzzReport,
-    seen: set[Signature],
-    batch_seed: int,
-    deadline: float,
-    max_examples: int | None,
-    batch_size: int,
-    shrink: bool,
-) -> Divergent | None:
-    target: list[Signature] = []
+def _shrink(
+    oracle: Oracle, report: FuzzReport, finding: Divergent, batch_seed: int, position: int, deadline: float
+) -> Candidate:
+    """The batch replayed with Hypothesis shrinking on: the smallest example that diverges as `finding` does
+    (the one found, when the replay does not reach it or the budget runs out first)."""
+    best = [finding.candidate]
 
     @hypothesis_seed(batch_seed)
-    @settings(
-        max_examples=batch_size,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate],
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
+    @settings(max_examples=position, phases=[Phase.generate, Phase.shrink], **_SETTINGS)
     @given(repo_models(), compile_inputs)
     def check(model: RepoModel, inputs: dict[str, Any]) -> None:
-        shrinking = bool(target)
-        if not shrinking and (
-            time.monotonic() > deadline or (max_examples is not None and report.examples >= max_examples)
-        ):
-            return
+        if time.monotonic() > deadline:
+            raise OutOfTime
         candidate = Candidate(model, inputs)
-        oracle.reference = None
-        signatures = oracle.signatures(candidate)
-        found, known = pick_divergence(signatures.values(), seen, target)
-        if not shrinking:
-            report.examples += 1
-            report.known += known
-        if found is not None:
-            raise Divergent(candidate, found)
+        if finding.signature in oracle.signatures(candidate).values():
+            best[0] = candidate  # Hypothesis only tries examples it orders before its smallest so far
+            raise Divergent(candidate, finding.signature)
 
     try:
         check()
-    except Divergent as found:
-        return found
+    except (Divergent, OutOfTime):
+        pass
     except Flaky as error:
         report.errors.append(f"seed {batch_seed}: a divergence did not reproduce ({error})")
-    return None
+    return best[0]
+
+
+def _save(
+    oracle: Oracle, signature: Signature, candidate: Candidate, batch_seed: int, out_dir: Path | None, seconds: float
+) -> Finding:
+    """Reduce what the budget leaves time for, then write the case (with `found_by`)."""
+    oracle.reference = signature.reference
+    reduction: Reduction | None = None
+    if seconds > 0:
+        reduction = reduce_candidate(oracle, candidate, seconds=seconds)
+        candidate = reduction.candidate
+    reduced = reduction is not None and not reduction.notes
+    how = ("shrunk (Hypothesis, then reduce)" if reduced else
+           "not fully reduced: the --seconds budget ran out" if reduction else
+           "not reduced: the --seconds budget ran out (`conformance reduce` it)")  # fmt: skip
+    ref = next((r for r in oracle.session.references if r.label == signature.reference), None)
+    found_by = {"reference": ref.spec.cli if ref and ref.spec else signature.reference,
+                "profile": ref.profile.name if ref else "", "seed": batch_seed}  # fmt: skip
+    path = None
+    if out_dir is not None:
+        doc = case_document(
+            f"fuzz-{batch_seed}",
+            f"Found by `conformance fuzz --seed {batch_seed} --reference {found_by['reference']}` and {how}; "
+            f"diverges in {signature.describe()}.",
+            candidate.model,
+            tags=["fuzz", "reduced"] if reduced else ["fuzz"],
+            inputs=candidate.inputs,
+            found_by=found_by,
+        )
+        path = write_case(doc, out_dir, overwrite=True)
+    summary = f"seed {batch_seed}: " + (reduction.summary() if reduction else f"{how}; {signature.describe()}")
+    return Finding(signature, batch_seed, path, summary, reduced)

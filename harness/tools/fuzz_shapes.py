@@ -24,24 +24,54 @@ CHILD_DIRS = (b"projects", b"notes", b"skills", b"people", b"Zeta", b"_under", b
 SKILL_NAMES = ("build", "code-review", "Zeta", "_under", "alpha", "a b", "é", "日本", "$&", "x/y", "build")
 
 
-@st.composite
-def v2_trees(draw: st.DrawFn, blobs: st.SearchStrategy[Blob], names: st.SearchStrategy[bytes]) -> dict[bytes, Blob]:
-    """A memfs-v2 tree (names are not yet checked against each other: the caller's `_tree_of` does that)."""
+_root_index_default = st.just(Blob(MODE_FILE, b"# Memory\n"))
+_counts = st.integers(0, 2)
+_pair = st.integers(0, 1)
+_root_extensions = st.sampled_from((b".md", b".md", b".md", b".txt", b""))
+_child_dirs = st.sampled_from(CHILD_DIRS)
+_beside_extensions = st.sampled_from((b".md", b".md", b".MD"))
+_one_in_five = st.integers(0, 4)
+_one_in_four = st.integers(0, 3)
+_depths = st.integers(1, 3)
+
+
+def v2_trees(blobs: st.SearchStrategy[Blob], names: st.SearchStrategy[bytes]) -> st.SearchStrategy[dict[bytes, Blob]]:
+    """memfs-v2 trees (names are not yet checked against each other: the caller's `_tree_of` does that).
+
+    Every sub-strategy is built here, once, not inside a draw (Hypothesis validates each new strategy)."""
+    tops = st.one_of(_child_dirs, st.just(b"skills"), names)
+    deeper = st.lists(st.one_of(_child_dirs, names), max_size=2)
+    leaves = st.one_of(names, st.just(b"SKILL"))
+    root_index = st.one_of(_root_index_default, blobs)
+
+    @st.composite
+    def draw_tree(draw: st.DrawFn) -> dict[bytes, Blob]:
+        return _v2_tree(draw, blobs, names, tops, deeper, leaves, root_index)
+
+    return draw_tree()
+
+
+def _v2_tree(
+    draw: st.DrawFn,
+    blobs: st.SearchStrategy[Blob],
+    names: st.SearchStrategy[bytes],
+    tops: st.SearchStrategy[bytes],
+    deeper: st.SearchStrategy[list[bytes]],
+    leaves: st.SearchStrategy[bytes],
+    root_index: st.SearchStrategy[Blob],
+) -> dict[bytes, Blob]:
     tree: dict[bytes, Blob] = {}
-    tree[INDEX] = draw(st.one_of(st.just(Blob(MODE_FILE, b"# Memory\n")), blobs))
-    for _ in range(draw(st.integers(0, 3))):  # root files: root <label> blocks
-        tree[draw(names) + draw(st.sampled_from((b".md", b".md", b".md", b".txt", b"")))] = draw(blobs)
-    for _ in range(draw(st.integers(0, 3))):  # child indexes: first level, nested, under skills/
-        top = draw(st.one_of(st.sampled_from(CHILD_DIRS), st.just(b"skills"), names))
-        parts = [top, *draw(st.lists(st.one_of(st.sampled_from(CHILD_DIRS), names), max_size=2))]
-        depth = draw(st.integers(1, len(parts)))
-        directory = b"/".join(parts[:depth])
-        if draw(st.integers(0, 4)):
+    tree[INDEX] = draw(root_index)
+    for _ in range(draw(_counts)):  # root files: root <label> blocks
+        tree[draw(names) + draw(_root_extensions)] = draw(blobs)
+    for _ in range(draw(_counts)):  # child indexes: first level, nested, under skills/
+        parts = [draw(tops), *draw(deeper)]
+        directory = b"/".join(parts[: min(draw(_depths), len(parts))])
+        if draw(_one_in_five):
             tree[directory + b"/" + INDEX] = draw(blobs)
-        for _ in range(draw(st.integers(0, 2))):  # files beside an index: listed, not read
-            leaf = draw(st.one_of(names, st.just(b"SKILL"))) + draw(st.sampled_from((b".md", b".md", b".MD")))
-            tree[directory + b"/" + leaf] = draw(blobs)
-    if draw(st.integers(0, 3)) == 0:
+        for _ in range(draw(_pair)):  # files beside an index: listed, not read
+            tree[directory + b"/" + draw(leaves) + draw(_beside_extensions)] = draw(blobs)
+    if draw(_one_in_four) == 0:
         tree[b"system/" + draw(names) + b".md"] = draw(blobs)  # a v1 system/ file in a v2 repository
     return tree
 

@@ -4,26 +4,34 @@ Delta debugging (ddmin) over, in turn: the compile inputs, the commits, the file
 lines and then bytes, each path's directories and name characters, and symlink / executable
 modes. A candidate is kept only when it diverges exactly as the original did (harness.verdict.signature:
 the same reference, fields and kind of difference). Every candidate is compiled by the session's
-Python port and its one warm reference process; answers are memoized by repository content.
+Python port and its one warm reference process (harness.tools.oracle); answers are memoized by content.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.cases.load import DEFAULT_INPUTS
-from harness.cases.write import case_document, model_size, repo_spec
-from harness.engine import Session
-from harness.model import MODE_FILE, Blob, CommitModel, RepoModel, Scenario
-from harness.repo.spec import model_of, repo_digest, valid_tree
-from harness.verdict.signature import Signature, signature_of
+from harness.cases.write import case_document, model_size
+from harness.model import MODE_FILE, Blob, CommitModel, RepoModel
+from harness.repo.spec import valid_tree
+from harness.tools.oracle import Candidate, Oracle, candidate_of, candidate_scenario
+
+__all__ = [
+    "Candidate",
+    "Oracle",
+    "Reducer",
+    "Reduction",
+    "candidate_of",
+    "candidate_scenario",
+    "ddmin",
+    "reduce_candidate",
+]
+from harness.verdict.signature import Signature
 
 T = TypeVar("T")
 
@@ -47,69 +55,6 @@ def ddmin(items: Sequence[T], test: Callable[[list[T]], bool]) -> list[T]:
                 break
             granularity = min(granularity * 2, len(current))
     return current
-
-
-@dataclass
-class Candidate:
-    model: RepoModel
-    inputs: dict[str, Any]
-
-
-def candidate_scenario(candidate: Candidate, case_id: str, workdir: Path) -> Scenario:
-    """An in-memory scenario (no file) for a candidate."""
-    return Scenario(
-        id=case_id,
-        description="reduction candidate",
-        path=workdir / "compile" / f"{case_id}.yaml",
-        tags=(),
-        inputs={**DEFAULT_INPUTS, **candidate.inputs},
-        repo=repo_spec(candidate.model),
-    )
-
-
-class Oracle:
-    """Compiles candidates with one session (one warm reference process) and answers their signature."""
-
-    def __init__(self, session: Session, reference: str | None = None) -> None:
-        self.session = session
-        self.reference = reference
-        self.workdir = session.cache / "candidates"  # only names the in-memory scenarios; nothing is written there
-        self.memo: dict[str, Signature | None] = {}
-        self.calls = 0
-        self.compiles = 0
-        self.compile_seconds = 0.0
-        self.errors: list[str] = []  # candidates that could not be built, or a reference that could not run
-
-    def signatures(self, candidate: Candidate) -> dict[str, Signature | None]:
-        """Signature per reference label (None = agrees, or the reference could not run)."""
-        started = time.perf_counter()
-        scenario = candidate_scenario(candidate, "candidate", self.workdir)
-        results = self.session.run_case(scenario)
-        shutil.rmtree(self.session.cache / "repos" / repo_digest(scenario.repo), ignore_errors=True)
-        self.compiles += 1
-        self.compile_seconds += time.perf_counter() - started
-        out: dict[str, Signature | None] = {}
-        for result in results:
-            if result.reference_outcome is None or result.port_outcome is None:
-                self.errors.append(f"[{result.reference}] " + "; ".join(result.reasons))
-                out[result.reference] = None
-                continue
-            if result.reference_outcome.status == "error":
-                self.errors.append(f"[{result.reference}] reference could not run: {result.reference_outcome.error}")
-            out[result.reference] = signature_of(result.reference, result.reference_outcome, result.port_outcome)
-        return out
-
-    def signature(self, candidate: Candidate) -> Signature | None:
-        self.calls += 1
-        key = json.dumps([repo_spec(candidate.model), candidate.inputs], sort_keys=True, ensure_ascii=True)
-        if key not in self.memo:
-            sigs = self.signatures(candidate)
-            label = self.reference or next(iter(sigs), None)
-            self.memo[key] = sigs.get(label) if label else None
-        return self.memo[key]
-
-    def close(self) -> None:
-        """Nothing to release: the session owns the reference process and the repositories."""
 
 
 @dataclass
@@ -149,8 +94,12 @@ class Reducer:
         self.budget, self.deadline = budget, time.monotonic() + seconds
         self.tests = 0
 
+    @property
+    def out_of_budget(self) -> bool:
+        return self.tests >= self.budget or time.monotonic() > self.deadline
+
     def holds(self, candidate: Candidate | None) -> bool:
-        if candidate is None or self.tests >= self.budget or time.monotonic() > self.deadline:
+        if candidate is None or self.out_of_budget:
             return False
         self.tests += 1
         return self.oracle.signature(candidate) == self.target
@@ -322,15 +271,10 @@ def reduce_candidate(oracle: Oracle, candidate: Candidate, *, budget: int = 3000
     reducer = Reducer(oracle, target, budget, seconds)
     smallest = reducer.run(candidate)
     notes = []
-    if reducer.tests >= budget or time.monotonic() > reducer.deadline:
+    if reducer.out_of_budget:
         notes.append("stopped at the test or time budget; the result may not be minimal")
     return Reduction(smallest, target, model_size(candidate.model), model_size(smallest.model), reducer.tests,
                      time.monotonic() - started, notes)  # fmt: skip
-
-
-def candidate_of(scenario: Scenario) -> Candidate:
-    inputs = {k: v for k, v in scenario.inputs.items() if k not in DEFAULT_INPUTS or DEFAULT_INPUTS[k] != v}
-    return Candidate(model_of(scenario), inputs)
 
 
 def reduced_document(reduction: Reduction, case_id: str, origin: str, tags: Sequence[str] = ()) -> dict[str, Any]:
