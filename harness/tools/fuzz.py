@@ -155,18 +155,20 @@ def fuzz(
     batch = 0
     try:
         session.start()
-        while time.monotonic() < deadline and (max_examples is None or report.examples < max_examples):
+        candidates = _next_batch(seed + batch, batch_size, max_examples, report, deadline)
+        while candidates:
             batch_seed = seed + batch
             batch += 1
-            count = batch_size if max_examples is None else min(batch_size, max_examples - report.examples)
-            candidates = generate(batch_seed, count, deadline)
+            submitted = oracle.submit(candidates)  # the reference works on it while the next batch is generated
+            following = _next_batch(seed + batch, batch_size, max_examples, report, deadline, len(candidates))
             finding, position = None, 0
-            for index, signatures in enumerate(oracle.signatures_many(candidates), 1):
+            for index, signatures in enumerate(oracle.collect(submitted), 1):
                 found, known_here = pick_divergence(signatures.values(), seen, [])
                 report.examples += 1  # every example of the batch was compiled by both sides
                 report.known += known_here
                 if found is not None and finding is None:  # the batch's first new divergence (the next run
                     finding, position = Divergent(candidates[index - 1], found), index  # finds the others)
+            candidates = following
             if finding is None:
                 continue
             seen.add(finding.signature)
@@ -175,12 +177,23 @@ def fuzz(
                 smallest = _shrink(oracle, report, finding, batch_seed, position, deadline)
             report.findings.append(_save(oracle, finding.signature, smallest, batch_seed, out_dir,
                                          min(reduce_seconds, deadline - time.monotonic())))  # fmt: skip
+            candidates = [c for c in candidates if time.monotonic() < deadline]
     finally:
         report.seconds = time.monotonic() - started
         report.errors += oracle.errors
         report.compiles, report.compile_seconds, report.stats = oracle.compiles, oracle.compile_seconds, oracle.stats
         oracle.close()
     return report
+
+
+def _next_batch(
+    batch_seed: int, batch_size: int, max_examples: int | None, report: FuzzReport, deadline: float, pending: int = 0
+) -> list[Candidate]:
+    """The next batch's examples: none once the budget or `max_examples` (counting `pending` ones) is spent."""
+    left = batch_size if max_examples is None else min(batch_size, max_examples - report.examples - pending)
+    if left <= 0 or time.monotonic() >= deadline:
+        return []
+    return generate(batch_seed, left, deadline)
 
 
 def _shrink(

@@ -88,6 +88,16 @@ class OracleStats:
     batches: list[int] = field(default_factory=list)
 
 
+@dataclass
+class Batch:
+    """Candidates submitted to the oracle: their keys in order, the repositories built and sent, failed builds."""
+
+    keys: list[str]
+    built: list[tuple[str, Scenario, MaterializedRepo]] = field(default_factory=list)
+    failed: dict[str, dict[str, Signature | None]] = field(default_factory=dict)
+    dests: list[Path] = field(default_factory=list)
+
+
 class Oracle:
     """Compiles candidates with one session (one warm reference process) and answers their signature."""
 
@@ -115,43 +125,52 @@ class Oracle:
 
     def signatures_many(self, candidates: list[Candidate]) -> list[dict[str, Signature | None]]:
         """`signatures` of each candidate; the ones not memoized are compiled as one batch."""
+        return self.collect(self.submit(candidates))
+
+    def submit(self, candidates: list[Candidate]) -> Batch:
+        """Build the candidates not memoized yet and send them to the reference, which starts on them at once;
+        `collect` then compiles them with the Python port and judges. In between, the caller is free (to
+        generate the next batch while the reference works)."""
+        started = time.perf_counter()
         keys = [candidate_key(c) for c in candidates]
         todo = {key: c for key, c in zip(keys, candidates, strict=True) if key not in self.memo}
-        if todo:
-            self.memo.update(self._compile(todo))
-        return [self.memo[key] for key in keys]
-
-    def _compile(self, todo: dict[str, Candidate]) -> dict[str, dict[str, Signature | None]]:
-        started = time.perf_counter()
+        batch = Batch(keys)
+        if not todo:
+            return batch
         self.session.start()
-        out: dict[str, dict[str, Signature | None]] = {}
-        built: list[tuple[str, Scenario, MaterializedRepo]] = []
-        dests = []
         for key, candidate in todo.items():
             self._serial += 1
             dest = self.session.ceiling / f"candidate-{self._serial}"
-            dests.append(dest)
+            batch.dests.append(dest)
             scenario = candidate_scenario(candidate, "candidate", self.workdir, spec=False)
             try:
                 model = candidate.model
                 repo = build_repo(model, dest, self.session.git_env, worktree=needs_worktree(model, False))
             except (OSError, subprocess.CalledProcessError) as error:
                 self.errors.append(f"could not build the repository: {type(error).__name__}: {error}")
-                out[key] = {ref.label: None for ref in self.session.references}
+                batch.failed[key] = {ref.label: None for ref in self.session.references}
                 continue
-            built.append((key, scenario, repo))
-        self.stats.build += time.perf_counter() - started
-        requests = [build_request(scenario, repo) for _, scenario, repo in built]
+            batch.built.append((key, scenario, repo))
+        requests = [build_request(scenario, repo) for _, scenario, repo in batch.built]
         for ref in self.session.references:
             ref.runner.prefetch(requests)
-        for key, scenario, repo in built:
-            out[key] = self._judge(self.session.run_case(scenario, repo=repo))
-        for dest in dests:
-            shutil.rmtree(dest, ignore_errors=True)
-        self.stats.compiles += len(todo)
-        self.stats.batches.append(len(todo))
+        self.stats.build += time.perf_counter() - started
         self.stats.seconds += time.perf_counter() - started
-        return out
+        return batch
+
+    def collect(self, batch: Batch) -> list[dict[str, Signature | None]]:
+        """The signatures of a submitted batch's candidates, in order (memoized from now on)."""
+        started = time.perf_counter()
+        self.memo.update(batch.failed)
+        for key, scenario, repo in batch.built:
+            self.memo[key] = self._judge(self.session.run_case(scenario, repo=repo))
+        for dest in batch.dests:
+            shutil.rmtree(dest, ignore_errors=True)
+        if batch.dests:
+            self.stats.compiles += len(batch.dests)
+            self.stats.batches.append(len(batch.dests))
+        self.stats.seconds += time.perf_counter() - started
+        return [self.memo[key] for key in batch.keys]
 
     def _judge(self, results: list[Any]) -> dict[str, Signature | None]:
         out: dict[str, Signature | None] = {}
