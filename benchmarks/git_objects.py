@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import MODE_FILE, Blob, CommitModel
-from harness.repo.build import _write_commit, _write_tree, nested_tree
 from harness.repo.gitenv import isolated_env
+from harness.repo.objects import ObjectWriter, nested_tree
 from harness.repo.spec import generated_files
 
 MESSAGE = "bench"
@@ -31,7 +31,8 @@ IDENT = b"Conformance Bot <bot@letta-conformance.invalid> 1767225600 +0000"
 
 def hand(repo: Path, files: dict[bytes, Blob]) -> str:
     commit = CommitModel(files, MESSAGE, IDENT.decode(), IDENT.decode())
-    return _write_commit(repo, _write_tree(repo, files), None, commit, 0)
+    writer = ObjectWriter(repo)
+    return writer.commit(writer.tree(files), None, commit, 0)
 
 
 def gitpython(repo: Path, files: dict[bytes, Blob]) -> str:
