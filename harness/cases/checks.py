@@ -23,7 +23,7 @@ import yaml
 from harness.cases.yamlnodes import line_at
 from harness.model import ScenarioError
 from harness.repo.listing import ListingError
-from harness.repo.spec import generated_files, listing_padding, path_problem
+from harness.repo.spec import generated_files, listed_prefix, listing_padding, path_problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
@@ -259,11 +259,18 @@ def _check_shape(checker: _Checker, repo: dict[str, Any]) -> None:
 
 
 def _check_listing(checker: _Checker, repo: dict[str, Any]) -> None:
-    """The padding can reach `bytes`, and its directory is confined and free."""
-    directory = repo["listing"].get("directory", "pad")
-    checker.confined(["repo", "listing", "directory"], directory.encode("utf-8"), "listing directory")
+    """The padding can reach `bytes`, and its directory is confined and used by no file of the case."""
+    listing = repo["listing"]
+    directory = listing.get("directory", "pad")
+    where = ["repo", "listing", "directory"] if "directory" in listing else ["repo", "listing"]
+    checker.confined(where, directory.encode("utf-8"), "listing directory")
+    prefix = listed_prefix(repo)
+    full = (prefix + b"/" if prefix else b"") + directory.encode("utf-8")
+    for name in sorted(checker.state):
+        if name == full or name.startswith(full + b"/") or full.startswith(name + b"/"):
+            raise checker.fail(where, f"listing: the padding directory {_shown(full)} clashes with the case's file "
+                               f"{_shown(name)}; choose another `directory`")  # fmt: skip
     try:
-        padding = listing_padding(repo, sorted(checker.state))
+        listing_padding(repo, sorted(checker.state))
     except ListingError as error:
         raise checker.fail(["repo", "listing", "bytes"], f"listing: {error}") from None
-    checker.tree(["repo", "listing", "directory"], checker.state | set(padding))
