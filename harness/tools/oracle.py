@@ -72,7 +72,7 @@ def candidate_key(candidate: Candidate) -> str:
     noise = model.worktree
     worktree = (sorted((n, b.mode, b.data) for n, b in noise.files.items()), sorted(noise.delete), noise.stage)
     inputs = json.dumps(candidate.inputs, sort_keys=True, ensure_ascii=True, default=repr)
-    text = repr((commits, model.kind, model.memory_subdir, worktree, inputs))
+    text = repr((commits, model.kind, model.memory_subdir, worktree, model.shape, inputs))
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from harness.cases.write import case_document, model_size
-from harness.model import MODE_FILE, Blob, CommitModel, RepoModel
+from harness.model import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
 from harness.repo.spec import valid_tree
 from harness.tools.oracle import Candidate, Oracle, candidate_of, candidate_scenario
 
@@ -164,7 +164,7 @@ class Reducer:
         self, candidate: Candidate, name: bytes, split: Callable[[bytes], list[bytes] | None]
     ) -> Candidate:
         blob = candidate.model.head.get(name)
-        pieces = split(blob.data) if blob is not None else None
+        pieces = split(blob.data) if blob is not None and blob.mode != MODE_GITLINK else None
         if blob is None or pieces is None or len(pieces) > 4096:
             return candidate
 
