@@ -15,7 +15,8 @@ passes; a case whose `inputs.system` contains `FAULT:<mode>` gets that fault:
     not-ok       {"ok": false, "error": ...}        no-record   {"ok": true} without a record
     huge         an answer line of LINE_LIMIT_FOR_TESTS bytes of garbage without a newline
 
-`--version` prints the version written in `fake-bun.json` beside the script (default: the pinned one).
+`--version` prints the version written in `fake-bun.json` beside the script (default: the pinned one); its
+`mode` (install_fake_bun(..., mode="wrong")) is the fault of every request that names none.
 Every process writes its pid to `pids/<pid>` beside the script, and `hang` writes `hanging`.
 """
 
@@ -71,7 +72,7 @@ for line in sys.stdin:
     if req["op"] == "hello":
         send({{"id": rid, "ok": True, "info": {{"bun": "fake", "version": version}}}})
         continue
-    mode = req["system"].partition("FAULT:")[2].split()[0] if "FAULT:" in req["system"] else ""
+    mode = req["system"].partition("FAULT:")[2].split()[0] if "FAULT:" in req["system"] else CONFIG.get("mode", "")
     if mode == "crash":
         sys.stderr.write("fake bun: crashing on purpose\n")
         sys.exit(3)

@@ -65,3 +65,36 @@ def test_inputs_give_client_skills_of_every_kind() -> None:
         if isinstance(v, list)
     ]
     assert any(len(n) > len(set(n)) for n in names)  # a duplicate name
+
+
+# --- issue 17's families: revision syntax, built-ins, JavaScript inputs ------------------------------
+
+
+def test_names_reach_git_show_revision_syntax_builtins_and_name_max() -> None:
+    from harness.tools.fuzz_strategies import BUILTIN_NAMES, POLLUTING, builtin_paths
+
+    models: list[RepoModel] = examples(repo_models(), 400)
+    names = [name for model in models for commit in model.commits for name in commit.files]
+    for syntax in (b"..", b"^", b"~", b"@{", b":", b"*", b"?", b"["):
+        assert any(syntax in name for name in names), syntax
+    assert any(name.startswith(b" ./") or b"/ ./" in name or name.startswith(b" ../") for name in names)
+    assert any(max(map(len, name.split(b"/"))) > 250 for name in names)  # `HEAD:` + it is over NAME_MAX
+    builtins = {part for name in names if name.startswith(b"system/") for part in name.split(b"/")[1:-1]}
+    assert builtins & {n.encode() for n in BUILTIN_NAMES}  # built-in directories in ordinary repositories
+    chains = [p.split(b"/")[1:-1] for p in examples(builtin_paths(), 60)]  # and in one repository in 50:
+    assert any(set(chain) & {n.encode() for n in POLLUTING} for chain in chains)  # system/constructor/...
+    noise = [name for model in models for name in model.worktree.files]
+    assert noise and all(name.startswith(b"HEAD:") for name in noise)  # `HEAD:<path>` files in the work tree
+
+
+def test_inputs_give_javascript_numbers_and_dates_the_port_models() -> None:
+    from memfs_prompt.jsvalues import parse_js_date
+
+    inputs = examples(compile_inputs, 400)
+    counts = [i["previous_message_count"] for i in inputs if "previous_message_count" in i]
+    assert any(isinstance(c, float) for c in counts) and any(c < 0 for c in counts)
+    assert any(isinstance(c, int) and c > 2**53 for c in counts)
+    dates = [i["now"] for i in inputs if "now" in i]
+    parsed = [parse_js_date(d) for d in dates]  # every one is a form the port models (no UnsupportedJsValue)
+    assert any(not p.valid for p in parsed) and any(p.valid for p in parsed)  # Invalid Dates and good ones
+    assert any(d.startswith(("+", "-")) for d in dates) and any("T" not in d and "t" not in d for d in dates)

@@ -17,6 +17,7 @@ found is saved as it is then (its description says it is not reduced, or not ful
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
-from harness.cases.load import load_scenarios
+from harness.cases.load import discover, load_scenarios
 from harness.cases.write import case_document, write_case
 from harness.engine import Session
 from harness.model import RepoModel
@@ -94,7 +95,8 @@ def known_signatures(oracle: Oracle, case_dirs: list[Path]) -> set[Signature]:
     """Signatures of corpus cases that record a divergence for one of the session's references, or that an
     earlier fuzz run saved (each compiled once, as one batch)."""
     labels = {ref.label for ref in oracle.session.references}
-    loaded = load_scenarios([d for d in case_dirs if d.exists()])
+    files = [p for p in discover([d for d in case_dirs if d.exists()]) if _may_be_known(p, labels)]
+    loaded = load_scenarios(files)
     scenarios = [
         s for s in loaded.scenarios
         if s.kind == "compile" and not s.runs_port_alone
@@ -111,6 +113,15 @@ def known_signatures(oracle: Oracle, case_dirs: list[Path]) -> set[Signature]:
     return known
 
 
+def _may_be_known(path: Path, labels: set[str]) -> bool:
+    """Whether a case file can record a known divergence for one of `labels` (read as text: loading and
+    checking every case of the corpus costs seconds; the few that pass are loaded properly)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if "fuzz" in text:
+        return True
+    return "divergences" in text and ("*" in text or any(label in text for label in labels))
+
+
 _SETTINGS: dict[str, Any] = dict(
     deadline=None, database=None, derandomize=False, suppress_health_check=list(HealthCheck),
     report_multiple_bugs=False, print_blob=False,
@@ -125,10 +136,13 @@ def generate(batch_seed: int, count: int, deadline: float) -> list[Candidate]:
     @settings(max_examples=count, phases=[Phase.generate], **_SETTINGS)
     @given(repo_models(), compile_inputs)
     def collect(model: RepoModel, inputs: dict[str, Any]) -> None:
-        if len(examples) < count and time.monotonic() < deadline:
+        if time.monotonic() > deadline:
+            raise OutOfTime  # else Hypothesis goes on generating the rest of the batch
+        if len(examples) < count:
             examples.append(Candidate(model, inputs))
 
-    collect()
+    with contextlib.suppress(OutOfTime):
+        collect()
     return examples
 
 

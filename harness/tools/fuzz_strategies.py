@@ -40,7 +40,8 @@ RISKY_CHARS = (
 )
 WORD_NAMES = ("persona", "human", "Zeta", "alpha", "_under", "1", "01", "10", "MEMORY", "SKILL", "a", "A", "é")
 RAW_NAMES = (b"\xff", b"caf\xe9", b"\xc3", b"a\xffb")  # not UTF-8
-ROOTS = ("system",) * 6 + ("",) * 3 + ("notes", "skills", "system/persona")
+# ` .` and ` ..` first: upstream trims the listed path, so `HEAD:./x.md` and `HEAD:../x.md` are asked (revision)
+ROOTS = ("system",) * 6 + ("",) * 3 + ("notes", "skills", "system/persona", " .", " ..")
 EXTENSIONS = (".md", ".md", ".md", ".md", ".MD", ".md ", " .md", ".txt", "")
 WHITESPACE = ("", " ", "\t", "\u00a0", "\ufeff", "\u0085", "\x1c", "\u2028", "\n", "\r")
 # git show HEAD:<path> revision syntax (memfs_prompt.git_head.revision_syntax_needs_git_show and the cases tagged
