@@ -32,7 +32,7 @@ from memfs_prompt.git_head import open_committed_head
 from memfs_prompt.profiles import PROFILES, Profile
 from memfs_prompt.render_v2 import is_v2_repository, v2_reads_body
 
-from . import corpus, probes, startup, workloads
+from . import corpus, fuzz_throughput, probes, startup, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"port_vs_reference_at_1000": 20.0, "port_vs_floor_at_1000": 2.0, "process_vs_reference_at_1000": 5.0}
@@ -263,6 +263,8 @@ def table(result: dict[str, Any]) -> str:
         lines.append(
             f"  materialization per case: cold {m['cold_ms_per_case']:.1f} ms, cached {m['cached_ms_per_case']:.2f} ms"
         )
+    if result.get("fuzz"):
+        lines.append(fuzz_throughput.summary(result["fuzz"]))
     return "\n".join(lines)
 
 
@@ -280,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, nargs="*", default=[2], help="-j values for parallel corpus runs")
     parser.add_argument("--skip-corpus", action="store_true")
     parser.add_argument("--skip-startup", action="store_true")
+    parser.add_argument("--fuzz-seconds", type=float, default=30.0, help="length of the fuzz-throughput run")
+    parser.add_argument("--skip-fuzz", action="store_true")
+    parser.add_argument("--fuzz-only", action="store_true", help="only the fuzz-throughput run")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench.json")
     args = parser.parse_args(argv)
     spec = ReferenceSpec.parse(args.reference)
@@ -290,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
         "reference": spec.label,
         "machine": machine(),
     }
+    if args.fuzz_only:
+        result["fuzz"] = fuzz_throughput.measure_fuzz(spec, args.fuzz_seconds)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(fuzz_throughput.summary(result["fuzz"]))
+        return 0
     result["compiles"] = measure_compiles(args, spec, cache)
     result["targets"] = targets(result["compiles"]["v1"])
     if not args.skip_startup:
@@ -314,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
             "reference_share_s": round(in_process["seconds"] - python_only["seconds"], 3),
             "startup_plus_compiles_s": round(in_process["startup_s"] + in_process["reference_compile_s_total"], 3),
         }  # fmt: skip
+    if not args.skip_fuzz:
+        log(f"fuzz loop: {args.fuzz_seconds:g} s, seed 1")
+        result["fuzz"] = fuzz_throughput.measure_fuzz(spec, args.fuzz_seconds)
     result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

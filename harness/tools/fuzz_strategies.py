@@ -51,8 +51,9 @@ REVISION_NAMES = (
     "@{-1}", "@", "a:b", ":/x", ":", "HEAD:a", "HEAD", "a*", "q?", "[1]", "a[1]", "*", "[", "a b^!", " .", " ..",
 )  # fmt: skip
 # members of Object.prototype, Function, Function.prototype and Number a `system/**` walk reaches (jsobjects);
-# as a directory, an Object.prototype member (POLLUTING) makes upstream write onto a shared built-in: the
-# reference process then restarts (a second of CPU), so those directories come only in "builtins" repositories
+# under system/, an Object.prototype member (POLLUTING) as a directory or a file name makes upstream write onto a
+# shared built-in: the reference process then restarts (a second of CPU), so those names come only in "builtins"
+# repositories (one in 50); elsewhere a look-alike (`xconstructor`, `hasOwnPropertyx`) takes their place
 POLLUTING = (
     "constructor", "__proto__", "valueOf", "toString", "hasOwnProperty", "isPrototypeOf", "toLocaleString",
     "propertyIsEnumerable", "__defineGetter__", "__lookupGetter__",
@@ -106,20 +107,20 @@ def _component(draw: st.DrawFn, directory: bool) -> bytes:
         encoded = draw(_long).encode("utf-8")[:255]
         return encoded.decode("utf-8", "ignore").encode("utf-8")
     encoded = part.encode("utf-8")
-    if directory and encoded in _POLLUTING_BYTES:
-        return b"x" + encoded  # outside builtin repositories: a look-alike
+    if encoded in _POLLUTING_BYTES:
+        return b"x" + encoded if directory else encoded + b"x"  # outside builtin repositories: a look-alike
     return encoded if _component_ok(encoded) else b"x"
 
 
 @st.composite
 def name_components(draw: st.DrawFn) -> bytes:
-    """One file name (never empty, `.`, `..`, `.git`, or holding `/` or NUL)."""
+    """One file name (never empty, `.`, `..`, `.git`, or holding `/` or NUL, never a POLLUTING built-in)."""
     return _component(draw, directory=False)
 
 
 @st.composite
 def dir_components(draw: st.DrawFn) -> bytes:
-    """One directory name: a file name, but never a polluting built-in (see POLLUTING)."""
+    """One directory name (as name_components)."""
     return _component(draw, directory=True)
 
 
