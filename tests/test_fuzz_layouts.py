@@ -13,8 +13,8 @@ from harness.model import MODE_GITLINK, RepoModel
 from harness.repo.build import build_repo, needs_worktree
 from harness.repo.gitenv import isolated_env
 from harness.repo.shape import HEADS, LAYOUTS
-from harness.tools.fuzz_strategies import repo_models
 from harness.tools.fuzz_layouts import gitlinked, repo_shapes
+from harness.tools.fuzz_strategies import repo_models
 from tests.test_fuzz_shapes import examples
 
 

@@ -38,6 +38,8 @@ from harness.verdict.signature import Signature, pick_divergence
 
 
 class Divergent(Exception):
+    """An example that diverges: raised inside Hypothesis's test function so that it shrinks the example."""
+
     def __init__(self, candidate: Candidate, signature: Signature) -> None:
         super().__init__(signature.describe())
         self.candidate, self.signature = candidate, signature
@@ -49,6 +51,8 @@ class OutOfTime(BaseException):
 
 @dataclass
 class Finding:
+    """A new divergence: its signature, the batch seed that drew it, and the case it was saved as."""
+
     signature: Signature
     seed: int
     path: Path | None
@@ -58,6 +62,8 @@ class Finding:
 
 @dataclass
 class FuzzReport:
+    """What a fuzz run did: examples, compiles, where the time went, findings and errors."""
+
     seed: int
     seconds: float = 0.0
     examples: int = 0  # generated repositories compiled by both sides
