@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,7 @@ def fuzz(
     started = time.monotonic()
     deadline = started + seconds
     batch = 0
+    generator = ThreadPoolExecutor(1, thread_name_prefix="fuzz-generate")
     try:
         session.start()
         candidates = _next_batch(seed + batch, batch_size, max_examples, report, deadline)
@@ -180,9 +182,13 @@ def fuzz(
             batch_seed = seed + batch
             batch += 1
             submitted = oracle.submit(candidates)  # the reference works on it while the next batch is generated
-            following = _next_batch(seed + batch, batch_size, max_examples, report, deadline, len(candidates))
+            # (in a thread: it runs while this one waits for git and for the reference)
+            upcoming = generator.submit(_next_batch, seed + batch, batch_size, max_examples, report, deadline,
+                                        len(candidates))  # fmt: skip
+            collected = oracle.collect(submitted)
+            following = upcoming.result()
             finding, position = None, 0
-            for index, signatures in enumerate(oracle.collect(submitted), 1):
+            for index, signatures in enumerate(collected, 1):
                 found, known_here = pick_divergence(signatures.values(), seen, [])
                 report.examples += 1  # every example of the batch was compiled by both sides
                 report.known += known_here
@@ -199,6 +205,7 @@ def fuzz(
                                          min(reduce_seconds, deadline - time.monotonic())))  # fmt: skip
             candidates = [c for c in candidates if time.monotonic() < deadline]
     finally:
+        generator.shutdown(wait=True, cancel_futures=True)
         report.seconds = time.monotonic() - started
         report.errors += oracle.errors
         report.compiles, report.compile_seconds, report.stats = oracle.compiles, oracle.compile_seconds, oracle.stats
