@@ -3,7 +3,8 @@
 The strategies are harness.tools.fuzz_strategies'. Batch b (Hypothesis seed seed+b) is generated first
 and then compiled as one batch by the oracle (harness.tools.oracle: repositories written as git objects,
 every compile request sent to the warm reference process at once while the Python port compiles the same
-repositories). The first example of a batch that diverges in a new way stops the batch; it is shrunk by
+repositories; the next batch is generated in a thread meanwhile, which runs while this one waits for
+git and the reference). A batch's first example that diverges in a new way is its finding: shrunk by
 Hypothesis (the batch replayed with shrinking: the examples before it come from the oracle's memo), then
 by `reduce`, and saved as a case whose `found_by` names the reference, the profile and the seed that
 reproduce it. Divergences the corpus already records (cases with `divergences` for one of the session's
