@@ -8,6 +8,7 @@ tools, CLI) can use them without cycles, and reading or merging a report loads n
 from __future__ import annotations
 
 import enum
+import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -209,6 +210,22 @@ class CompileRequest:
         if self.client_skills is not None:
             wire["clientSkills"] = self.client_skills.value
         return wire
+
+
+def cli_args(wire: dict[str, Any], profile: str) -> list[str]:
+    """A compile request in wire form as the port's command line: the arguments after `python -m memfs_prompt`.
+
+    The one place that decides it: reproduce commands print it, harness.runners.python_cli runs it.
+    Every value goes as `--option=VALUE`, so a system prompt, an id or a date starting with `-` stays a value.
+    """
+    args = [
+        "compile", wire["memoryDir"], "--json", f"--profile={profile}", f"--agent-id={wire['agentId']}",
+        f"--conversation-id={wire['conversationId']}", f"--system={wire['system']}", f"--now={wire['now']}",
+        f"--previous-message-count={json.dumps(wire['previousMessageCount'])}",
+    ]  # fmt: skip
+    if not wire.get("includeMemfs", True):
+        args.append("--no-memfs")
+    return args
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,7 @@ def test_reproduce_commands_pass_every_input_and_golden_cases_name_no_reference(
     assert (
         commands[0] == "conformance run cases/compile/x.yaml --reference npm:0.32.18 --profile letta-code@0.32.18 -k x"
     )
-    assert commands[1].endswith("--now 2026-01-02T03:04:05.678Z --previous-message-count 0 --no-memfs")
+    assert commands[1].endswith("--now=2026-01-02T03:04:05.678Z --previous-message-count=0 --no-memfs")
     assert commands[2].startswith("conformance diff-repo /cache/repos/x/memory --agent-id agent-1")
     assert "--no-memfs --reference npm:0.32.18" in commands[2]
     result.reference = "golden"
