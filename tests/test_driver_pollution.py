@@ -13,8 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 
-from harness.runners.manifest import DRIVER_PATH
+from harness.model import CompileRequest
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
+from harness.tools.mutation import default_references
 
 FAKE_COMPILER = """\
 function __esm(fn) { return fn; }
@@ -75,3 +79,21 @@ def test_a_walk_that_stays_in_plain_objects_is_clean(tmp_path: Path, reference_b
     module = tmp_path / "compiler.mjs"
     module.write_text(FAKE_COMPILER)
     assert answer(reference_bun, module, walk)["polluted"] is False
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("reference", default_references())
+def test_no_release_touches_a_watched_built_in_on_a_plain_compile(tmp_path: Path, git_env, release_bundle, reference):
+    """No false alarm: the snapshot is stable across a real release's import, init and compiles."""
+    release_bundle(reference)
+    memory = build(RepoSpec(files=SMALL), tmp_path / "m", git_env)
+    runner = BunReferenceRunner(ReferenceSpec.parse(reference), tmp_path / "home", ceiling=tmp_path, timeout=120)
+    try:
+        runner.start()
+        assert runner.start_error is None, runner.start_error
+        for _ in range(2):
+            outcome = runner.compile(CompileRequest(memory, SYSTEM, AGENT, CONVERSATION, NOW))
+            assert outcome.status == "ok" and not outcome.polluted, outcome
+        assert runner.process.starts == 1
+    finally:
+        runner.close()
