@@ -38,6 +38,7 @@ LOAD_ERROR = "load-error"
 # --- repositories -----------------------------------------------------------------------------------
 
 MODE_FILE, MODE_EXEC, MODE_LINK, MODE_TREE = b"100644", b"100755", b"120000", b"40000"
+MODE_GITLINK = b"160000"  # a submodule entry: its data is a commit id in hex, or `commit:<n>` (the case's commit n)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,21 @@ class WorktreeNoise:
         return bool(self.files or self.delete)
 
 
+@dataclass(frozen=True)
+class RepoShape:
+    """How a repository is laid out and what its HEAD and own configuration are (docs/cases.md)."""
+
+    layout: str = "work-tree"  # work-tree, bare, git-dir (the memory dir is .git), separate-git-dir
+    object_format: str = "sha1"  # or sha256
+    head: str = "branch"  # branch, detached, tag, tag-of-tag, tree
+    config: tuple[tuple[str, str], ...] = ()  # (key, value) written into the repository's own config, in order
+    listing_bytes: int | None = None  # `git ls-tree -r --name-only HEAD` prints exactly this many bytes
+
+    @property
+    def is_default(self) -> bool:
+        return self == RepoShape()
+
+
 @dataclass
 class RepoModel:
     """A scenario's repository as trees of exact bytes: what `kind` it is, each commit, the work tree noise."""
@@ -76,6 +92,7 @@ class RepoModel:
     kind: str = "git"  # git, unborn, no-git, missing
     memory_subdir: str | None = None
     worktree: WorktreeNoise = field(default_factory=WorktreeNoise)
+    shape: RepoShape = field(default_factory=RepoShape)
 
     @property
     def head(self) -> dict[bytes, Blob]:
@@ -192,7 +209,7 @@ class CompileRequest:
     agent_id: str
     conversation_id: str
     now: str
-    previous_message_count: int = 0
+    previous_message_count: int | float = 0  # a JS number: 3.0, -5 and 1e21 are all upstream inputs
     include_memfs: bool = True
     client_skills: ClientSkills | None = None  # sent as `clientSkills` only when given
 

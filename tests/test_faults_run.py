@@ -17,7 +17,7 @@ import pytest
 from fake_reference import fake_bundle, install_fake_bun, pids_started, write_cases
 
 from harness.cli import main as cli
-from harness.repo import build as repo
+from harness.repo.objects import ObjectWriter
 from harness.runners import jsonl_process
 
 FAKE_NPM = r"""#!{python}
@@ -177,14 +177,14 @@ def test_a_release_tarball_with_other_bytes_errors_every_case(tmp_path: Path, bi
 
 
 def test_disk_full_while_materializing_errors_that_case_only(tmp_path: Path, bin_dir: Path, monkeypatch) -> None:
-    real = repo._store
+    real = ObjectWriter.store
 
-    def store(git_dir: Path, kind: bytes, data: bytes) -> bytes:
+    def store(self: ObjectWriter, kind: bytes, data: bytes) -> bytes:
         if b"b-disk-full" in data:
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(git_dir, kind, data)
+        return real(self, kind, data)
 
-    monkeypatch.setattr(repo, "_store", store)
+    monkeypatch.setattr(ObjectWriter, "store", store)
     code, report = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
     assert statuses(report) == {"a-before": "pass", "b-disk-full": "error", "c-after": "pass"}
     assert "No space left on device" in reasons(report, "b-disk-full")
@@ -193,7 +193,7 @@ def test_disk_full_while_materializing_errors_that_case_only(tmp_path: Path, bin
     assert not [p.name for p in repos.iterdir() if p.name.startswith(".build-")]  # staging removed
     assert all((p / ".complete").exists() for p in repos.iterdir())  # nothing half-built is kept
 
-    monkeypatch.setattr(repo, "_store", real)  # space again: the case builds and passes
+    monkeypatch.setattr(ObjectWriter, "store", real)  # space again: the case builds and passes
     code, report = run(tmp_path, {"a-before": "", "b-disk-full": "", "c-after": ""})
     assert set(statuses(report).values()) == {"pass"} and code == 0
 

@@ -15,6 +15,7 @@ from fake_reference import alive, fake_bundle, install_fake_bun, write_cases
 
 from harness.cases.load import load_scenario
 from harness.repo import build as repo
+from harness.repo.objects import ObjectWriter
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -97,10 +98,10 @@ def test_interrupting_a_run_kills_the_reference_and_its_children_and_leaves_no_t
 def test_an_interrupt_while_building_a_repository_removes_the_staging_directory(tmp_path: Path, monkeypatch) -> None:
     path = write_cases(tmp_path / "cases", {"a": ""}) / "compile" / "a.yaml"
 
-    def interrupted(git_dir: Path, kind: bytes, data: bytes) -> bytes:
+    def interrupted(self: ObjectWriter, kind: bytes, data: bytes) -> bytes:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(repo, "_store", interrupted)
+    monkeypatch.setattr(ObjectWriter, "store", interrupted)
     with pytest.raises(KeyboardInterrupt):
         repo.materialize_repo(load_scenario(path), tmp_path / "cache")
     assert list((tmp_path / "cache" / "repos").iterdir()) == []

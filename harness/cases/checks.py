@@ -6,12 +6,14 @@ component and no `.git` component, so building a case can touch nothing outside 
 repository. Owns the history rules the builder relies on: a rename or deletion names a file
 that exists at that commit (not a directory, not a missing path), no path is a file and a
 directory in one tree, every text can be written as UTF-8 (no lone surrogates), base64 is
-valid and sizes stay under their limits. And which keys belong to which kind of case.
+valid and sizes stay under their limits. And which keys belong to which kind of case, and which
+shapes (layout, object format, HEAD, config, gitlinks, listing size) go together.
 """
 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,18 @@ import yaml
 
 from harness.cases.yamlnodes import line_at
 from harness.model import ScenarioError
-from harness.repo.spec import generated_files, path_problem
+from harness.repo.listing import ListingError
+from harness.repo.spec import generated_files, listed_prefix, listing_padding, path_problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
+SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing")
+CONFIG_SECTIONS = ("core", "color", "log", "format", "i18n", "diff", "grep", "advice", "column", "pretty")
+CONFIG_REFUSED = (  # keys that run programs or point git outside the repository
+    "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand", "core.askpass",
+    "core.gitproxy", "core.worktree", "core.alternaterefscommand", "core.repositoryformatversion", "diff.external",
+)  # fmt: skip
+CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(\.[^\n]+)?\.[A-Za-z][A-Za-z0-9-]*$")
 CONFINED = "a case may only name paths inside its own repository (relative, like system/persona.md)"
 
 
@@ -34,9 +44,12 @@ def _shown(name: bytes) -> str:
 class _Checker:
     """Walks one case's repository spec in build order, keeping the set of committed file names."""
 
-    def __init__(self, path: Path, root: yaml.Node) -> None:
+    def __init__(self, path: Path, root: yaml.Node, repo: dict[str, Any], kind: str) -> None:
         self.path, self.root = path, root
         self.state: set[bytes] = set()
+        self.commits = 0  # commits walked so far: a gitlink may name commit 1..commits
+        self.hex_digits = 64 if repo.get("object_format") == "sha256" else 40
+        self.gitlinks = kind == "compile" and repo.get("kind", "git") == "git"
 
     def fail(self, where: list[Any], message: str) -> ScenarioError:
         return ScenarioError(self.path, line_at(self.root, where), message)
@@ -72,6 +85,7 @@ class _Checker:
             self.content(spot, name, content)
             self.state.add(name)
         self.tree(where, self.state)
+        self.commits += 1
 
     def files(
         self, where: list[Any], files: dict[str, Any] | list[dict[str, Any]]
@@ -94,12 +108,25 @@ class _Checker:
                     where,
                     f"{shown}: text x repeat is {size} bytes, over the {MAX_FILE_BYTES}-byte limit; lower `repeat`",
                 )
+        if isinstance(content, dict) and "gitlink" in content:
+            self.gitlink([*where, "gitlink"], shown, content["gitlink"])
         for key in ("base64", "symlink_base64"):
             if isinstance(content, dict) and key in content:
                 try:
                     base64.b64decode(content[key], validate=True)
                 except ValueError:
                     raise self.fail(where, f"{shown}: {key} is not valid; encode the bytes with base64") from None
+
+    def gitlink(self, where: list[Any], shown: str, target: int | str) -> None:
+        """A gitlink names an earlier commit of this case, or an id of the repository's object format."""
+        if not self.gitlinks:
+            raise self.fail(where, f"{shown}: a gitlink is only for a committed tree of a compile case (kind git)")
+        if isinstance(target, int) and target > self.commits:
+            raise self.fail(where, f"{shown}: gitlink {target} names commit {target}, but only {self.commits} "
+                            "commit(s) come before this one; name an earlier commit (1 is the first)")  # fmt: skip
+        if isinstance(target, str) and len(target) != self.hex_digits:
+            raise self.fail(where, f"{shown}: gitlink id has {len(target)} hex digits; this repository's object "
+                            f"format takes {self.hex_digits}")  # fmt: skip
 
     def tree(self, where: list[Any], files: set[bytes]) -> None:
         """No name may be a file and a directory in one tree."""
@@ -138,8 +165,9 @@ def _lone_surrogate(text: str) -> str | None:
 def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> None:
     """Checks the schema cannot express; raises ScenarioError at the first problem."""
     repo = data["repo"]
-    checker = _Checker(path, root)
+    checker = _Checker(path, root, repo, kind)
     _check_kind(checker, data, kind)
+    _check_shape(checker, repo)
     if repo.get("commits") and repo.get("generate"):
         raise checker.fail(["repo", "generate"], "repo: give either commits or generate, not both")
     commit_steps = [(["steps", i, "commit"], s["commit"]) for i, s in enumerate(data.get("steps", ())) if "commit" in s]
@@ -157,6 +185,8 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
             checker.confined(["repo", "generate"], name, "generate")
             checker.state.add(name)
         checker.tree(["repo", "generate"], checker.state)
+    if repo.get("listing"):
+        _check_listing(checker, repo)
     head = set(checker.state)
     worktree = repo.get("worktree") or {}
     written = {name for _, name, _ in checker.files(["repo", "worktree"], worktree.get("files", {}))}
@@ -183,6 +213,10 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
             )  # fmt: skip
         if "delivery" in data and "golden" not in data:
             raise checker.fail(["delivery"], "delivery: only golden cases choose it (upstream has one delivery)")
+        shaped = [key for key in SHAPE_KEYS if key in repo]
+        if shaped:
+            raise checker.fail(["repo", shaped[0]], f"{shaped[0]}: not in a lifecycle case: upstream's turn loop "
+                               "starts from a work tree on a branch; make this a compile case")  # fmt: skip
         if repo.get("memory_subdir"):
             raise checker.fail(
                 ["repo", "memory_subdir"], "memory_subdir: not in a lifecycle case: upstream runs `git init` inside "
@@ -195,3 +229,48 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
         raise checker.fail(
             [present[0]], f"{present[0]}: only lifecycle cases take it; move the file to cases/lifecycle/"
         )
+
+
+def _check_shape(checker: _Checker, repo: dict[str, Any]) -> None:
+    """Layouts, object formats, HEADs, config and listings need a git repository; each config key is
+    one git reads from the repository without running a program or leaving it."""
+    kind = repo.get("kind", "git")
+    for key in SHAPE_KEYS:
+        if key in repo and kind not in ("git", "unborn"):
+            raise checker.fail(["repo", key], f"{key}: only for a git repository (kind git or unborn), not {kind}")
+    if kind == "unborn" and repo.get("head", "branch") != "branch":
+        raise checker.fail(["repo", "head"], "head: an unborn repository has no commit to point HEAD at; "
+                           "remove head or add commits (kind git)")  # fmt: skip
+    if kind == "unborn" and "listing" in repo:
+        raise checker.fail(["repo", "listing"], "listing: an unborn repository lists nothing; use kind git")
+    if repo.get("layout") == "bare" and repo.get("worktree"):
+        raise checker.fail(["repo", "worktree"], "worktree: a bare repository has no work tree; remove it, "
+                           "or use layout git-dir (a work tree beside the git directory)")  # fmt: skip
+    for key in repo.get("config") or {}:
+        section = key.split(".", 1)[0].lower()
+        if not CONFIG_KEY.match(key):
+            raise checker.fail(["repo", "config", key], f"config: {key!r} is not a git config name; write "
+                               "section.key or section.subsection.key (core.quotePath)")  # fmt: skip
+        driver = section == "diff" and key.count(".") > 1  # diff.<driver>.command / textconv run programs
+        if section not in CONFIG_SECTIONS or key.lower() in CONFIG_REFUSED or driver:
+            raise checker.fail(["repo", "config", key], f"config: {key!r} may run a program or lead git outside "
+                               f"the repository; a case may set keys of {', '.join(CONFIG_SECTIONS)} but not "
+                               f"{', '.join(CONFIG_REFUSED)} or diff drivers")  # fmt: skip
+
+
+def _check_listing(checker: _Checker, repo: dict[str, Any]) -> None:
+    """The padding can reach `bytes`, and its directory is confined and used by no file of the case."""
+    listing = repo["listing"]
+    directory = listing.get("directory", "pad")
+    where = ["repo", "listing", "directory"] if "directory" in listing else ["repo", "listing"]
+    checker.confined(where, directory.encode("utf-8"), "listing directory")
+    prefix = listed_prefix(repo)
+    full = (prefix + b"/" if prefix else b"") + directory.encode("utf-8")
+    for name in sorted(checker.state):
+        if name == full or name.startswith(full + b"/") or full.startswith(name + b"/"):
+            raise checker.fail(where, f"listing: the padding directory {_shown(full)} clashes with the case's file "
+                               f"{_shown(name)}; choose another `directory`")  # fmt: skip
+    try:
+        listing_padding(repo, sorted(checker.state))
+    except ListingError as error:
+        raise checker.fail(["repo", "listing", "bytes"], f"listing: {error}") from None

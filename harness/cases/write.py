@@ -16,7 +16,7 @@ import yaml
 
 from harness.cases.load import DEFAULT_INPUTS
 from harness.cases.tags import TAGS
-from harness.model import MODE_EXEC, MODE_LINK, Blob, RepoModel
+from harness.model import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, RepoModel, RepoShape
 from harness.repo.spec import file_bytes
 
 # --- YAML text that reads back as the same string ---------------------------------------------------
@@ -88,6 +88,9 @@ def _strings(form: str | dict[str, Any]) -> list[str]:
 
 def _content_forms(blob: Blob) -> list[str | dict[str, Any]]:
     b64 = base64.b64encode(blob.data).decode("ascii")
+    if blob.mode == MODE_GITLINK:
+        target = blob.data.decode("ascii")
+        return [{"gitlink": int(target[len("commit:") :]) if target.startswith("commit:") else target}]
     if blob.mode == MODE_LINK:
         try:
             return [{"symlink": blob.data.decode("utf-8")}, {"symlink_base64": b64}]
@@ -162,6 +165,19 @@ def repo_spec(model: RepoModel) -> dict[str, Any]:
         spec["commits"] = commits
     if model.memory_subdir:
         spec["memory_subdir"] = model.memory_subdir
+    spec.update(shape_spec(model.shape))
+    return spec
+
+
+def shape_spec(shape: RepoShape) -> dict[str, Any]:
+    """The shape fields that differ from the default (a listing's padding is written out as files)."""
+    default = RepoShape()
+    spec: dict[str, Any] = {}
+    for key in ("layout", "object_format", "head"):
+        if getattr(shape, key) != getattr(default, key):
+            spec[key] = getattr(shape, key)
+    if shape.config:
+        spec["config"] = dict(shape.config)
     return spec
 
 

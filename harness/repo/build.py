@@ -4,94 +4,33 @@ deterministic authors and dates, cached by the digest of the case's spec.
 Owns what lands on disk, and that nothing lands outside the repository (`_inside` refuses a path
 whose directories lead out, through a symlink or otherwise). A work tree is written only when the
 case needs one (needs_worktree): compilers read HEAD. Objects are written straight into the object
-database as loose objects (no `git add`, so no autocrlf, filters, hooks or name restrictions of the
-porcelain; faster than any library measured, docs/reliability.md); names are raw bytes; trees are
-sorted the way git sorts them.
+database (repo.objects); the layout, HEAD and own configuration of the repository are repo.shape's.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.model import MODE_EXEC, MODE_LINK, MODE_TREE, Blob, CommitModel, RepoModel, Scenario, WorktreeNoise
+from harness.model import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, Scenario, WorktreeNoise
+from harness.repo import shape as shapes
 from harness.repo.gitenv import isolated_env
-from harness.repo.spec import model_of, next_state, path_problem, repo_digest
+from harness.repo.objects import ObjectWriter, nested_tree
+from harness.repo.spec import model_of, next_state, path_problem, repo_digest, shape_of
 
-AUTHOR = b"Conformance Bot <bot@letta-conformance.invalid>"
-EPOCH = 1767225600  # 2026-01-01T00:00:00Z; commit n is dated EPOCH + n minutes
+__all__ = ["MaterializedRepo", "ObjectWriter", "build_repo", "materialize_repo", "nested_tree"]
 
 
 @dataclass(frozen=True)
 class MaterializedRepo:
     root: Path  # the workspace holding the repository
     memory_dir: Path  # the directory the compilers are pointed at
-    head: str | None
-
-
-def _tree_sort_key(item: tuple[bytes, Any]) -> bytes:
-    name, value = item
-    return name + (b"/" if isinstance(value, dict) else b"")
-
-
-def _store(git_dir: Path, kind: bytes, data: bytes) -> bytes:
-    """Write one loose object (zlib of `<kind> <size>\\0<data>`); return its binary sha."""
-    raw = kind + b" " + str(len(data)).encode("ascii") + b"\0" + data
-    sha = hashlib.sha1(raw).digest()
-    path = git_dir / "objects" / sha[:1].hex() / sha[1:].hex()
-    if not path.exists():
-        path.parent.mkdir(exist_ok=True)
-        path.write_bytes(zlib.compress(raw, 1))
-    return sha
-
-
-def nested_tree(files: dict[bytes, Blob]) -> dict[bytes, Any]:
-    """Flat `a/b/c` paths -> nested dicts of directory name -> subtree or Blob."""
-    nested: dict[bytes, Any] = {}
-    for path, blob in files.items():
-        parts = path.split(b"/")
-        node = nested
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = blob
-    return nested
-
-
-def _write_tree(repo: Path, files: dict[bytes, Blob]) -> bytes:
-    """Store blobs and nested trees; return the root tree's binary sha."""
-    nested = nested_tree(files)
-
-    def store(node: dict[bytes, Any]) -> bytes:
-        body = bytearray()
-        for name, value in sorted(node.items(), key=_tree_sort_key):
-            if isinstance(value, dict):
-                body += MODE_TREE + b" " + name + b"\0" + store(value)
-            else:
-                sha = _store(repo, b"blob", value.data)
-                body += value.mode + b" " + name + b"\0" + sha
-        return _store(repo, b"tree", bytes(body))
-
-    return store(nested)
-
-
-def _write_commit(repo: Path, tree: bytes, parent: str | None, commit: CommitModel, index: int) -> str:
-    default = AUTHOR + f" {EPOCH + 60 * index} +0000".encode()
-    author = commit.author.encode("utf-8") if commit.author is not None else default
-    committer = commit.committer.encode("utf-8") if commit.committer is not None else default
-    message = commit.message if commit.message is not None else f"commit {index + 1}"
-    lines = [b"tree " + tree.hex().encode()]
-    if parent:
-        lines.append(b"parent " + parent.encode())
-    lines += [b"author " + author, b"committer " + committer, b"", message.encode("utf-8")]
-    data = b"\n".join(lines) + b"\n"
-    return _store(repo, b"commit", data).hex()
+    head: str | None  # the last commit (refs/heads/main), whatever HEAD holds
 
 
 class EscapeError(OSError):
@@ -127,7 +66,9 @@ def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
         target = _inside(root, path)
         target.parent.mkdir(parents=True, exist_ok=True)
         _clear(target)
-        if blob.mode == MODE_LINK:
+        if blob.mode == MODE_GITLINK:
+            target.mkdir()  # a submodule that is not checked out: an empty directory
+        elif blob.mode == MODE_LINK:
             os.symlink(os.fsdecode(blob.data), target)
         else:
             target.write_bytes(blob.data)
@@ -146,20 +87,22 @@ def append_commit(
 ) -> tuple[dict[bytes, Blob], str]:
     """Commit one more scenario commit on top of HEAD (a lifecycle step); commit `index` sets its date.
     The work tree follows: files the commit removes are removed, the others written."""
-    repo = repo_dir / ".git"
-    ref = repo / "refs" / "heads" / "main"
+    writer = ObjectWriter(repo_dir / ".git")
+    ref = writer.git_dir / "refs" / "heads" / "main"
     after = next_state(state, commit)
     model = CommitModel(after, commit.get("message"), commit.get("author"), commit.get("committer"))
-    head = _write_commit(repo, _write_tree(repo, after), ref.read_text().strip(), model, index)
+    head = writer.commit(writer.tree(after), ref.read_text().strip(), model, index)
     ref.write_text(head + "\n")
     _remove_from_worktree(repo_dir, [name for name in state if name not in after])
     _write_worktree(repo_dir, after)
     return after, head
 
 
-def memory_dir_of(repo_dir: Path, memory_subdir: str | None) -> Path:
-    """The directory compilers are pointed at: the repository, or its `memory_subdir`."""
-    return _inside(repo_dir, memory_subdir.encode("utf-8")) if memory_subdir else repo_dir
+def memory_dir_of(repo_dir: Path, memory_subdir: str | None, layout: str = "work-tree") -> Path:
+    """The directory compilers are pointed at: the repository (its .git directory for layout git-dir),
+    or its `memory_subdir`."""
+    base = shapes.memory_base(repo_dir, layout)
+    return _inside(base, memory_subdir.encode("utf-8")) if memory_subdir else base
 
 
 def needs_worktree(model: RepoModel, lifecycle: bool) -> bool:
@@ -183,36 +126,43 @@ def _refuse_escapes(model: RepoModel) -> None:
 def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: bool = True) -> MaterializedRepo:
     """Build a repository model at dest/memory (dest must be empty); its work tree only when `worktree`."""
     _refuse_escapes(model)
+    shape = model.shape
     repo_dir = dest / "memory"
-    memory_dir = memory_dir_of(repo_dir, model.memory_subdir)
     if model.kind == "missing":
         dest.mkdir(parents=True, exist_ok=True)
-        return MaterializedRepo(dest, memory_dir, None)
+        return MaterializedRepo(dest, memory_dir_of(repo_dir, model.memory_subdir), None)
     repo_dir.mkdir(parents=True)
     if model.kind == "no-git":
         _write_worktree(repo_dir, model.head)
+        memory_dir = memory_dir_of(repo_dir, model.memory_subdir)
         memory_dir.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
-    subprocess.run(
-        ["git", "init", "-q", "--template=", "--initial-branch=main", str(repo_dir)],
-        env=env,
-        check=True,
-        capture_output=True,
-    )  # no template: no sample hooks to copy (and delete) for every repository
-    repo = repo_dir / ".git"
+    writer = ObjectWriter(shapes.init(repo_dir, shape, env), shape.object_format)
     head = None
     if model.kind == "git":
         for index, commit in enumerate(model.commits):
-            head = _write_commit(repo, _write_tree(repo, commit.files), head, commit, index)
+            head = writer.commit(writer.tree(commit.files), head, commit, index)
         assert head is not None
-        (repo / "refs" / "heads" / "main").write_text(head + "\n")
-        if worktree:
-            subprocess.run(["git", "read-tree", "HEAD"], cwd=repo_dir, env=env, check=True, capture_output=True)
+        shapes.set_head(writer, shape, head)
+    worktree = worktree and shapes.has_work_tree(shape.layout)
+    if worktree and model.kind == "git":
+        subprocess.run(["git", "read-tree", "HEAD"], cwd=repo_dir, env=env, check=True, capture_output=True)
     if worktree:
         _write_worktree(repo_dir, model.head)
         _apply_worktree_noise(repo_dir, model.worktree, env)
+    shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
+    memory_dir = memory_dir_of(repo_dir, model.memory_subdir, shape.layout)
     memory_dir.mkdir(parents=True, exist_ok=True)
     return MaterializedRepo(dest, memory_dir, head)
+
+
+def check_listing(memory_dir: Path, wanted: int, env: dict[str, str]) -> None:
+    """A case's `listing: {bytes}` is what upstream's own listing command prints in the memory directory
+    (AssertionError otherwise: the harness counted wrong, repo.listing)."""
+    done = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memory_dir, env=env,
+                          capture_output=True, check=True)  # fmt: skip
+    if len(done.stdout) != wanted:
+        raise AssertionError(f"listing is {len(done.stdout)} bytes, not {wanted}: repo.listing counted it wrong")
 
 
 def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, str]) -> None:
@@ -243,7 +193,9 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
         try:
             model = model_of(scenario)
             try:
-                build_repo(model, staging, env, worktree=needs_worktree(model, lifecycle))
+                built = build_repo(model, staging, env, worktree=needs_worktree(model, lifecycle))
+                if model.shape.listing_bytes is not None:
+                    check_listing(built.memory_dir, model.shape.listing_bytes, env)
             except OSError as error:  # the message names the repository, not the random staging directory
                 raise type(error)(str(error).replace(str(staging), "<repository>")) from None
             (staging / ".complete").write_text("ok\n")
@@ -257,7 +209,6 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     repo_dir = dest / "memory"
-    memory_dir = memory_dir_of(repo_dir, scenario.repo.get("memory_subdir"))
-    head_file = repo_dir / ".git" / "refs" / "heads" / "main"
-    head = head_file.read_text().strip() if head_file.exists() else None
-    return MaterializedRepo(dest, memory_dir, head)
+    layout = shape_of(scenario.repo).layout
+    memory_dir = memory_dir_of(repo_dir, scenario.repo.get("memory_subdir"), layout)
+    return MaterializedRepo(dest, memory_dir, shapes.branch_tip(repo_dir, layout))

@@ -1,7 +1,8 @@
 """The one interpreter of a case's `repo` mapping: from the YAML form to a RepoModel (trees of exact bytes).
 
 Owns what a repository spec means: file contents (text, bom, newlines, repeat, base64, symlinks,
-executables), renames, deletions, generated trees, and work tree noise. The builder (repo.build),
+executables, gitlinks), renames, deletions, generated trees, padded listings, work tree noise, and
+the repository's shape (layout, object format, HEAD, own configuration; `shape_of`). The builder (repo.build),
 the reducer and the fuzzer all read a repository through `model_of`, so they see the same trees.
 """
 
@@ -13,7 +14,19 @@ import json
 import random
 from typing import Any
 
-from harness.model import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, Scenario, WorktreeNoise
+from harness.model import (
+    MODE_EXEC,
+    MODE_FILE,
+    MODE_GITLINK,
+    MODE_LINK,
+    Blob,
+    CommitModel,
+    RepoModel,
+    RepoShape,
+    Scenario,
+    WorktreeNoise,
+)
+from harness.repo.listing import config_bool, listing_size, padding, quote_path
 
 
 def file_bytes(content: str | dict[str, Any]) -> Blob:
@@ -24,6 +37,9 @@ def file_bytes(content: str | dict[str, Any]) -> Blob:
         return Blob(MODE_LINK, content["symlink"].encode("utf-8"))
     if "symlink_base64" in content:
         return Blob(MODE_LINK, base64.b64decode(content["symlink_base64"]))
+    if "gitlink" in content:  # a commit number of this case (1-based), or a commit id
+        target = content["gitlink"]
+        return Blob(MODE_GITLINK, f"commit:{target}".encode() if isinstance(target, int) else target.encode("ascii"))
     mode = MODE_EXEC if content.get("executable") else MODE_FILE
     if "base64" in content:
         return Blob(mode, base64.b64decode(content["base64"]))
@@ -64,7 +80,8 @@ def path_bytes(path: str | dict[str, str]) -> bytes:
 
 
 def commit_states(spec: dict[str, Any]) -> list[dict[bytes, Blob]]:
-    """The tree after each commit of a `git` repo spec (a generated tree lands in the first commit)."""
+    """The tree after each commit of a `git` repo spec (a generated tree lands in the first commit, a
+    listing's padding in the last)."""
     state: dict[bytes, Blob] = {}
     states = []
     for index, commit in enumerate(spec.get("commits") or [{"message": "generated"}]):
@@ -72,7 +89,49 @@ def commit_states(spec: dict[str, Any]) -> list[dict[bytes, Blob]]:
         if index == 0 and spec.get("generate"):
             state.update(generated_files(spec["generate"]))
         states.append(state)
+    if spec.get("listing"):
+        states[-1] = {**states[-1], **listing_padding(spec, list(states[-1]))}
     return states
+
+
+def listed_prefix(spec: dict[str, Any]) -> bytes | None:
+    """Where `git ls-tree` runs relative to the top of the tree: `memory_subdir` in a work tree; in a
+    git directory (bare, git-dir, or core.bare=true) there is no prefix and the whole tree is listed."""
+    shape = shape_of(spec)
+    bare = config_bool(shape.config, "core.bare", False)
+    if shape.layout in ("bare", "git-dir") or bare or not spec.get("memory_subdir"):
+        return None
+    return str(spec["memory_subdir"]).encode("utf-8")
+
+
+def listing_padding(spec: dict[str, Any], head: list[bytes]) -> dict[bytes, Blob]:
+    """The files `listing: {bytes, directory}` adds to a HEAD holding `head` (every leaf's name), so that
+    the listing is `bytes` long (repo.listing.padding; ListingError when no padding fits)."""
+    listing = spec["listing"]
+    prefix = listed_prefix(spec)
+    quoted = quote_path(shape_of(spec).config)
+    own = listing_size(head, prefix, quoted)
+    files = padding(own, listing["bytes"], listing.get("directory", "pad").encode("utf-8"))
+    return {(prefix + b"/" if prefix else b"") + name: blob for name, blob in files.items()}
+
+
+def config_value(value: str | bool | int) -> str:
+    """A `config` value as git stores it: booleans as true/false, numbers as decimals."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def shape_of(spec: dict[str, Any]) -> RepoShape:
+    """The repository's layout, object format, HEAD, own configuration and listing size."""
+    listing = spec.get("listing")
+    return RepoShape(
+        spec.get("layout", "work-tree"),
+        spec.get("object_format", "sha1"),
+        spec.get("head", "branch"),
+        tuple((key, config_value(value)) for key, value in (spec.get("config") or {}).items()),
+        listing["bytes"] if listing else None,
+    )
 
 
 def generated_files(spec: dict[str, Any]) -> dict[bytes, Blob]:
@@ -122,12 +181,12 @@ def model_of(scenario: Scenario) -> RepoModel:
     )  # fmt: skip
     if kind != "git":
         heads = [CommitModel(commit_states(spec)[-1])] if kind != "missing" else []
-        return RepoModel(heads, kind, spec.get("memory_subdir"), worktree)
+        return RepoModel(heads, kind, spec.get("memory_subdir"), worktree, shape_of(spec))
     models = [
         CommitModel(state, commit.get("message"), commit.get("author"), commit.get("committer"))
         for commit, state in zip(commits, commit_states(spec), strict=True)
     ]
-    return RepoModel(models, kind, spec.get("memory_subdir"), worktree)
+    return RepoModel(models, kind, spec.get("memory_subdir"), worktree, shape_of(spec))
 
 
 def repo_digest(spec: dict[str, Any]) -> str:

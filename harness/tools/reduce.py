@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from harness.cases.load import DEFAULT_INPUTS
 from harness.cases.write import case_document, model_size, repo_spec
 from harness.engine import Session
-from harness.model import MODE_FILE, Blob, CommitModel, RepoModel, Scenario
+from harness.model import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel, Scenario
 from harness.repo.spec import model_of, repo_digest, valid_tree
 from harness.verdict.signature import Signature, signature_of
 
@@ -215,7 +215,7 @@ class Reducer:
         self, candidate: Candidate, name: bytes, split: Callable[[bytes], list[bytes] | None]
     ) -> Candidate:
         blob = candidate.model.head.get(name)
-        pieces = split(blob.data) if blob is not None else None
+        pieces = split(blob.data) if blob is not None and blob.mode != MODE_GITLINK else None
         if blob is None or pieces is None or len(pieces) > 4096:
             return candidate
 

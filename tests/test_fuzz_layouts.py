@@ -1,0 +1,58 @@
+"""harness.tools.fuzz_layouts: the fuzzer draws every repository shape, and each one builds and saves as a case."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from harness.cases.load import load_text
+from harness.cases.write import case_document, dump_yaml
+from harness.model import MODE_GITLINK, RepoModel
+from harness.repo.build import build_repo
+from harness.repo.gitenv import isolated_env
+from harness.repo.shape import HEADS, LAYOUTS
+from harness.tools.fuzz import repo_models
+from harness.tools.fuzz_layouts import gitlinked, repo_shapes
+from tests.test_fuzz_shapes import examples
+
+
+@st.composite
+def shaped_models(draw: st.DrawFn) -> RepoModel:
+    model = draw(repo_models())
+    model.shape = draw(repo_shapes())
+    return draw(gitlinked(model))
+
+
+def test_shapes_cover_every_layout_head_format_and_some_config() -> None:
+    shapes = examples(repo_shapes(), 150)
+    assert {shape.layout for shape in shapes} == set(LAYOUTS)
+    assert {shape.head for shape in shapes} == set(HEADS)
+    assert {shape.object_format for shape in shapes} == {"sha1", "sha256"}
+    assert {key for shape in shapes for key, _ in shape.config} >= {"core.quotePath", "color.ui", "core.bare"}
+
+
+def test_gitlinks_point_at_own_commits_and_at_missing_ones() -> None:
+    targets = [
+        blob.data
+        for model in examples(shaped_models(), 60)
+        for blob in model.head.values()
+        if blob.mode == MODE_GITLINK
+    ]
+    assert any(target.startswith(b"commit:") for target in targets)  # present in the repository
+    assert any(len(target) in (40, 64) for target in targets)  # a commit id the repository lacks
+
+
+def test_every_drawn_shape_builds_and_saves_as_a_case_that_loads(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path / "home")
+    for index, model in enumerate(examples(shaped_models(), 12)):
+        built = build_repo(model, tmp_path / f"r{index}", env)
+        if model.commits:
+            listed = subprocess.run(
+                ["git", "ls-tree", "-r", "HEAD"], cwd=built.memory_dir, env=env, capture_output=True
+            )
+            assert listed.returncode == 0, listed.stderr
+        text = dump_yaml(case_document(f"drawn-{index}", "a drawn shape", model, tags=["fuzz"]))
+        loaded = load_text(text, tmp_path / "compile" / f"drawn-{index}.yaml", "compile")
+        assert loaded.repo.get("layout", "work-tree") == model.shape.layout
