@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.repo.gitenv import isolated_env
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import ReferenceSpec, load_manifest
+from harness.runners.manifest import ReferenceSpec, default_reference
 from harness.runners.references import profile_for_reference
 from harness.runners.releases import cache_root
 from memfs_prompt.compiler import listed_memory_paths
@@ -268,7 +268,7 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reference", default=f"npm:{load_manifest()['default']}")
+    parser.add_argument("--reference", default=default_reference())
     parser.add_argument("--sizes", type=int, nargs="+", default=list(workloads.V1_SIZES))
     parser.add_argument("--v2-sizes", type=int, nargs="+", default=list(workloads.V2_DEFERRED_SIZES))
     parser.add_argument(
