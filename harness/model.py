@@ -191,7 +191,7 @@ class CompileRequest:
     agent_id: str
     conversation_id: str
     now: str
-    previous_message_count: int = 0
+    previous_message_count: int | float = 0  # a JS number: 3.0, -5 and 1e21 are all upstream inputs
     include_memfs: bool = True
     client_skills: ClientSkills | None = None  # sent as `clientSkills` only when given
 

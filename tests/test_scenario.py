@@ -134,6 +134,38 @@ def test_a_good_file_gets_default_inputs_and_its_own_overrides(tmp_path: Path) -
     assert scenario.kind == "compile"  # the folder is not cases/lifecycle/
 
 
+@pytest.mark.parametrize(
+    ("now", "count"),
+    [
+        ("2026-02-30T00:00:00Z", 0),  # rolls over to March 2 in `new Date`
+        ("2026-01-32T00:00:00Z", 3.0),  # an Invalid Date: the compile throws on both sides
+        ("+275760-09-13T00:00:00.000Z", -5),  # six-digit year, the last valid instant
+        ("2026-01-02T03:04:05.123456789Z", 1.0e21),  # more fraction digits than Python reads
+        ("2026-01-02T24:00:00Z", 9007199254740993),  # 24:00, and 2^53+1 (JS rounds it)
+    ],
+)
+def test_inputs_take_every_clock_and_number_javascript_takes(tmp_path: Path, now: str, count: float) -> None:
+    text = "1.0e+21" if count == 1.0e21 else repr(count)  # YAML 1.1 needs the dot
+    path = write(tmp_path, "good-one.yaml", GOOD + f"inputs:\n  now: '{now}'\n  previous_message_count: {text}\n")
+    inputs = load_scenario(path).inputs
+    assert (inputs["now"], inputs["previous_message_count"]) == (now, count)
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("  now: 'Tue Jan 02 2026'", "inputs/now: 'Tue Jan 02 2026' is not a date-time string the port models"),
+        ("  previous_message_count: .nan", "nan is not a JSON number, so no request can carry it"),
+        ("  previous_message_count: 1e21", "YAML reads 1e21 as text; write the number with a dot"),
+        ("  previous_message_count: true", "True is not of type 'number'"),
+    ],
+)
+def test_inputs_javascript_cannot_hold_are_load_errors_at_their_line(tmp_path: Path, line: str, says: str) -> None:
+    error = load_error(write(tmp_path, "good-one.yaml", GOOD + "inputs:\n" + line + "\n"))
+    assert error.line == 8
+    assert says in str(error)
+
+
 def test_the_checked_in_corpus_loads_without_errors() -> None:
     cases = Path(__file__).resolve().parent.parent / "cases"
     result = load_scenarios([cases])

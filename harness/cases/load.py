@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -22,7 +23,7 @@ from harness.cases.checks import check_content
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import Divergence, Explanation, Recorded, Scenario, ScenarioError
-from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM
+from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
 
 DEFAULT_INPUTS: dict[str, Any] = {
     "system": DEFAULT_SYSTEM,
@@ -75,6 +76,13 @@ def _fix_hint(error: jsonschema.ValidationError) -> str:
         return " (remove it, or check its spelling against harness/cases/schema.json)"
     if error.validator == "required":
         return " (add it)"
+    if error.validator == "type" and error.validator_value == "number" and isinstance(error.instance, str):
+        try:
+            float(error.instance)
+        except ValueError:
+            pass
+        else:  # YAML 1.1 reads 1e21 (no dot) as text
+            return f" (YAML reads {error.instance} as text; write the number with a dot and a signed exponent: 1.0e+21)"
     if error.validator in ("enum", "pattern", "type", "oneOf"):
         return " (see harness/cases/schema.json for the allowed forms)"
     return ""
@@ -134,6 +142,7 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
             fix = f"did you mean {near[0]!r}?" if near else "use one from harness/cases/tags.py (or add it there)"
             raise ScenarioError(path, line_at(root, ["tags", index]), f"tags: unknown tag {tag!r}; {fix}")
     check_content(path, root, data, kind)
+    _check_inputs(path, root, data.get("inputs", {}))
     return _scenario(path, root, data, kind)
 
 
@@ -154,6 +163,27 @@ def _validate(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
         line = node_at(root, where).start_mark.line + 1
     field_name = "/".join(str(p) for p in where) or "(top level)"
     raise ScenarioError(path, line, f"{field_name}: {first.message}{_fix_hint(first)}")
+
+
+def _check_inputs(path: Path, root: yaml.Node, inputs: dict[str, Any]) -> None:
+    """Inputs the schema lets through but JavaScript cannot hold, or the port cannot read as upstream does."""
+    if "now" in inputs:
+        try:
+            parse_now(inputs["now"])
+        except ValueError as error:  # UnsupportedJsValue: a form where bun and node disagree, or no date at all
+            raise ScenarioError(
+                path,
+                line_at(root, ["inputs", "now"]),
+                f"inputs/now: {error}; write an ISO 8601 date-time such as 2026-01-02T03:04:05.678Z",
+            ) from None
+    count = inputs.get("previous_message_count")
+    if isinstance(count, float) and not math.isfinite(count):
+        raise ScenarioError(
+            path,
+            line_at(root, ["inputs", "previous_message_count"]),
+            f"inputs/previous_message_count: {count!r} is not a JSON number, so no request can carry it; "
+            "write a finite number such as 3, 3.0, -5 or 1e21",
+        )
 
 
 def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> Scenario:

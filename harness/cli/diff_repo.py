@@ -12,7 +12,7 @@ from harness.engine import Session
 from harness.model import CompileRequest, Scenario, Status
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
-from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
+from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_js_number, parse_now
 
 
 def request_of(args: argparse.Namespace) -> CompileRequest:
@@ -22,8 +22,8 @@ def request_of(args: argparse.Namespace) -> CompileRequest:
         raise UsageError(f"memory directory {memory_dir}: not a directory")
     try:
         parse_now(args.now)
-    except ValueError:
-        raise UsageError(f"--now {args.now!r} is not ISO 8601") from None
+    except ValueError as error:
+        raise UsageError(f"--now {args.now!r}: {error}") from None
     return CompileRequest(
         memory_dir=memory_dir,
         system=args.system,
@@ -67,7 +67,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent-id", default=DEFAULT_AGENT_ID)
     parser.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
     parser.add_argument("--now", default=DEFAULT_INPUTS["now"])
-    parser.add_argument("--previous-message-count", type=int, default=0)
+    parser.add_argument("--previous-message-count", type=parse_js_number, default=0, help="any JSON number")
     parser.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
 
 
