@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,21 @@ def argv_can_carry(text: str) -> bool:
         return False
     try:
         os.fsencode(text)
+    except UnicodeError:
+        return False
+    return True
+
+
+def system_goes_in_a_file(system: str) -> bool:
+    """A system prompt of several lines (or with a NUL) goes as `--system-file`, a one-line one as `--system`:
+    the two ways users pass it, both exercised by the corpus."""
+    return any(char in system for char in "\n\r\x00")
+
+
+def utf8_can_carry(text: str) -> bool:
+    """Whether `text` has UTF-8 bytes (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
     except UnicodeError:
         return False
     return True
@@ -73,19 +89,31 @@ class PythonCliRunner(PythonPortRunner):
         self.timeout = timeout
 
     def compile(self, request: CompileRequest) -> Outcome:
-        if not all(map(argv_can_carry, (request.system, request.agent_id, request.conversation_id, request.now))):
+        in_file = system_goes_in_a_file(request.system)
+        carried = (request.agent_id, request.conversation_id, request.now, *(() if in_file else (request.system,)))
+        if not all(map(argv_can_carry, carried)) or (in_file and not utf8_can_carry(request.system)):
             outcome = super().compile(request)
             outcome.notes.append("no command-line argument can carry these inputs: compiled in process")
             return outcome
         started = time.perf_counter()
-        command = [sys.executable, "-m", "memfs_prompt", *cli_args(request.to_wire(), self.profile.name)]
         env = {**(self.git_env or os.environ), "PYTHONPATH": str(PACKAGE_PARENT)}
-        try:
-            done = subprocess.run(
-                command, cwd=PACKAGE_PARENT, env=env, capture_output=True, timeout=self.timeout, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return Outcome("error", error=f"python -m memfs_prompt did not finish within {self.timeout:g} s")
+        with tempfile.TemporaryDirectory(prefix="letta-conformance-cli-") as scratch:
+            system_file = None
+            if in_file:
+                system_file = Path(scratch) / "system.txt"
+                system_file.write_bytes(request.system.encode("utf-8"))
+            command = [
+                sys.executable,
+                "-m",
+                "memfs_prompt",
+                *cli_args(request.to_wire(), self.profile.name, system_file),
+            ]
+            try:
+                done = subprocess.run(
+                    command, cwd=PACKAGE_PARENT, env=env, capture_output=True, timeout=self.timeout, check=False
+                )
+            except subprocess.TimeoutExpired:
+                return Outcome("error", error=f"python -m memfs_prompt did not finish within {self.timeout:g} s")
         outcome = outcome_of(done.returncode, done.stdout, done.stderr)
         if outcome.record is not None and request.client_skills is not None:
             outcome.record["systemPromptWithSkills"] = append_skills_for_profile(
