@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.load import load_scenarios
-from harness.model import CaseResult, Outcome, Scenario
+from harness.model import CaseResult, Outcome, Scenario, is_golden
+from harness.report.stored import full_entries, read_report
 from harness.runners import pypi_release
 from harness.runners.manifest import (
     ReferenceSpec,
@@ -101,7 +102,7 @@ def compared_fields(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
     or found it on one side only; and a one-word summary (`compared`, `compared-as-absent`, `mixed`)."""
     out: dict[str, dict[str, Any]] = {}
     for result in results:
-        if result.reference == "golden":
+        if is_golden(result.reference):
             continue
         per_ref = out.setdefault(result.reference, {name: Counter() for name in COMPARED_FIELDS})
         for name, state in result.compared.items():
@@ -168,13 +169,14 @@ def gate_pair(specs: list[ReferenceSpec], latest: ReferenceSpec | None) -> tuple
 
 def drift_from_report(report_path: Path, case_paths: list[Path]) -> DriftReport:
     """Recompute drift from a matrix report.json (no reference is run again)."""
-    data = json.loads(report_path.read_text(encoding="utf-8"))
+    data = read_report(report_path)[1]
+    entries = full_entries(data, expand=True)  # the values drift compares are kept in `outputs` (report.stored)
     labels = [r["label"] for r in data.get("matrix", {}).get("references", [])]
     if not labels:
-        labels = sorted({r["reference"] for r in data["results"] if r["reference"] != "golden"})
+        labels = sorted({r["reference"] for r in entries if not is_golden(r["reference"])})
     specs = [ReferenceSpec.from_label(label) for label in labels]
     outcomes: dict[tuple[str, str], Outcome] = {}
-    for r in data["results"]:
+    for r in entries:
         o = r.get("reference_outcome")
         if o:
             outcomes[(r["case"], r["reference"])] = Outcome(
