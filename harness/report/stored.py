@@ -11,12 +11,15 @@ A full-matrix report holds hundreds of cases times 35 references, nearly all pas
   A value all results of its case agree on, in results that passed, is named by digest only: there is
   nothing to compare it with, and the case rebuilds it.
 - A passing result leaves out what follows from the rest: empty `reasons`, `diffs`, `structured_diff`,
-  `turns`; `compared_fields` equal to the keys of `field_comparison`; `reproduce`; a port outcome equal
-  to the reference's (`{"same_as": "reference_outcome"}`) and, in a lifecycle turn, a reference side equal
-  to the port's (`{"same_as": "python"}`).
+  `turns`; `compared_fields` equal to the keys of `field_comparison`; `reproduce`; a reference outcome
+  equal to that of the case's previous result in the file (`{"same_as": "previous"}`: most references
+  compile a case to the same bytes), a port outcome equal to the reference's
+  (`{"same_as": "reference_outcome"}`) and, in a lifecycle turn, a reference side equal to the port's
+  (`{"same_as": "python"}`).
 
-`full_entries` undoes all of it (and reads schema 1 too), so every reader sees one entry per result with
-every field of docs/report-format.md; `result_from_json` (report.write) turns such an entry into a result.
+`full_entries` undoes all of it, reading the results in file order (and reads schema 1 too), so every
+reader sees one entry per result with every field of docs/report-format.md; `result_from_json`
+(report.write) turns such an entry into a result.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ SHARED_CHARS = 200  # a record value this long or longer is named by digest
 OUTPUT = "$output"
 SAME = {"same_as": "reference_outcome"}
 SAME_TURN = {"same_as": "python"}
+PREVIOUS = {"same_as": "previous"}  # a passing result's reference outcome: that of the case's previous result
 _EMPTY_WHEN_PASSING = {"reasons": [], "diffs": [], "structured_diff": "", "turns": []}
 _SIDES = ("reference_outcome", "port_outcome")
 
@@ -139,6 +143,7 @@ def _compact_passing(entry: dict[str, Any]) -> None:
 def store(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """Full entries (result_json, in report order) as report.json stores them: `cases`, `results`, `outputs`."""
     varying = _varying(entries)
+    previous: dict[str, Any] = {}  # case id -> the reference outcome of its last result so far, as stored
     cases: dict[str, dict[str, Any]] = {}
     outputs: dict[str, str] = {}
     results = []
@@ -149,8 +154,12 @@ def store(entries: list[dict[str, Any]]) -> dict[str, Any]:
             if key in entry and entry[key] == shared.get(key):
                 del entry[key]
         _intern(entry, outputs, varying)
+        outcome = entry.get("reference_outcome")
         if entry["status"] == Status.PASS:
             _compact_passing(entry)
+            if outcome is not None and outcome == previous.get(entry["case"]):
+                entry["reference_outcome"] = dict(PREVIOUS)
+        previous[entry["case"]] = outcome
         results.append(entry)
     return {"cases": dict(sorted(cases.items())), "results": results, "outputs": dict(sorted(outputs.items()))}
 
@@ -190,5 +199,11 @@ def full_entries(data: dict[str, Any], *, expand: bool = False) -> list[dict[str
     the long values kept in `outputs` back in the records."""
     cases = data.get("cases") or {}
     outputs = data.get("outputs") or {}
-    entries = [full_entry(entry, cases.get(entry["case"], {})) for entry in data.get("results", [])]
+    previous: dict[str, Any] = {}
+    entries = []
+    for stored in data.get("results", []):
+        if stored.get("reference_outcome") == PREVIOUS:
+            stored = {**stored, "reference_outcome": previous[stored["case"]]}
+        previous[stored["case"]] = stored.get("reference_outcome")
+        entries.append(full_entry(stored, cases.get(stored["case"], {})))
     return [expanded(entry, outputs) for entry in entries] if expand else entries
