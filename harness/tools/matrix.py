@@ -170,17 +170,24 @@ def gate_pair(specs: list[ReferenceSpec], latest: ReferenceSpec | None) -> tuple
 def drift_from_report(report_path: Path, case_paths: list[Path]) -> DriftReport:
     """Recompute drift from a matrix report.json (no reference is run again)."""
     data = read_report(report_path)[1]
-    entries = full_entries(data, expand=True)  # the values drift compares are kept in `outputs` (report.stored)
+    outcomes = outcomes_from_report(data)
     labels = [r["label"] for r in data.get("matrix", {}).get("references", [])]
     if not labels:
-        labels = sorted({r["reference"] for r in entries if not is_golden(r["reference"])})
+        labels = sorted({reference for _, reference in outcomes if not is_golden(reference)})
     specs = [ReferenceSpec.from_label(label) for label in labels]
+    scenarios: list[Scenario] = load_scenarios(case_paths).scenarios
+    return drift_report(outcomes, scenarios, specs, release_order())
+
+
+def outcomes_from_report(data: dict[str, Any]) -> dict[tuple[str, str], Outcome]:
+    """Each result's reference outcome, keyed (case, reference), from report.json data with its long values put
+    back: the values that differ within a case are kept in `outputs` (report.stored), so drift read from a
+    report describes a change byte for byte, as a live run does."""
     outcomes: dict[tuple[str, str], Outcome] = {}
-    for r in entries:
+    for r in full_entries(data, expand=True):
         o = r.get("reference_outcome")
         if o:
             outcomes[(r["case"], r["reference"])] = Outcome(
                 o["status"], o.get("record"), o.get("thrown"), o.get("error")
             )
-    scenarios: list[Scenario] = load_scenarios(case_paths).scenarios
-    return drift_report(outcomes, scenarios, specs, release_order())
+    return outcomes
