@@ -18,6 +18,7 @@ from fake_reference import fake_bundle, install_fake_bun, pids_started, write_ca
 
 from harness.cli import main as cli
 from harness.repo import build as repo
+from harness.report.stored import full_entries
 from harness.runners import jsonl_process
 
 FAKE_NPM = r"""#!{python}
@@ -65,7 +66,7 @@ def statuses(report: dict) -> dict[str, str]:
 
 
 def reasons(report: dict, case_id: str) -> str:
-    return "\n".join(next(r for r in report["results"] if r["case"] == case_id)["reasons"])
+    return "\n".join(next(r for r in full_entries(report) if r["case"] == case_id)["reasons"])
 
 
 def test_honest_fake_reference_passes(tmp_path: Path, bin_dir: Path) -> None:
