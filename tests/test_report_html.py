@@ -284,8 +284,14 @@ def test_the_banner_counts_real_references_and_names_golden_checks_apart() -> No
     text = re.sub(r"<[^>]+>", "", banner.group(0))
     assert "PASS: all 6 results agree" in text and "3 cases × 2 references" in text
     assert (
-        "golden (not a reference): 2 cases checked against the expected bytes stored in the case, 2 of 2 pass" in text
+        "golden not a reference: 2 cases checked against the expected bytes stored in the case, 2 of 2 pass" in text
     )
     golden[0].status = Status.FAIL
     html = render_html(RunReport(results + golden, [], [], ["conformance"]))
     assert "FAILING: 1 of 2 golden checks, 1 distinct cause" in html and "1 of 2 pass" in html
+
+
+def test_golden_checks_beside_one_reference_leave_the_grid_one_list() -> None:
+    ok = Outcome("ok", record=record("m"))
+    results = [case("a", Status.PASS, (), ok, ok), case("g", Status.PASS, ("golden",), None, ok, label="golden")]
+    assert '<div id="grid" class="one">' in render_html(RunReport(results, [], [], ["conformance"]))

@@ -149,7 +149,7 @@ def verdict(report: RunReport, results: list[CaseResult], causes: int) -> dict[s
     note = ""
     if golden:
         note = (
-            f"golden (not a reference): {_plural(len({r.case_id for r in golden}), 'case')} checked against the "
+            f"not a reference: {_plural(len({r.case_id for r in golden}), 'case')} checked against the "
             f"expected bytes stored in the case, {len(golden) - golden_failing} of {len(golden)} pass"
         )
     return {"head": head, "shape": shape, "golden": note}
