@@ -97,14 +97,22 @@ def _records(entry: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _varying(entries: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    """(case, field) pairs whose long values are not all the same across the case's results."""
-    seen: dict[tuple[str, str], set[str]] = {}
+    """(case, field) pairs whose values are not all the same across the records of the case's results (a
+    record that lacks the field counts as one more value: drift then says the field was added or removed)."""
+    records: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
-        for record in _records(entry):
-            for key, value in record.items():
-                if isinstance(value, str) and len(value) >= SHARED_CHARS:
-                    seen.setdefault((entry["case"], key), set()).add(value)
-    return {pair for pair, values in seen.items() if len(values) > 1}
+        records.setdefault(entry["case"], []).extend(_records(entry))
+    varying = set()
+    for case_id, found in records.items():
+        for key in {key for record in found for key in record}:
+            values = {_comparable(record[key]) if key in record else ("absent",) for record in found}
+            if len(values) > 1:
+                varying.add((case_id, key))
+    return varying
+
+
+def _comparable(value: Any) -> Any:
+    return value if isinstance(value, str) else ("json", json.dumps(value, sort_keys=True, default=repr))
 
 
 def _intern(entry: dict[str, Any], outputs: dict[str, str], varying: set[tuple[str, str]]) -> None:
