@@ -7,7 +7,8 @@ A full-matrix report holds hundreds of cases times 35 references, nearly all pas
   compile `request`; a result repeats one of them only where its own value differs.
 - `outputs`: sha256 -> value for every record value of SHARED_CHARS characters or more that is worth
   keeping; a record names it as `{"$output": sha256}`. Kept: every value of a result that did not pass,
-  and every value of a field whose values differ between the results of one case (what drift compares).
+  every value of a field whose values differ between the results of one case (what drift compares), and
+  a value under ADDED_CHARS of a field some of the case's records lack (drift names an added field by it).
   A value all results of its case agree on, in results that passed, is named by digest only: there is
   nothing to compare it with, and the case rebuilds it.
 - A passing result leaves out what follows from the rest: empty `reasons`, `diffs`, `structured_diff`,
@@ -35,6 +36,7 @@ SCHEMA = "letta-conformance/report/2"
 READABLE = ("letta-conformance/report/1", SCHEMA)  # schema 1: every field inline in every result
 CASE_FIELDS = ("tags", "path", "description", "pins", "request")
 SHARED_CHARS = 200  # a record value this long or longer is named by digest
+ADDED_CHARS = 16_000  # a value some of its case's records lack is kept up to this length (drift: "added")
 OUTPUT = "$output"
 SAME = {"same_as": "reference_outcome"}
 SAME_TURN = {"same_as": "python"}
@@ -97,16 +99,19 @@ def _records(entry: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _varying(entries: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    """(case, field) pairs whose values are not all the same across the records of the case's results (a
-    record that lacks the field counts as one more value: drift then says the field was added or removed)."""
+    """(case, field) pairs whose long values are worth keeping though every result passed: the case's records
+    hold more than one value of the field, or (up to ADDED_CHARS) one value that some records lack (0.25.x has
+    no coreMemory: drift then names the added field's first bytes)."""
     records: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         records.setdefault(entry["case"], []).extend(_records(entry))
     varying = set()
     for case_id, found in records.items():
         for key in {key for record in found for key in record}:
-            values = {_comparable(record[key]) if key in record else ("absent",) for record in found}
-            if len(values) > 1:
+            values = {_comparable(record[key]) for record in found if key in record}
+            lacking = any(key not in record for record in found)
+            short = all(len(value) < ADDED_CHARS for value in values if isinstance(value, str))
+            if len(values) > 1 or (lacking and short):
                 varying.add((case_id, key))
     return varying
 
