@@ -254,3 +254,23 @@ def test_the_grid_and_the_passing_rows_drawn_from_the_page_data_keep_the_report_
     assert in_viewport(page, section(page, "bom-kept").locator("h3"))
     title = page.locator('#grid i.cell[data-case="a-pass"]').first.get_attribute("title")
     assert title == f"a-pass [{REFERENCES[1]}]: pass"
+
+
+def test_golden_checks_get_no_grid_column_and_the_banner_names_them_apart(browser: Any, tmp_path: Path) -> None:
+    from report_examples import case, record
+
+    from harness.model import Outcome, RunReport, Status
+
+    ok = Outcome("ok", record=record("m"))
+    results = [case(c, Status.PASS, (), ok, ok, label=label) for c in ("a", "b") for label in REFERENCES]
+    results.append(case("spec-golden", Status.PASS, ("golden",), None, ok, label="golden"))
+    html = write_reports(RunReport(results, [], [], ["conformance"]), tmp_path)["html"]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(html.as_uri())
+    rows = page.locator("#grid .grow").all()
+    assert [row.locator(".cell").count() for row in rows] == [2, 2, 1]  # a, b against both references; the golden one
+    assert page.locator('#grid .cell[data-reference="golden"]').get_attribute("data-case") == "spec-golden"
+    banner = page.locator("#verdict").inner_text()
+    assert banner.startswith("PASS: all 4 results agree") and "2 cases × 2 references" in banner
+    assert "not a reference: 1 case checked against the expected bytes stored in the case" in banner
+    page.close()

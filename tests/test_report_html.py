@@ -283,9 +283,7 @@ def test_the_banner_counts_real_references_and_names_golden_checks_apart() -> No
     assert banner is not None
     text = re.sub(r"<[^>]+>", "", banner.group(0))
     assert "PASS: all 6 results agree" in text and "3 cases × 2 references" in text
-    assert (
-        "golden not a reference: 2 cases checked against the expected bytes stored in the case, 2 of 2 pass" in text
-    )
+    assert "golden not a reference: 2 cases checked against the expected bytes stored in the case, 2 of 2 pass" in text
     golden[0].status = Status.FAIL
     html = render_html(RunReport(results + golden, [], [], ["conformance"]))
     assert "FAILING: 1 of 2 golden checks, 1 distinct cause" in html and "1 of 2 pass" in html
