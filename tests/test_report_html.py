@@ -263,6 +263,8 @@ def test_report_json_read_back_gives_every_field_and_rebuilds_the_same_file(tmp_
     report.results += mixed_report().results
     path = write_reports(report, tmp_path / "one")["json"]
     data = json.loads(path.read_text(encoding="ascii"))
+    jsonschema.validate(data, SCHEMA)
+    assert any(r.get("field_comparison") == {"same_as": "previous"} for r in data["results"])
     entries = full_entries(data, expand=True)
     assert [(e["case"], e["reference"]) for e in entries] == [(r["case"], r["reference"]) for r in data["results"]]
     assert all(set(SCHEMA["$defs"]["result"]["properties"]) >= set(e) for e in entries)

@@ -12,9 +12,9 @@ A full-matrix report holds hundreds of cases times 35 references, nearly all pas
   A value all results of its case agree on, in results that passed, is named by digest only: there is
   nothing to compare it with, and the case rebuilds it.
 - A passing result leaves out what follows from the rest: empty `reasons`, `diffs`, `structured_diff`,
-  `turns`; `compared_fields` equal to the keys of `field_comparison`; `reproduce`; a reference outcome
-  equal to that of the case's previous result in the file (`{"same_as": "previous"}`: most references
-  compile a case to the same bytes), a port outcome equal to the reference's
+  `turns`; `compared_fields` equal to the keys of `field_comparison`; `reproduce`; a `reference_outcome`,
+  `field_comparison`, `compared_fields` or `turns` equal to that of the case's previous result in the file
+  (`{"same_as": "previous"}`: most references compile a case to the same bytes), a port outcome equal to the reference's
   (`{"same_as": "reference_outcome"}`) and, in a lifecycle turn, a reference side equal to the port's
   (`{"same_as": "python"}`).
 
@@ -40,7 +40,8 @@ ADDED_CHARS = 16_000  # a value some of its case's records lack is kept up to th
 OUTPUT = "$output"
 SAME = {"same_as": "reference_outcome"}
 SAME_TURN = {"same_as": "python"}
-PREVIOUS = {"same_as": "previous"}  # a passing result's reference outcome: that of the case's previous result
+PREVIOUS = {"same_as": "previous"}  # in a passing result: the value of the case's previous result in the file
+INHERITED = ("reference_outcome", "field_comparison", "compared_fields", "turns")  # the keys PREVIOUS stands in
 _EMPTY_WHEN_PASSING = {"reasons": [], "diffs": [], "structured_diff": "", "turns": []}
 _SIDES = ("reference_outcome", "port_outcome")
 
@@ -156,7 +157,7 @@ def _compact_passing(entry: dict[str, Any]) -> None:
 def store(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """Full entries (result_json, in report order) as report.json stores them: `cases`, `results`, `outputs`."""
     varying = _varying(entries)
-    previous: dict[str, Any] = {}  # case id -> the reference outcome of its last result so far, as stored
+    previous: dict[str, dict[str, Any]] = {}  # case id -> the INHERITED values of its last result so far, as stored
     cases: dict[str, dict[str, Any]] = {}
     outputs: dict[str, str] = {}
     results = []
@@ -167,12 +168,14 @@ def store(entries: list[dict[str, Any]]) -> dict[str, Any]:
             if key in entry and entry[key] == shared.get(key):
                 del entry[key]
         _intern(entry, outputs, varying)
-        outcome = entry.get("reference_outcome")
-        if entry["status"] == Status.PASS:
+        passed = entry["status"] == Status.PASS
+        if passed:
             _compact_passing(entry)
-            if outcome is not None and outcome == previous.get(entry["case"]):
-                entry["reference_outcome"] = dict(PREVIOUS)
-        previous[entry["case"]] = outcome
+        current, before = {k: entry[k] for k in INHERITED if k in entry}, previous.get(entry["case"], {})
+        for key, value in current.items():
+            if passed and value is not None and key in before and before[key] == value:
+                entry[key] = dict(PREVIOUS)
+        previous[entry["case"]] = current
         results.append(entry)
     return {"cases": dict(sorted(cases.items())), "results": results, "outputs": dict(sorted(outputs.items()))}
 
@@ -212,11 +215,12 @@ def full_entries(data: dict[str, Any], *, expand: bool = False) -> list[dict[str
     the long values kept in `outputs` back in the records."""
     cases = data.get("cases") or {}
     outputs = data.get("outputs") or {}
-    previous: dict[str, Any] = {}
+    previous: dict[str, dict[str, Any]] = {}
     entries = []
     for stored in data.get("results", []):
-        if stored.get("reference_outcome") == PREVIOUS:
-            stored = {**stored, "reference_outcome": previous[stored["case"]]}
-        previous[stored["case"]] = stored.get("reference_outcome")
+        before = previous.get(stored["case"], {})
+        current = {k: before[k] if stored[k] == PREVIOUS else stored[k] for k in INHERITED if k in stored}
+        previous[stored["case"]] = current
+        stored = {**stored, **current}
         entries.append(full_entry(stored, cases.get(stored["case"], {})))
     return [expanded(entry, outputs) for entry in entries] if expand else entries
