@@ -172,3 +172,12 @@ def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run
     assert first["offset"] == len(b"<external_projection>\n") and "$output" not in json.dumps(first)
     assert "└──" in first["after_context"] and "â" in first["before_context"]
     assert first["difference"] == described(FieldDiff("x", "â", "└", 0))["difference"]
+
+
+def test_a_section_change_is_described_with_the_blocks_cut_out_of_it_named_not_as_markers() -> None:
+    from harness.tools.drift import change_details, described
+
+    details = dict(change_details(record(OLD_TEXT), record(OLD_TEXT.replace("S\n\n", "T\n\n", 1))))
+    first = described(details["content/prompt"])
+    assert first["offset"] == 0 and "\0" not in first["before_context"] + first["after_context"]
+    assert "<self>…</self>" in first["before_context"] and "<memory>…</memory>" in first["after_context"]

@@ -72,8 +72,15 @@ def change_details(
     return found
 
 
+_CUT = re.compile(r"\0([a-z_]+)\0")  # where sections() took a block out of the rest
+
+
 def _section_diff(name: str, section: str, before: dict[str, str], after: dict[str, str]) -> FieldDiff:
-    old, new = before.get(section), after.get(section)
+    """The change of one section, with each block cut out of it shown as `<tag>…</tag>`, not as a marker."""
+    old, new = (
+        _CUT.sub(r"<\1>…</\1>", text) if text is not None else None
+        for text in (before.get(section), after.get(section))
+    )
     offset = first_diff_offset(as_bytes(old or ""), as_bytes(new or "")) or 0
     return FieldDiff(f"{name}/{section}", old, new, offset, old is not None, new is not None)
 
