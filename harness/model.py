@@ -35,6 +35,16 @@ class Status(enum.StrEnum):
 #: The count reports keep beside the statuses: scenario files that could not be loaded.
 LOAD_ERROR = "load-error"
 
+#: The pseudo-reference of a golden case: the Python port checked against expected bytes stored in the case
+#: (quoted from the spec), not against a letta-code release. Reports count its results apart from references.
+GOLDEN = "golden"
+
+
+def is_golden(reference: str) -> bool:
+    """Whether a result's reference label is the golden pseudo-reference, not a real reference."""
+    return reference == GOLDEN
+
+
 # --- repositories -----------------------------------------------------------------------------------
 
 MODE_FILE, MODE_EXEC, MODE_LINK, MODE_TREE = b"100644", b"100755", b"120000", b"40000"
