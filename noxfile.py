@@ -86,6 +86,9 @@ def determinism(session: nox.Session) -> None:
 
 @nox.session
 def mutants(session: nox.Session) -> None:
-    """Hand-written mutants of memfs_prompt/ (mutants/mutants.yaml) against the corpus and every pinned release."""
+    """Hand-written mutants of memfs_prompt/ (every mutants/*.yaml) against the corpus, one pinned release per profile.
+
+    Each mutant runs the corpus through the port's API, then through `python -m memfs_prompt compile`.
+    """
     session.install("-e", ".")
     session.run("conformance", "mutation", *session.posargs)

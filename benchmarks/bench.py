@@ -270,7 +270,7 @@ def table(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reference", default=default_reference(), help="default: the pinned default release")
+    parser.add_argument("--reference", default=default_reference())
     parser.add_argument("--sizes", type=int, nargs="+", default=list(workloads.V1_SIZES))
     parser.add_argument("--v2-sizes", type=int, nargs="+", default=list(workloads.V2_DEFERRED_SIZES))
     parser.add_argument(
@@ -303,9 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     result["compiles"] = measure_compiles(args, spec, cache)
     result["targets"] = targets(result["compiles"]["v1"])
-    if not args.skip_startup and spec.kind != "npm":
-        log(f"reference start-up: measured for npm releases only, not {spec.cli}")
-    elif not args.skip_startup:
+    if not args.skip_startup:
         log("reference start-up, cold and warm")
         with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
             result["startup"] = startup.measure_startup(spec, Path(tmp))

@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.manifest import ReferenceSpec, load_manifest
-from harness.runners.releases import cache_root, ensure_bun, ensure_release
+from harness.runners.releases import cache_root, ensure_bun, ensure_pypi_release, ensure_release
 
 
 def _link_or_copy(source: str, dest: str) -> None:
@@ -32,14 +32,19 @@ def _link_or_copy(source: str, dest: str) -> None:
 
 def private_cache(spec: ReferenceSpec, dest: Path) -> Path:
     """A cache directory holding only the pinned bun and `spec`'s release, with nothing prepared."""
-    if spec.kind != "npm":
-        raise ValueError("cold start-up is measured for npm:VERSION references")
     ensure_bun()
-    ensure_release(spec.value)  # present and verified in the shared cache
+    if spec.kind == "npm":
+        ensure_release(spec.value)  # present and verified in the shared cache
+        release = Path("letta-code") / spec.value
+    elif spec.kind == "pypi":
+        ensure_pypi_release(spec.value)  # its `node` link points at the shared Node binary, read only
+        release = Path("pypi") / spec.value
+    else:
+        raise ValueError("cold start-up is measured for npm:VERSION and pypi:VERSION references")
     shared = cache_root()
     version = load_manifest()["bun"]["version"]
     ignore = shutil.ignore_patterns(".conformance-driver-*")
-    for part in (Path("bun") / version, Path("letta-code") / spec.value):
+    for part in (Path("bun") / version, release):
         if (shared / part).exists():
             shutil.copytree(shared / part, dest / part, symlinks=True, ignore=ignore, copy_function=_link_or_copy)
     return dest

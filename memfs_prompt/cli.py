@@ -70,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     compile_cmd.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
     system = compile_cmd.add_mutually_exclusive_group()
     system.add_argument("--system", help="raw system prompt text")
-    system.add_argument("--system-file", type=Path, help="file holding the raw system prompt (UTF-8)")
+    system.add_argument(
+        "--system-file",
+        type=Path,
+        help="file holding the raw system prompt (UTF-8, taken byte for byte: line ends are not translated)",
+    )
     compile_cmd.add_argument("--now", help="compile clock, read as `new Date(NOW)` reads ISO 8601 (default: now)")
     compile_cmd.add_argument(
         "--previous-message-count", type=parse_js_number, default=0.0, help="any JSON number (default 0)"
@@ -92,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--now: {error}")
     if args.system_file is not None:
         try:
-            system_text = args.system_file.read_text(encoding="utf-8")
+            system_text = args.system_file.read_bytes().decode("utf-8")  # byte for byte: CRLF stays CRLF
         except (OSError, UnicodeDecodeError) as error:
             parser.error(f"--system-file {args.system_file}: {error}")
     else:

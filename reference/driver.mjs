@@ -211,20 +211,38 @@ function need(name) {
   return value;
 }
 
-// What upstream code could pollute: shared prototypes and constructors, and the functions hanging off them.
-const WATCHED = [Object.prototype, Object, Function.prototype, Array.prototype, String.prototype];
+// What upstream code could pollute: every built-in object a `system/**` walk through a plain object can
+// reach (Object.prototype and Number.prototype, and from them Object, Number, Function.prototype,
+// Function and every method hanging off them: memfs_prompt/js_builtins.json), plus Array.prototype and
+// String.prototype, which the compiler itself calls. The snapshot takes every object reachable from
+// these through own properties and prototypes, and lists its prototype, whether it is extensible and
+// each own property's attributes and value (an object by identity): a property added, removed,
+// replaced or reconfigured anywhere there changes it. About a millisecond per answer.
+const WATCHED = [Object.prototype, Number.prototype, Function.prototype, Array.prototype, String.prototype];
 function prototypeSnapshot() {
-  const parts = [];
-  for (const target of WATCHED) {
-    for (const key of Reflect.ownKeys(target)) {
-      parts.push(String(key));
-      const descriptor = Object.getOwnPropertyDescriptor(target, key);
-      const value = descriptor && "value" in descriptor ? descriptor.value : undefined;
-      if (value && (typeof value === "object" || typeof value === "function")) {
-        parts.push(`${String(key)}{${Reflect.ownKeys(value).map(String).join(",")}}`);
+  const ids = new Map();
+  const queue = [];
+  const ref = (value) => {
+    if ((typeof value === "object" && value !== null) || typeof value === "function") {
+      if (!ids.has(value)) {
+        ids.set(value, ids.size);
+        queue.push(value);
       }
+      return `#${ids.get(value)}`;
     }
-    parts.push("|");
+    if (typeof value === "string") return JSON.stringify(value);
+    return Object.is(value, -0) ? "-0" : String(value);
+  };
+  WATCHED.forEach(ref);
+  const parts = [];
+  for (let i = 0; i < queue.length; i++) {
+    const target = queue[i];
+    parts.push(`${ref(target)}:${ref(Object.getPrototypeOf(target))}${Object.isExtensible(target) ? "" : "!"}`);
+    for (const key of Reflect.ownKeys(target)) {
+      const d = Object.getOwnPropertyDescriptor(target, key);
+      const flags = `${d.enumerable ? "e" : ""}${d.configurable ? "c" : ""}${d.writable ? "w" : ""}`;
+      parts.push(`${String(key)}/${flags}=${"value" in d ? ref(d.value) : `${ref(d.get)}/${ref(d.set)}`}`);
+    }
   }
   return parts.join(",");
 }

@@ -80,3 +80,22 @@ def mixed_results() -> list[CaseResult]:
 def mixed_report() -> RunReport:
     references = [{"name": f"letta-code@{label}", "version": label} for label in REFERENCES]
     return RunReport(mixed_results(), references, [], ["conformance", "run", "cases", "--report", "out"], timing=False)
+
+
+#: The synthetic full matrix of the size budgets (docs/report-format.md): 200 cases x 35 references, all passing.
+MATRIX_LABELS = ["0.25.3", "0.32.8", "0.32.18"] + [f"pypi:0.34.{n}" for n in range(32)]
+
+
+def passing_matrix(cases: int = 200, labels: list[str] = MATRIX_LABELS) -> RunReport:
+    """Every case passing against every reference, with records as long as the corpus's (a few hundred bytes of
+    memory, full-length hashes) and every field compared; timings on, as `conformance matrix` writes them."""
+    compared = dict.fromkeys(("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision"), "compared")
+    results = []
+    for number in range(cases):
+        core = f"<memory>\n<human>\nnote {number}: " + "likes tea and long walks. " * 12 + "\n</human>\n</memory>"
+        ok = Outcome(
+            "ok", record={**record(core), "rawSystemHash": f"{number:064x}", "memfsRevision": f"{number:040x}"}
+        )
+        results += [case(f"case-{number:03d}", Status.PASS, ("core", "frontmatter"), ok, ok, label=label,
+                         compared=dict(compared)) for label in labels]  # fmt: skip
+    return RunReport(results, [{"name": n} for n in labels], [], ["conformance", "matrix"])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from harness.model import Explanation, Outcome, Scenario
+from harness.model import Explanation, FieldDiff, Outcome, Scenario
 from harness.runners.manifest import ReferenceSpec
 from harness.tools.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
 
@@ -140,3 +141,43 @@ def test_a_system_label_named_memory_stays_inside_the_system_tree() -> None:
     moved = text.replace("<memory>\n  inner\n</memory>\n<b>\n  b\n</b>", "<b>\n  b\n</b>\n<memory>\n  inner\n</memory>")
     assert sections(text)["prompt"] == "S\n\n\0memory\0\n\n\0memory_metadata\0"
     assert changes(record(text), record(moved)) == ["content/system-tree", "coreMemory/system-tree"]
+
+
+def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run_does(tmp_path: Path) -> None:
+    from harness.model import CaseResult, RunReport, Status
+    from harness.report.write import write_reports
+    from harness.tools.drift import described
+    from harness.tools.matrix import outcomes_from_report, reference_outcomes
+
+    padding = "\n" + "memory line\n" * 30  # over report.stored.SHARED_CHARS: stored by digest
+    results = []
+    for label, text in (
+        ("0.25.9", OLD_TEXT + padding),
+        ("0.30.28", NEW_TEXT + padding),
+        ("0.31.12", NEW_TEXT + padding),
+    ):
+        outcome = record(text, core=label != "0.25.9")  # 0.25.x has no coreMemory
+        results.append(CaseResult("connectors", label, f"letta-code@{label}", Status.PASS, (), "cases/compile/c.yaml",
+                                  reference_outcome=outcome, port_outcome=outcome))  # fmt: skip
+    scenarios, labels = [case("connectors")], specs("0.25.9", "0.30.28", "0.31.12")
+    live = drift_report(reference_outcomes(results), scenarios, labels, ORDER)
+    directory = write_reports(RunReport(results, [], [], ["conformance", "matrix"], timing=False), tmp_path)["json"]
+    saved = drift_report(outcomes_from_report(json.loads(directory.read_text())), scenarios, labels, ORDER)
+    assert saved.to_json() == live.to_json() and drift_markdown(saved) == drift_markdown(live)
+    assert [g.change for g in saved.groups] == ["content/external_projection", "coreMemory (added)"]
+    assert "$output" not in json.dumps(saved.to_json())  # every change by its bytes, none by a digest
+    group = saved.groups[0]
+    first = group.to_json()["first_difference"]
+    assert first["case"] == "connectors" and first["field"] == "content/external_projection"
+    assert first["offset"] == len(b"<external_projection>\n") and "$output" not in json.dumps(first)
+    assert "└──" in first["after_context"] and "â" in first["before_context"]
+    assert first["difference"] == described(FieldDiff("x", "â", "└", 0))["difference"]
+
+
+def test_a_section_change_is_described_with_the_blocks_cut_out_of_it_named_not_as_markers() -> None:
+    from harness.tools.drift import change_details, described
+
+    details = dict(change_details(record(OLD_TEXT), record(OLD_TEXT.replace("S\n\n", "T\n\n", 1))))
+    first = described(details["content/prompt"])
+    assert first["offset"] == 0 and "\0" not in first["before_context"] + first["after_context"]
+    assert "<self>…</self>" in first["before_context"] and "<memory>…</memory>" in first["after_context"]

@@ -77,7 +77,7 @@ def test_the_data_model_imports_nothing_from_the_project() -> None:
     tree = ast.parse(MODULES["harness.model"].read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert imported <= {"__future__", "enum", "collections", "dataclasses", "pathlib", "typing"}, imported
+    assert imported <= {"__future__", "enum", "collections", "dataclasses", "json", "pathlib", "typing"}, imported
 
 
 def test_reading_and_merging_reports_loads_no_runner() -> None:

@@ -15,8 +15,17 @@ from harness.model import CompileRequest, Outcome
 from harness.runners.base import Runner
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.tools.mutation import DEFAULT_MUTANTS, Mutant, load_mutants, request_key, run_mutant, summary
+from harness.tools.mutation import (
+    DEFAULT_MUTANTS,
+    Mutant,
+    default_references,
+    load_mutants,
+    request_key,
+    run_mutant,
+    summary,
+)
 from memfs_prompt import profile_for_release
+from memfs_prompt.profiles import PROFILES
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memfs_prompt"
 
@@ -94,3 +103,37 @@ def test_a_mutant_that_changes_output_is_killed_and_one_that_does_not_survives(o
     assert "ZeroDivisionError" in results[2].detail
     text, ok = summary(results)
     assert not ok and "mutation score: 2/3 killed (67%)" in text
+
+
+def test_a_mutant_of_the_command_line_is_killed_through_python_m_memfs_prompt(one_case_baseline) -> None:
+    """The API never calls cli.main: only the corpus run through `python -m memfs_prompt compile` sees these."""
+    baseline, paths = one_case_baseline
+    now_ignored = Mutant("now-ignored", "cli.py", "now = parse_now(args.now) if args.now is not None else",
+                         "now = parse_now('2000-01-01T00:00:00Z') if args.now is not None else", "why")  # fmt: skip
+    crlf = Mutant("crlf", "cli.py", 'sys.stdout.write("\\n")', 'sys.stdout.write("\\r\\n")', "why")
+    inert = Mutant("help", "cli.py", 'help="includeMemfs: false"', 'help="includeMemfs false"', "why")
+    results = [run_mutant(m, baseline, paths, timeout=120) for m in (now_ignored, crlf, inert)]
+    assert [r.outcome for r in results] == ["killed", "killed", "survived"], [r.detail for r in results]
+    cli = "[python -m memfs_prompt]"
+    assert results[0].detail == f"a-case [0.32.18]: pass -> fail (compiledAt, content, coreMemory) {cli}"
+    assert results[1].detail.startswith("a-case [0.32.18]: pass -> error (Python port could not run: stdout is not")
+    assert results[1].detail.endswith(cli)
+
+
+def test_mutants_come_from_every_file_of_a_directory_and_ids_are_unique_across_files(tmp_path: Path) -> None:
+    entry = "mutants:\n  - {{id: {0}, file: f.py, original: x, replacement: y, why: z}}\n"
+    (tmp_path / "a.yaml").write_text(entry.format("one"))
+    (tmp_path / "b.yaml").write_text(entry.format("two"))
+    (tmp_path / "notes.txt").write_text("not mutants")
+    assert [m.id for m in load_mutants(tmp_path)] == ["one", "two"]
+    assert [m.id for m in load_mutants([tmp_path / "b.yaml", tmp_path / "a.yaml"])] == ["two", "one"]
+    (tmp_path / "b.yaml").write_text(entry.format("one"))
+    with pytest.raises(ValueError, match="'one' is used twice"):
+        load_mutants(tmp_path)
+
+
+def test_the_default_references_are_one_pinned_release_per_profile() -> None:
+    references = default_references()
+    profiles = [profile_for_release(r.split(":")[1]).name for r in references]
+    assert len(set(profiles)) == len(profiles) == len([p for p in PROFILES.values() if p.releases])
+    assert references[0] == "npm:0.25.3"

@@ -217,17 +217,10 @@ def test_the_verdict_and_the_causes_come_first_and_search_and_counts_visibly_act
 def test_a_passing_run_of_200_cases_by_35_references_fits_a_few_screens(
     browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from report_examples import case, record
+    from report_examples import passing_matrix
 
-    from harness.model import Outcome, RunReport, Status
-
-    labels = ["0.25.3", "0.32.8", "0.32.18"] + [f"pypi:0.34.{n}" for n in range(32)]  # 35 references
-    results = []
-    for number in range(200):
-        ok = Outcome("ok", record=record(f"<memory>\nnote {number}\n</memory>"))
-        results += [case(f"case-{number:03d}", Status.PASS, ("core",), ok, ok, label=label) for label in labels]
-    paths = write_reports(RunReport(results, [{"name": n} for n in labels], [], ["conformance", "matrix"]), tmp_path)
-    assert paths["html"].stat().st_size < 3_000_000
+    paths = write_reports(passing_matrix(), tmp_path)
+    assert paths["html"].stat().st_size <= 1_000_000  # passing rows are page data, not HTML (docs/report-format.md)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(paths["html"].as_uri(), timeout=120_000)
     assert page.locator("#verdict").inner_text().startswith("PASS: all 7000 results agree")
@@ -237,7 +230,47 @@ def test_a_passing_run_of_200_cases_by_35_references_fits_a_few_screens(
     assert page.evaluate("document.documentElement.scrollHeight") < 2 * 900  # passing rows collapsed
     order = [o.get_attribute("value") for o in page.locator("#reference-filter option").all()][1:]
     assert order[:3] == ["0.25.3", "0.32.8", "0.32.18"] and order[3:6] == ["pypi:0.34.0", "pypi:0.34.1", "pypi:0.34.2"]
+    assert page.locator("#results tbody tr").count() == 0  # nothing to show until asked
     page.check("#show-passing")
     assert page.locator("#shown-count").inner_text() == "7000 of 7000 shown"
+    row = page.locator('#results tbody tr[data-case="case-007"][data-reference="pypi:0.34.3"]')
+    assert row.locator("td").all_inner_texts() == ["case-007", "pypi:0.34.3", "letta-code@pypi:0.34.3", "pass", "",
+                                                   "core, frontmatter"]  # fmt: skip
+    page.fill("#search", "case-007 0.34.30")
+    assert page.locator("#shown-count").inner_text() == "1 of 7000 shown"
+    page.fill("#search", "")
     screenshot(page, "report-200x35-passing.png", capsys)
+    page.close()
+
+
+def test_the_grid_and_the_passing_rows_drawn_from_the_page_data_keep_the_report_order_and_links(page: Any) -> None:
+    rows = page.locator("#results tbody tr")
+    order = [(row.get_attribute("data-case"), row.get_attribute("data-reference")) for row in rows.all()]
+    assert order == sorted(order, key=lambda key: (key[0], REFERENCES.index(key[1]) * -1))  # 0.30.28 before 0.32.18
+    assert rows.count() == 11 and page.locator("#results tbody tr.light").count() == 3
+    cells = page.locator("#grid a.cell")
+    assert cells.count() == 8 and page.locator("#grid i.cell.status-pass").count() == 3  # failing ones link
+    page.locator('#grid a.cell[data-case="bom-kept"]').click()
+    assert in_viewport(page, section(page, "bom-kept").locator("h3"))
+    title = page.locator('#grid i.cell[data-case="a-pass"]').first.get_attribute("title")
+    assert title == f"a-pass [{REFERENCES[1]}]: pass"
+
+
+def test_golden_checks_get_no_grid_column_and_the_banner_names_them_apart(browser: Any, tmp_path: Path) -> None:
+    from report_examples import case, record
+
+    from harness.model import Outcome, RunReport, Status
+
+    ok = Outcome("ok", record=record("m"))
+    results = [case(c, Status.PASS, (), ok, ok, label=label) for c in ("a", "b") for label in REFERENCES]
+    results.append(case("spec-golden", Status.PASS, ("golden",), None, ok, label="golden"))
+    html = write_reports(RunReport(results, [], [], ["conformance"]), tmp_path)["html"]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(html.as_uri())
+    rows = page.locator("#grid .grow").all()
+    assert [row.locator(".cell").count() for row in rows] == [2, 2, 1]  # a, b against both references; the golden one
+    assert page.locator('#grid .cell[data-reference="golden"]').get_attribute("data-case") == "spec-golden"
+    banner = page.locator("#verdict").inner_text()
+    assert banner.startswith("PASS: all 4 results agree") and "2 cases × 2 references" in banner
+    assert "not a reference: 1 case checked against the expected bytes stored in the case" in banner
     page.close()

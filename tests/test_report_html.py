@@ -196,7 +196,7 @@ def test_reproduce_commands_pass_every_input_and_golden_cases_name_no_reference(
     assert (
         commands[0] == "conformance run cases/compile/x.yaml --reference npm:0.32.18 --profile letta-code@0.32.18 -k x"
     )
-    assert commands[1].endswith("--now 2026-01-02T03:04:05.678Z --previous-message-count 0 --no-memfs")
+    assert commands[1].endswith("--now=2026-01-02T03:04:05.678Z --previous-message-count=0 --no-memfs")
     assert commands[2].startswith("conformance diff-repo /cache/repos/x/memory --agent-id agent-1")
     assert "--no-memfs --reference npm:0.32.18" in commands[2]
     result.reference = "golden"
@@ -226,3 +226,72 @@ def test_first_difference_is_found_across_comparison_blocks(at: int) -> None:
 
 def test_the_page_is_the_same_bytes_for_the_same_run() -> None:
     assert render_html(mixed_report()) == render_html(mixed_report())
+
+
+# --- size budgets (docs/report-format.md): file sizes, not timings ----------------------------------
+
+MB = 1_000_000
+
+
+def test_a_passing_matrix_of_200_cases_by_35_references_stays_within_the_size_budgets(tmp_path: Path) -> None:
+    from report_examples import passing_matrix
+
+    paths = write_reports(passing_matrix(), tmp_path)
+    assert paths["json"].stat().st_size <= 15 * MB  # the full matrix's report.json
+    assert paths["html"].stat().st_size <= 1 * MB  # and its index.html
+    html = paths["html"].read_text(encoding="utf-8")
+    assert 'data-case="case-' not in html  # no row or grid cell per passing result: they come from the page data
+    data = json.loads(paths["json"].read_text(encoding="ascii"))
+    assert len(data["results"]) == 7000 and len(data["cases"]) == 200
+    assert sum(1 for r in data["results"] if "tags" in r or "request" in r) == 0  # stored once, per case
+
+
+def test_a_passing_corpus_against_one_reference_stays_within_a_megabyte(tmp_path: Path) -> None:
+    from report_examples import passing_matrix
+
+    paths = write_reports(passing_matrix(cases=400, labels=["0.32.18"]), tmp_path)
+    assert paths["json"].stat().st_size <= 1 * MB and paths["html"].stat().st_size <= 1 * MB
+
+
+def test_report_json_read_back_gives_every_field_and_rebuilds_the_same_file(tmp_path: Path) -> None:
+    from report_examples import passing_matrix
+
+    from harness.report.merge import merge_reports
+    from harness.report.stored import full_entries
+
+    report = passing_matrix(cases=3, labels=["0.25.3", "0.32.18", "pypi:0.34.0"])
+    report.results += mixed_report().results
+    path = write_reports(report, tmp_path / "one")["json"]
+    data = json.loads(path.read_text(encoding="ascii"))
+    jsonschema.validate(data, SCHEMA)
+    assert any(r.get("field_comparison") == {"same_as": "previous"} for r in data["results"])
+    entries = full_entries(data, expand=True)
+    assert [(e["case"], e["reference"]) for e in entries] == [(r["case"], r["reference"]) for r in data["results"]]
+    assert all(set(SCHEMA["$defs"]["result"]["properties"]) >= set(e) for e in entries)
+    assert all({"tags", "path", "request", "reasons", "diffs", "turns", "compared_fields"} <= set(e) for e in entries)
+    assert {e["reference_outcome"]["status"] for e in entries if e["case"] == "case-001"} == {"ok"}
+    merged = merge_reports([tmp_path / "one"], ["conformance", "run", "cases", "--report", "out"])
+    merged.command, merged.timing = report.command, True
+    merged.extra = report.extra
+    assert write_reports(merged, tmp_path / "two")["json"].read_bytes() == path.read_bytes()
+
+
+def test_the_banner_counts_real_references_and_names_golden_checks_apart() -> None:
+    ok = Outcome("ok", record=record("m"))
+    results = [case(f"c{n}", Status.PASS, (), ok, ok, label=label) for n in range(3) for label in REFERENCES]
+    golden = [case(f"g{n}", Status.PASS, ("golden",), None, ok, label="golden") for n in range(2)]
+    html = render_html(RunReport(results + golden, [], [], ["conformance"]))
+    banner = re.search(r'<div id="verdict".*?</div></div>', html, re.S)
+    assert banner is not None
+    text = re.sub(r"<[^>]+>", "", banner.group(0))
+    assert "PASS: all 6 results agree" in text and "3 cases × 2 references" in text
+    assert "golden not a reference: 2 cases checked against the expected bytes stored in the case, 2 of 2 pass" in text
+    golden[0].status = Status.FAIL
+    html = render_html(RunReport(results + golden, [], [], ["conformance"]))
+    assert "FAILING: 1 of 2 golden checks, 1 distinct cause" in html and "1 of 2 pass" in html
+
+
+def test_golden_checks_beside_one_reference_leave_the_grid_one_list() -> None:
+    ok = Outcome("ok", record=record("m"))
+    results = [case("a", Status.PASS, (), ok, ok), case("g", Status.PASS, ("golden",), None, ok, label="golden")]
+    assert '<div id="grid" class="one">' in render_html(RunReport(results, [], [], ["conformance"]))

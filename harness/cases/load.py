@@ -23,12 +23,14 @@ from harness.cases.checks import check_content
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
-from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_now
+from memfs_prompt.cli import parse_now
 
+# The harness's own pinned inputs, not the port CLI's defaults: the code under test must not choose
+# the requests it is judged on (a mutant of memfs_prompt/cli.py would otherwise change them).
 DEFAULT_INPUTS: dict[str, Any] = {
-    "system": DEFAULT_SYSTEM,
-    "agent_id": DEFAULT_AGENT_ID,
-    "conversation_id": DEFAULT_CONVERSATION_ID,
+    "system": "You are a helpful agent.\n\n{CORE_MEMORY}",
+    "agent_id": "agent-conformance",
+    "conversation_id": "conv-conformance",
     "now": "2026-01-02T03:04:05.678Z",
     "previous_message_count": 0,
     "include_memfs": True,

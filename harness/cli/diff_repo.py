@@ -12,7 +12,7 @@ from harness.engine import Session
 from harness.model import CompileRequest, Scenario, Status
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
-from memfs_prompt.cli import DEFAULT_AGENT_ID, DEFAULT_CONVERSATION_ID, DEFAULT_SYSTEM, parse_js_number, parse_now
+from memfs_prompt.cli import parse_js_number, parse_now
 
 
 def request_of(args: argparse.Namespace) -> CompileRequest:
@@ -63,9 +63,9 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
 def add_request_options(parser: argparse.ArgumentParser) -> None:
     """The memory directory and the compile inputs (system prompt, ids, clock, message count, memfs)."""
     parser.add_argument("memory_dir")
-    parser.add_argument("--system", default=DEFAULT_SYSTEM)
-    parser.add_argument("--agent-id", default=DEFAULT_AGENT_ID)
-    parser.add_argument("--conversation-id", default=DEFAULT_CONVERSATION_ID)
+    parser.add_argument("--system", default=DEFAULT_INPUTS["system"])
+    parser.add_argument("--agent-id", default=DEFAULT_INPUTS["agent_id"])
+    parser.add_argument("--conversation-id", default=DEFAULT_INPUTS["conversation_id"])
     parser.add_argument("--now", default=DEFAULT_INPUTS["now"])
     parser.add_argument("--previous-message-count", type=parse_js_number, default=0, help="any JSON number")
     parser.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")

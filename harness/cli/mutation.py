@@ -8,15 +8,17 @@ import tempfile
 from pathlib import Path
 
 from harness.cli.common import Commands, add_paths, add_reference
-from harness.runners.manifest import REPO_ROOT, load_manifest
-from harness.tools.mutation import DEFAULT_MUTANTS, check, load_mutants, record_baseline, run_mutant, summary
+from harness.runners.manifest import REPO_ROOT
+from harness.tools import mutation as tool
 
 
 def register(commands: Commands) -> None:
     parser = commands.add_parser("mutation", help="hand-written mutants of memfs_prompt/ against the corpus")
     add_paths(parser)
-    add_reference(parser, many=True, default="every pinned release")
-    parser.add_argument("--mutants", type=Path, default=DEFAULT_MUTANTS)
+    add_reference(parser, many=True, default="one pinned release per profile")
+    parser.add_argument(
+        "--mutants", type=Path, action="append", help="a mutants file or directory (repeatable; default: mutants/)"
+    )
     parser.add_argument("-k", help="only mutants whose id contains one of these comma-separated words")
     parser.add_argument("--baseline", type=Path, help="baseline file: recorded there when missing, reused when present")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one mutant's corpus run may take")
@@ -28,23 +30,23 @@ def register(commands: Commands) -> None:
 def cmd_mutation(args: argparse.Namespace) -> int:
     paths = [p.resolve() for p in args.paths] or [REPO_ROOT / "cases"]
     if args.check:
-        return check(args.check, paths, args.package)
+        return tool.check(args.check, paths, args.package)
 
-    mutants = load_mutants(args.mutants)
+    mutants = tool.load_mutants(args.mutants or [tool.DEFAULT_MUTANTS])
     if args.k:
         words = [w for w in args.k.split(",") if w]
         mutants = [m for m in mutants if any(w in m.id for w in words)]
-    references = args.reference or [f"npm:{v}" for v in load_manifest()["releases"]]
+    references = args.reference or tool.default_references()
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         baseline = args.baseline or Path(tmp) / "baseline.json"
         if not baseline.exists():
             print(f"recording reference answers: {', '.join(references)}", file=sys.stderr)
-            record_baseline(paths, references, baseline)
+            tool.record_baseline(paths, references, baseline)
         results = []
         for mutant in mutants:
-            result = run_mutant(mutant, baseline, paths, args.timeout)
+            result = tool.run_mutant(mutant, baseline, paths, args.timeout)
             print(f"{result.outcome:<14} {mutant.id} ({result.seconds:.0f} s): {result.detail}", file=sys.stderr)
             results.append(result)
-    text, ok = summary(results)
+    text, ok = tool.summary(results)
     print(text)
     return 0 if ok else 1

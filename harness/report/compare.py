@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model import Status
-from harness.report.merge import read_report
+from harness.report.stored import read_report
 from harness.versions import release_key
 
 Key = tuple[str, str]  # (case, reference)
@@ -46,7 +46,8 @@ def _order(key: Key) -> tuple[str, Any]:
 
 
 def compare_reports(old_path: Any, new_path: Any) -> Comparison:
-    """Compare two report.json files (or the directories holding them); MergeError when one is not a report."""
+    """Compare two report.json files (or the directories holding them); ReportError (merge.MergeError) when one is
+    not a report."""
     old, new = _statuses(read_report(old_path)[1]), _statuses(read_report(new_path)[1])
     result = Comparison()
     for key in sorted(set(old) | set(new), key=_order):

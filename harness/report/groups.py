@@ -1,5 +1,8 @@
-"""What index.html builds beyond each result: failures grouped by cause, the line-level unified diff of a
-differing value, and the page's run metadata.
+"""What index.html builds beyond each result: the verdict banner, failures grouped by cause, and the
+line-level unified diff of a differing value.
+
+The banner counts results against real references apart from golden checks (`harness.model.GOLDEN`: the
+port against expected bytes stored in the case, no release), which it names on a line of their own.
 
 A cause is the failing status, each differing field with its kind (verdict.signature.field_kind) and the
 first differing characters named (verdict.text); an error's cause is its first reason. The reference is
@@ -15,7 +18,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from harness.model import CaseResult, Status
+from harness.model import CaseResult, RunReport, Status, is_golden
 from harness.verdict.diff import field_diff_json
 from harness.verdict.signature import field_kind
 from harness.verdict.text import first_difference
@@ -118,3 +121,35 @@ def mark_lines(lines: list[tuple[str, str]], render: Any) -> list[dict[str, Any]
             html += Markup(render(text, min(column + 1, len(text)), len(text)))
         rows.append({"kind": kind, "sign": sign[kind], "html": html})
     return rows
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 'es' if word.endswith('s') else 's'}"
+
+
+def verdict(report: RunReport, results: list[CaseResult], causes: int) -> dict[str, str]:
+    """The banner's text: `head` (PASS / FAILING / NOTHING RAN, with counts over real references), `shape`
+    (cases x references) and `golden` (the golden checks, counted apart; empty when there are none)."""
+    real = [r for r in results if not is_golden(r.reference)]
+    golden = [r for r in results if is_golden(r.reference)]
+    failing, golden_failing = sum(r.failed for r in real), sum(r.failed for r in golden)
+    known = sum(r.status == Status.KNOWN for r in results)
+    if not results:
+        head = "NOTHING RAN"
+    elif report.ok:
+        head = f"PASS: all {len(real)} results agree" if real else f"PASS: all {len(golden)} golden checks agree"
+        head += f" ({_plural(known, 'known divergence')})" if known else ""
+    else:
+        parts = [f"{failing} of {len(real)} results"] if failing or not golden_failing else []
+        parts += [f"{golden_failing} of {_plural(len(golden), 'golden check')}"] if golden_failing else []
+        parts += [f"{_plural(len(report.load_errors), 'scenario file')} not loaded"] if report.load_errors else []
+        head = "FAILING: " + ", ".join(parts) + (f", {_plural(causes, 'distinct cause')}" if causes else "")
+    references = {r.reference for r in real}
+    shape = f"{_plural(len({r.case_id for r in real}), 'case')} × {_plural(len(references), 'reference')}"
+    note = ""
+    if golden:
+        note = (
+            f"not a reference: {_plural(len({r.case_id for r in golden}), 'case')} checked against the "
+            f"expected bytes stored in the case, {len(golden) - golden_failing} of {len(golden)} pass"
+        )
+    return {"head": head, "shape": shape, "golden": note}

@@ -23,8 +23,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from harness.model import CaseResult, RunReport, Status
-from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines
+from harness.model import GOLDEN, CaseResult, RunReport, Status, is_golden
+from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.diff import COMPARED_FIELDS, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
@@ -137,7 +137,7 @@ def compared_fields(result: CaseResult) -> list[str]:
     statuses = [o.status for o in (result.reference_outcome, result.port_outcome) if o is not None]
     if "error" in statuses or result.port_outcome is None:
         return []
-    if result.reference == "golden":
+    if is_golden(result.reference):
         return ["coreMemory"] if statuses == ["ok"] else []
     if "thrown" in statuses:
         return ["thrown"]
@@ -253,7 +253,36 @@ def _repeat_of(result: CaseResult, linked: dict[tuple[str, str], str], first_of:
 
 
 def counts_pass(results: list[CaseResult]) -> int:
+    """How many results passed."""
     return sum(1 for r in results if r.status == Status.PASS)
+
+
+def page_data(results: list[CaseResult], references: list[str], linked: dict[tuple[str, str], str]) -> str:
+    """Every result as the page's script needs it to draw the grid and, on demand, the passing rows of the
+    results table (a passing row is not in the file as HTML: at 35 references that would be megabytes).
+
+    JSON for a `<script type="application/json">`: string tables (`cases` with their `tags`, `references`,
+    `profiles`, `statuses`) and `rows`, one `[case, reference, profile, status]` index list per result in
+    the table's order, with the anchor of its details section as a fifth item when it has one."""
+    tables: dict[str, dict[str, int]] = {"cases": {}, "references": {}, "profiles": {}, "statuses": {}}
+    tables["references"] = {name: number for number, name in enumerate(references)}  # the grid's column order
+
+    def index(table: str, value: str) -> int:
+        return tables[table].setdefault(value, len(tables[table]))
+
+    tags: dict[str, str] = {}
+    rows: list[list[Any]] = []
+    for r in results:
+        tags.setdefault(r.case_id, " ".join(r.tags))
+        row: list[Any] = [index("cases", r.case_id), index("references", r.reference), index("profiles", r.profile),
+                          index("statuses", str(r.status))]  # fmt: skip
+        if (r.case_id, r.reference) in linked:
+            row.append(linked[(r.case_id, r.reference)])
+        rows.append(row)
+    data = {name: list(table) for name, table in tables.items()}
+    data["tags"] = [tags[c] for c in data["cases"]]
+    text = json.dumps({**data, "rows": rows}, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("</", "<\\/")  # never ends the script element
 
 
 def render_html(report: RunReport) -> str:
@@ -282,11 +311,13 @@ def render_html(report: RunReport) -> str:
         for r in detailed
     ]
     references = sorted({r.reference for r in results}, key=release_key)
+    groups = failure_groups(results)
     return template.render(
         report=report, counts=report.counts, results=results, references=references,
         matrix=matrix, tags=sorted({t for r in results for t in r.tags}), details=details,
-        groups=failure_groups(results), run=report.extra.get("run") or {}, passing=counts_pass(results),
-        failing=sum(1 for r in results if r.failed) + len(report.load_errors),
+        groups=groups, run=report.extra.get("run") or {}, passing=counts_pass(results),
+        verdict=verdict(report, results, len(groups)), GOLDEN=GOLDEN,
+        data=Markup(page_data(results, references, linked)),
         linked=linked, command=" ".join(shlex.quote(c) for c in report.command),
         show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,
     )  # fmt: skip

@@ -13,25 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import CaseResult, RunReport, ScenarioError
-from harness.report.write import SCHEMA, result_from_json
+from harness.report.stored import ReportError, full_entries, read_report
+from harness.report.write import result_from_json
 
-
-class MergeError(Exception):
-    """Inputs that cannot be merged; the message names the file and what is wrong."""
-
-
-def read_report(path: Path) -> tuple[Path, dict[str, Any]]:
-    file = path / "report.json" if path.is_dir() else path
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise MergeError(f"{file}: cannot read it ({error.strerror}); give a report directory or report.json") from None
-    except ValueError as error:
-        raise MergeError(f"{file}: not JSON ({error})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        got = data.get("schema") if isinstance(data, dict) else None
-        raise MergeError(f"{file}: schema {got!r}, expected {SCHEMA!r} (a report.json from `conformance run`)")
-    return file, data
+MergeError = ReportError  # inputs that cannot be merged; the message names the file and what is wrong
 
 
 def _load_error(data: dict[str, Any]) -> ScenarioError:
@@ -96,7 +81,7 @@ def merge_reports(paths: list[Path], command: list[str], *, allow_partial: bool 
     seen: dict[tuple[str, str], Path] = {}
     timing = True
     for file, data in reports:
-        for entry in data["results"]:
+        for entry in full_entries(data):
             key = (entry["case"], entry["reference"])
             if key in seen:
                 raise MergeError(

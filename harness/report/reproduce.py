@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from harness.model import CaseResult
+from harness.model import CaseResult, cli_args
 
 _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -20,9 +20,8 @@ def reproduce_commands(result: CaseResult) -> list[str]:
     if req:
         inputs = ["--agent-id", req["agentId"], "--conversation-id", req["conversationId"], "--system", req["system"],
                   "--now", req["now"], "--previous-message-count", str(req["previousMessageCount"])]  # fmt: skip
-        compile_args = [req["memoryDir"], "--json", "--profile", result.profile, *inputs]
         no_memfs = "" if req.get("includeMemfs", True) else " --no-memfs"
-        cmds.append(f"python -m memfs_prompt compile {_join(compile_args)}{no_memfs}")
+        cmds.append(f"python -m memfs_prompt {_join(cli_args(req, result.profile))}")
         if not golden:
             cmds.append(f"conformance diff-repo {_join([req['memoryDir'], *inputs, '--profile', result.profile])}"
                         f"{no_memfs}{reference}")  # fmt: skip

@@ -7,8 +7,6 @@ bytes once those are removed (and `--no-timing` leaves them out altogether).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +14,16 @@ from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.html import compared_fields, render_html
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
+from harness.report.stored import SCHEMA, dumps, expanded, full_entry, store
 from harness.verdict.diff import field_diff_json
 from harness.versions import release_key
 
-SCHEMA = "letta-conformance/report/1"
+__all__ = ["SCHEMA", "report_json", "result_from_json", "result_json", "write_reports"]
 
 
 def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
+    """A result as a full report.json entry (every field; report.stored decides what the file leaves out)."""
+
     def outcome(o: Any) -> Any:
         if o is None:
             return None
@@ -80,12 +81,11 @@ def _side_value(outcome: Outcome | None, field: str) -> Any:
 
 
 def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None) -> CaseResult:
-    """A result back from its report.json entry (its long values looked up in the report's `outputs`):
-    `result_json` of it gives the same entry again."""
-    if data.get("port_outcome") == SAME:
-        data = {**data, "port_outcome": data["reference_outcome"]}
+    """A result back from its full report.json entry (report.stored.full_entries), its long values looked up
+    in the report's `outputs`: `result_json` of it gives the same entry again."""
+    data = full_entry(data, {})
     if outputs:
-        data = _expanded(data, outputs)
+        data = expanded(data, outputs)
     timing = data.get("timing") or {}
     reference = _outcome_from_json(data["reference_outcome"], timing.get("reference_ms"))
     port = _outcome_from_json(data["port_outcome"], timing.get("port_ms"))
@@ -112,60 +112,11 @@ def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
     return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
 
 
-#: A record value at least this long is named by `{"$output": sha256}`; a result that did not pass keeps the
-#: value once in `outputs` (shared by every result and side that has it). A passing result's values are
-#: recorded by digest only: both sides agreed, and the case rebuilds them (`conformance show` prints one).
-SHARED_CHARS = 200
-OUTPUT = "$output"
-
-
-def _shared(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
-    """The entry with each long record value of its outcomes replaced by its digest (kept in `outputs`
-    unless the result passed)."""
-    keep = result["status"] != Status.PASS
-    for side in ("reference_outcome", "port_outcome"):
-        outcome = result.get(side)
-        if not outcome or not isinstance(outcome.get("record"), dict):
-            continue
-        record = dict(outcome["record"])
-        for key, value in record.items():
-            if isinstance(value, str) and len(value) >= SHARED_CHARS:
-                digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-                if keep:
-                    outputs[digest] = value
-                record[key] = {OUTPUT: digest}
-        result[side] = {**outcome, "record": record}
-    if not keep:  # a passing result: its commands follow from the entry, its port outcome is usually the reference's
-        result.pop("reproduce", None)
-        if result.get("port_outcome") is not None and result["port_outcome"] == result.get("reference_outcome"):
-            result["port_outcome"] = dict(SAME)
-    return result
-
-
-SAME = {"same_as": "reference_outcome"}
-
-
-def _expanded(result: dict[str, Any], outputs: dict[str, str]) -> dict[str, Any]:
-    """The entry with every `{"$output": digest}` that `outputs` holds replaced by its value again (a passing
-    result's digests stay: written again, they give the same entry)."""
-    result = dict(result)
-    for side in ("reference_outcome", "port_outcome"):
-        outcome = result.get(side)
-        if not outcome or not isinstance(outcome.get("record"), dict):
-            continue
-        record = {
-            k: outputs[v[OUTPUT]] if isinstance(v, dict) and set(v) == {OUTPUT} and v[OUTPUT] in outputs else v
-            for k, v in outcome["record"].items()
-        }
-        result[side] = {**outcome, "record": record}
-    return result
-
-
 def report_json(report: RunReport) -> dict[str, Any]:
+    """report.json's data: the run, its references, and every result as report.stored stores it."""
     references = report.references if report.timing else [_without_timing(r) for r in report.references]
-    outputs: dict[str, str] = {}
     ordered = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference)))
-    results = [_shared(result_json(r, report.timing), outputs) for r in ordered]
+    stored = store([result_json(r, report.timing) for r in ordered])
     return {
         "schema": SCHEMA,
         "ok": report.ok,
@@ -173,8 +124,9 @@ def report_json(report: RunReport) -> dict[str, Any]:
         **({"run": report.extra["run"]} if "run" in report.extra else {}),
         "references": references,
         "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
-        "results": results,
-        "outputs": dict(sorted(outputs.items())),
+        "cases": stored["cases"],
+        "results": stored["results"],
+        "outputs": stored["outputs"],
         **{k: v for k, v in report.extra.items() if k != "run"},
     }
 
@@ -189,8 +141,7 @@ def _without_timing(info: dict[str, Any]) -> dict[str, Any]:
 def write_reports(report: RunReport, directory: Path) -> dict[str, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     paths = {"json": directory / "report.json", "junit": directory / "junit.xml", "html": directory / "index.html"}
-    data = json.dumps(report_json(report), indent=1, ensure_ascii=True, default=repr)
-    paths["json"].write_text(data + "\n", encoding="ascii")
+    paths["json"].write_text(dumps(report_json(report)), encoding="ascii")
     paths["junit"].write_bytes(junit_xml(report))
     paths["html"].write_text(render_html(report), encoding="utf-8", errors="replace")  # lone surrogates
     return paths

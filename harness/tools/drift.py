@@ -18,9 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model import Explanation, Outcome, Scenario
+from harness.model import Explanation, FieldDiff, Outcome, Scenario
 from harness.runners.manifest import REGISTRIES, ReferenceSpec
-from harness.verdict.diff import COMPARED_FIELDS, outcome_diff
+from harness.verdict.diff import COMPARED_FIELDS, field_diff_json, outcome_diff
+from harness.verdict.text import as_bytes, first_diff_offset
 
 TEXT_FIELDS = ("content", "coreMemory")
 _BLOCKS = ("self", "external_projection", "memory_metadata")
@@ -46,23 +47,56 @@ def sections(text: str) -> dict[str, str]:
     return found
 
 
-def changes(before: Outcome, after: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> list[str]:
-    """What changed from one reference outcome to another (verdict.diff.outcome_diff), as group keys: a field
-    added or removed, the sections of a text field that changed, or a throw (empty: the same output)."""
+def change_details(
+    before: Outcome, after: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS
+) -> list[tuple[str, FieldDiff]]:
+    """What changed from one reference outcome to another (verdict.diff.outcome_diff), as (group key, diff):
+    a field added or removed, each section of a text field that changed (its diff is the section's text on
+    both sides), or a throw. Empty: the same output."""
     if before.status == "error" or after.status == "error":
         return []
-    keys: list[str] = []
+    found: list[tuple[str, FieldDiff]] = []
     for diff in outcome_diff(before, after, fields):
         if diff.field == "thrown":
-            keys.append("thrown (now throws)" if after.status == "thrown" else "thrown (no longer throws)")
+            found.append(("thrown (now throws)" if after.status == "thrown" else "thrown (no longer throws)", diff))
         elif diff.reference_present != diff.port_present:
-            keys.append(f"{diff.field} ({'added' if diff.port_present else 'removed'})")
+            found.append((f"{diff.field} ({'added' if diff.port_present else 'removed'})", diff))
         elif diff.field in TEXT_FIELDS and isinstance(diff.reference, str) and isinstance(diff.port, str):
             a, b = sections(diff.reference), sections(diff.port)
-            keys += [f"{diff.field}/{s}" for s in sorted(set(a) | set(b)) if a.get(s) != b.get(s)] or [diff.field]
+            changed = [s for s in sorted(set(a) | set(b)) if a.get(s) != b.get(s)]
+            found += [(f"{diff.field}/{s}", _section_diff(diff.field, s, a, b)) for s in changed] or [
+                (diff.field, diff)
+            ]
         else:
-            keys.append(diff.field)
-    return keys
+            found.append((diff.field, diff))
+    return found
+
+
+_CUT = re.compile(r"\0([a-z_]+)\0")  # where sections() took a block out of the rest
+
+
+def _section_diff(name: str, section: str, before: dict[str, str], after: dict[str, str]) -> FieldDiff:
+    """The change of one section, with each block cut out of it shown as `<tag>…</tag>`, not as a marker."""
+    old, new = (
+        _CUT.sub(r"<\1>…</\1>", text) if text is not None else None
+        for text in (before.get(section), after.get(section))
+    )
+    offset = first_diff_offset(as_bytes(old or ""), as_bytes(new or "")) or 0
+    return FieldDiff(f"{name}/{section}", old, new, offset, old is not None, new is not None)
+
+
+def changes(before: Outcome, after: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> list[str]:
+    """The group keys of change_details: what changed from one reference outcome to another."""
+    return [key for key, _ in change_details(before, after, fields)]
+
+
+def described(diff: FieldDiff) -> dict[str, Any]:
+    """A change as a person reads it, the same from a live run and from a saved report: the first differing
+    byte, the characters there named, and the bytes around it on both sides (verdict.diff.field_diff_json)."""
+    info = field_diff_json(diff)
+    return {"field": diff.field, "offset": info["offset"], "difference": info["difference"],
+            "before_bytes": info["reference_bytes"], "after_bytes": info["port_bytes"],
+            "before_context": info["reference_context"], "after_context": info["port_context"]}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,6 +155,7 @@ class DriftGroup:
     pair: Pair
     change: str
     cases: list[str] = field(default_factory=list)
+    first: dict[str, Any] = field(default_factory=dict)  # the first case's change, described()
     explained_by: dict[str, str] = field(default_factory=dict)  # case id -> the change it says it pins
 
     @property
@@ -134,6 +169,7 @@ class DriftGroup:
             "kind": self.pair.kind,
             "change": self.change,
             "cases": self.cases,
+            "first_difference": {"case": self.cases[0], **self.first} if self.cases else {},
             "explained": self.explained,
             "explained_by": [{"case": c, "says": s} for c, s in sorted(self.explained_by.items())],
         }
@@ -193,10 +229,13 @@ def drift_report(
             if before.status == "error" or after.status == "error":
                 unknown.append({"case": scenario.id, "from": pair.before.label, "to": pair.after.label})
                 continue
-            keys = changes(before, after)
+            details = change_details(before, after)
+            keys = [key for key, _ in details]
             entries = [e for e in scenario.explains if explains_pair(e, pair, release_order)]
-            for key in keys:
+            for key, diff in details:
                 group = groups.setdefault((pair, key), DriftGroup(pair, key))
+                if not group.cases:
+                    group.first = described(diff)
                 group.cases.append(scenario.id)
                 for entry in entries:
                     if explains_change(entry, key):
@@ -236,6 +275,11 @@ def drift_markdown(report: DriftReport, max_cases: int = 8) -> str:
             shown = ", ".join(group.cases[:max_cases]) + (
                 f", … ({len(group.cases)} in all)" if len(group.cases) > max_cases else ""
             )
+            first = group.first
+            example = (
+                f"  - first difference in `{group.cases[0]}`: byte {first['offset']} of {first['field']}, "
+                f"{first['difference']}; before: …{first['before_context']}…; after: …{first['after_context']}…"
+            )
             if group.explained:
                 lines.append(f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). Explained by:")
                 lines += [f"  - {says} ({_names(cases, 4)})" for says, cases in _by_sentence(group.explained_by)]
@@ -243,6 +287,7 @@ def drift_markdown(report: DriftReport, max_cases: int = 8) -> str:
                 lines.append(
                     f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). **UNEXPLAINED**: no case pins it"
                 )
+            lines.append(example)
         lines.append("")
     if report.stale:
         lines.append("## Stale explanations (the case says its output changes here, and it did not)")

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.load import load_scenarios
-from harness.model import CaseResult, Outcome, Scenario
+from harness.model import CaseResult, Outcome, Scenario, is_golden
+from harness.report.stored import full_entries, read_report
 from harness.runners import pypi_release
 from harness.runners.manifest import (
     ReferenceSpec,
@@ -101,7 +102,7 @@ def compared_fields(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
     or found it on one side only; and a one-word summary (`compared`, `compared-as-absent`, `mixed`)."""
     out: dict[str, dict[str, Any]] = {}
     for result in results:
-        if result.reference == "golden":
+        if is_golden(result.reference):
             continue
         per_ref = out.setdefault(result.reference, {name: Counter() for name in COMPARED_FIELDS})
         for name, state in result.compared.items():
@@ -168,17 +169,25 @@ def gate_pair(specs: list[ReferenceSpec], latest: ReferenceSpec | None) -> tuple
 
 def drift_from_report(report_path: Path, case_paths: list[Path]) -> DriftReport:
     """Recompute drift from a matrix report.json (no reference is run again)."""
-    data = json.loads(report_path.read_text(encoding="utf-8"))
+    data = read_report(report_path)[1]
+    outcomes = outcomes_from_report(data)
     labels = [r["label"] for r in data.get("matrix", {}).get("references", [])]
     if not labels:
-        labels = sorted({r["reference"] for r in data["results"] if r["reference"] != "golden"})
+        labels = sorted({reference for _, reference in outcomes if not is_golden(reference)})
     specs = [ReferenceSpec.from_label(label) for label in labels]
+    scenarios: list[Scenario] = load_scenarios(case_paths).scenarios
+    return drift_report(outcomes, scenarios, specs, release_order())
+
+
+def outcomes_from_report(data: dict[str, Any]) -> dict[tuple[str, str], Outcome]:
+    """Each result's reference outcome, keyed (case, reference), from report.json data with its long values put
+    back: the values that differ within a case are kept in `outputs` (report.stored), so drift read from a
+    report describes a change byte for byte, as a live run does."""
     outcomes: dict[tuple[str, str], Outcome] = {}
-    for r in data["results"]:
+    for r in full_entries(data, expand=True):
         o = r.get("reference_outcome")
         if o:
             outcomes[(r["case"], r["reference"])] = Outcome(
                 o["status"], o.get("record"), o.get("thrown"), o.get("error")
             )
-    scenarios: list[Scenario] = load_scenarios(case_paths).scenarios
-    return drift_report(outcomes, scenarios, specs, release_order())
+    return outcomes

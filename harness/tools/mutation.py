@@ -10,11 +10,19 @@ every verdict stays the same. A surviving mutant must be listed with `equivalent
 can tell it apart; not scored) or `known_survivor: <why>` (scored as survived, does not fail the
 session); a listed mutant that gets killed is reported as invalid, so the notes stay true.
 
-    conformance mutation [CASES...] [--reference npm:X ...] [--mutants mutants/mutants.yaml] [-k ID]
+The corpus runs three ways: every compile case through the port's Python API against every
+reference; every compile case once through the port's command line (`python -m memfs_prompt
+compile`, harness.runners.python_cli), the references taking turns, so that a mutant of cli.py
+can be killed; and the lifecycle probes against the live references.
+
+    conformance mutation [CASES...] [--reference npm:X ...] [--mutants FILE_OR_DIR ...] [-k ID]
+
+By default: every file in mutants/, against one pinned release per profile (`default_references`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -28,12 +36,13 @@ from typing import Any
 
 import yaml
 
-from harness.model import CompileRequest, Outcome
+from harness.model import CaseResult, CompileRequest, Outcome
 from harness.runners.base import Runner
-from harness.runners.manifest import REPO_ROOT, ReferenceSpec
+from harness.runners.manifest import REPO_ROOT, ReferenceSpec, pinned_references
+from memfs_prompt.profiles import PROFILES
 
 PACKAGE = "memfs_prompt"
-DEFAULT_MUTANTS = REPO_ROOT / "mutants" / "mutants.yaml"
+DEFAULT_MUTANTS = REPO_ROOT / "mutants"  # every *.yaml there (mutants.yaml, blind.yaml, ...)
 
 
 @dataclass(frozen=True)
@@ -59,10 +68,23 @@ class Mutant:
         path.write_text(text.replace(self.original, self.replacement), encoding="utf-8")
 
 
-def load_mutants(path: Path) -> list[Mutant]:
+def mutant_files(paths: list[Path]) -> list[Path]:
+    """The mutant files `--mutants` names: a file as it is, a directory as its *.yaml files (sorted)."""
+    return [f for p in paths for f in (sorted(p.glob("*.yaml")) if p.is_dir() else [p])]
+
+
+def load_mutants(paths: Path | list[Path]) -> list[Mutant]:
+    """Every mutant of these files (or directories), in order; an id may be used once across all of them."""
+    mutants: list[Mutant] = []
+    seen: set[str] = set()
+    for path in mutant_files(paths if isinstance(paths, list) else [paths]):
+        mutants += _load_file(path, seen)
+    return mutants
+
+
+def _load_file(path: Path, seen: set[str]) -> list[Mutant]:
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     mutants = []
-    seen: set[str] = set()
     for index, entry in enumerate(data.get("mutants") or []):
         missing = [k for k in ("id", "file", "original", "replacement", "why") if not isinstance(entry.get(k), str)]
         if missing:
@@ -75,6 +97,16 @@ def load_mutants(path: Path) -> list[Mutant]:
                    entry.get("equivalent"), entry.get("known_survivor"))
         )  # fmt: skip
     return mutants
+
+
+def default_references() -> list[str]:
+    """One pinned release per profile: the first pinned, in release order, of the releases it reproduces."""
+    chosen: dict[str, str] = {}
+    for spec in pinned_references():
+        for profile in PROFILES.values():
+            if spec.value in profile.releases:
+                chosen.setdefault(profile.name, f"{spec.kind}:{spec.value}")
+    return list(chosen.values())
 
 
 def request_key(request: CompileRequest) -> str:
@@ -143,6 +175,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         return 3
     from harness.cases.load import load_scenarios
     from harness.engine import Session
+    from harness.runners.python_cli import PythonCliRunner
     from harness.runners.python_port import PythonPortRunner
 
     # References that share a profile get the same port record: compile once per profile and request.
@@ -163,29 +196,43 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
     def replayed(spec: ReferenceSpec, cache: Path) -> Runner:
         return ReplayRunner(spec, baseline["answers"][spec.label])
 
-    # Compile cases against the recorded answers (fast); lifecycle probes against the live references,
-    # since a turn loop's answers depend on the conversation so far.
-    for cases, factory in ((compile_cases, replayed), (lifecycle_cases, None)):
-        if not cases:
-            continue
-        PythonPortRunner.compile = compile_once if factory else port_compile  # type: ignore[method-assign,assignment]
-        with Session(specs, runner_factory=factory) as session:
-            for scenario in cases:
-                for result in session.run_case(scenario):
-                    key = f"{result.case_id} [{result.reference}]"
-                    expected = baseline["verdicts"].get(key)
-                    if expected is None:
-                        print(
-                            f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr
-                        )
-                        return 3
-                    if result.status != expected:
-                        fields = {d.field for d in result.diffs} | {
-                            d["observation"] for row in result.turns for d in row.get("diffs", [])
-                        }
-                        detail = ", ".join(sorted(fields)) or "; ".join(result.reasons[:1])
-                        print(f"{key}: {expected} -> {result.status}" + (f" ({detail})" if detail else ""))
-                        return 1
+    def verdicts_hold(results: list[CaseResult], how: str) -> int:
+        for result in results:
+            key = f"{result.case_id} [{result.reference}]"
+            expected = baseline["verdicts"].get(key)
+            if expected is None:
+                print(f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr)
+                return 3
+            if result.status != expected:
+                fields = {d.field for d in result.diffs} | {
+                    d["observation"] for row in result.turns for d in row.get("diffs", [])
+                }
+                detail = ", ".join(sorted(fields)) or "; ".join(result.reasons[:1])
+                print(f"{key}: {expected} -> {result.status} " + (f"({detail}) " if detail else "") + f"[{how}]")
+                return 1
+        return 0
+
+    # Compile cases against the recorded answers (fast), through the API and then through the command
+    # line; lifecycle probes against the live references, since a turn loop's answers depend on the
+    # conversation so far.
+    PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
+    with Session(specs, runner_factory=replayed) as session:
+        for scenario in compile_cases:
+            if code := verdicts_hold(session.run_case(scenario), "Python API"):
+                return code
+    with contextlib.ExitStack() as stack:  # each case once, on the next reference it applies to
+        sessions = [stack.enter_context(Session([spec], runner_factory=replayed, port_factory=PythonCliRunner))
+                    for spec in specs if not spec.is_variant]  # fmt: skip
+        for index, scenario in enumerate(compile_cases):
+            turns = (sessions[(index + turn) % len(sessions)].run_case(scenario) for turn in range(len(sessions)))
+            if code := verdicts_hold(next((r for r in turns if r), []), "python -m memfs_prompt"):
+                return code
+    PythonPortRunner.compile = port_compile  # type: ignore[method-assign]
+    if lifecycle_cases:
+        with Session(specs) as session:
+            for scenario in lifecycle_cases:
+                if code := verdicts_hold(session.run_case(scenario), "lifecycle"):
+                    return code
     return 0
 
 
