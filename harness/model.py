@@ -8,7 +8,6 @@ tools, CLI) can use them without cycles, and reading or merging a report loads n
 from __future__ import annotations
 
 import enum
-import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -248,24 +247,6 @@ class CompileRequest:
         if self.client_skills is not None:
             wire["clientSkills"] = self.client_skills.value
         return wire
-
-
-def cli_args(wire: dict[str, Any], profile: str, system_file: Path | None = None) -> list[str]:
-    """A compile request in wire form as the port's command line: the arguments after `python -m memfs_prompt`.
-
-    The one place that decides it: reproduce commands print it, harness.runners.python_cli runs it.
-    Every value goes as `--option=VALUE`, so a system prompt, an id or a date starting with `-` stays a value.
-    With `system_file` (a file holding the system prompt's UTF-8 bytes) the prompt goes as `--system-file`.
-    """
-    system = f"--system-file={system_file}" if system_file is not None else f"--system={wire['system']}"
-    args = [
-        "compile", wire["memoryDir"], "--json", f"--profile={profile}", f"--agent-id={wire['agentId']}",
-        f"--conversation-id={wire['conversationId']}", system, f"--now={wire['now']}",
-        f"--previous-message-count={json.dumps(wire['previousMessageCount'])}",
-    ]  # fmt: skip
-    if not wire.get("includeMemfs", True):
-        args.append("--no-memfs")
-    return args
 
 
 @dataclass(frozen=True)

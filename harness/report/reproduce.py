@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from harness.model import CaseResult, cli_args
+from harness.model import CaseResult
+from harness.port_command import cli_args
 
 _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -1,6 +1,6 @@
 """The Python port run the way its users run it: one `python -m memfs_prompt compile ... --json` process per compile.
 
-`harness.model.cli_args` is the one place that turns a compile request into that command line: the
+`harness.port_command.cli_args` is the one place that turns a compile request into that command line: the
 reproduce commands of a report print it, and `PythonCliRunner` runs it (the mutation tool uses the
 runner so that a mutant of memfs_prompt/cli.py can be killed).
 
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import memfs_prompt
-from harness.model import CompileRequest, Outcome, cli_args
+from harness.model import CompileRequest, Outcome
+from harness.port_command import cli_args
 from harness.runners.python_port import PythonPortRunner
 from memfs_prompt.profiles import Profile
 from memfs_prompt.skills_block import append_skills_for_profile
