@@ -13,16 +13,14 @@ from harness.model import MODE_GITLINK, RepoModel
 from harness.repo.build import build_repo, needs_worktree
 from harness.repo.gitenv import isolated_env
 from harness.repo.shape import HEADS, LAYOUTS
-from harness.tools.fuzz_layouts import gitlinked, repo_shapes
+from harness.tools.fuzz_layouts import repo_shapes
 from harness.tools.fuzz_strategies import repo_models
 from tests.test_fuzz_shapes import examples
 
 
-@st.composite
-def shaped_models(draw: st.DrawFn) -> RepoModel:
-    model = draw(repo_models())
-    model.shape = draw(repo_shapes())
-    return draw(gitlinked(model))
+def shaped_models() -> st.SearchStrategy[RepoModel]:
+    """What the fuzzer draws: repo_models gives a shape and gitlinks to repositories without work-tree noise."""
+    return repo_models()
 
 
 def test_shapes_cover_every_layout_head_format_and_some_config() -> None:
@@ -34,9 +32,11 @@ def test_shapes_cover_every_layout_head_format_and_some_config() -> None:
 
 
 def test_gitlinks_point_at_own_commits_and_at_missing_ones() -> None:
+    models = examples(shaped_models(), 60)
+    assert {model.shape.layout for model in models} >= {"work-tree", "bare"}
     targets = [
         blob.data
-        for model in examples(shaped_models(), 60)
+        for model in models
         for blob in model.head.values()
         if blob.mode == MODE_GITLINK
     ]

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from harness.model import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.repo.spec import valid_tree
+from harness.tools.fuzz_layouts import gitlinked, repo_shapes
 from harness.tools.fuzz_shapes import client_skills_values, v2_trees
 from memfs_prompt.jsvalues import UnsupportedJsValue, parse_js_date
 
@@ -259,7 +260,8 @@ def worktree_noise(draw: st.DrawFn, head: dict[bytes, Blob]) -> WorktreeNoise:
 
 @st.composite
 def repo_models(draw: st.DrawFn) -> RepoModel:
-    """One to three commits (later ones keep some files, change or add others), sometimes work-tree noise."""
+    """One to three commits (later ones keep some files, change or add others), sometimes work-tree noise,
+    else sometimes another repository shape and gitlinks (harness.tools.fuzz_layouts)."""
     first = draw(trees)
     if draw(_repo_kind) == 25:  # one repository in 50: built-ins reached through the plain-object walk
         first = _tree_of({**first, **draw(_builtin_files)})
@@ -269,7 +271,14 @@ def repo_models(draw: st.DrawFn) -> RepoModel:
         keep = draw(_keep)
         kept = {n: b for i, (n, b) in enumerate(sorted(previous.items())) if i < len(keep) and keep[i]}
         commits.append(CommitModel(_tree_of({**kept, **draw(_later_trees)})))
-    return RepoModel(commits, worktree=draw(worktree_noise(commits[-1].files)))
+    model = RepoModel(commits, worktree=draw(worktree_noise(commits[-1].files)))
+    if model.worktree:  # noise needs a checked-out work tree: the plain shape (a missing gitlink cannot be checked out)
+        return model
+    model.shape = draw(_shapes)  # bare, .git-dir, SHA-256, tag or tree HEADs, own config (fuzz_layouts)
+    return draw(gitlinked(model))
+
+
+_shapes = repo_shapes()
 
 
 # --- compile inputs -------------------------------------------------------------------------------
