@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 from hypothesis import strategies as st
+from test_fuzz_shapes import examples
 
 from harness.cases.load import load_text
 from harness.cases.write import case_document, dump_yaml
@@ -15,7 +16,6 @@ from harness.repo.gitenv import isolated_env
 from harness.repo.shape import HEADS, LAYOUTS
 from harness.tools.fuzz_layouts import repo_shapes
 from harness.tools.fuzz_strategies import repo_models
-from tests.test_fuzz_shapes import examples
 
 
 def shaped_models() -> st.SearchStrategy[RepoModel]:
