@@ -26,7 +26,7 @@ import memfs_prompt.render_v1 as render_v1
 from harness.cases.load import load_scenario
 from harness.cases.write import model_size
 from harness.engine import Session
-from harness.model import CompileRequest, LifecycleOpen, Outcome, RepoModel, Status
+from harness.model import CompileRequest, FoundBy, LifecycleOpen, Outcome, RepoModel, Status
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.tools.fuzz import fuzz, known_signatures
@@ -213,8 +213,10 @@ def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: P
     release_bundle(RELEASE)
     files = {f"system/plain{i}.md": f"---\ndescription: plain {i}\n---\nbody {i}\n" for i in range(4)}
     files["system/block.md"] = "---\ndescription: |\n  line one\n  line two\nname: x\n---\nbody\n"
+    found_by = {"reference": "pypi:0.34.12", "profile": "letta-code@0.33.6", "seed": 42}
     case = write_yaml(tmp_path / "compile" / "block.yaml",
-                      {"id": "block", "description": "d", "repo": {"commits": [{"files": files}]}})  # fmt: skip
+                      {"id": "block", "description": "d", "repo": {"commits": [{"files": files}]},
+                       "found_by": found_by})  # fmt: skip
     argv = ["reduce", str(case), "--reference", f"npm:{RELEASE}", "--profile", "letta-code@0.31.12", "--budget", "600"]
     assert conformance(argv) == 0
     assert "files 5 -> 1" in capsys.readouterr().out
@@ -222,6 +224,8 @@ def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: P
     [blob] = candidate_of(reduced).model.head.values()
     assert b"description:" in blob.data and b"|" in blob.data and len(blob.data) <= 40
     assert "against 0.32.18" in reduced.description and "letta-code@0.31.12" in reduced.description
+    # what reproduces the reduced case: the reference and profile it was reduced against, the fuzz seed kept
+    assert reduced.found_by == FoundBy(f"npm:{RELEASE}", "letta-code@0.31.12", 42)
 
 
 # --- lifecycle step sequences ----------------------------------------------------------------------

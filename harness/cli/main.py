@@ -72,3 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":  # python -m harness.cli.main, as well as python -m harness.cli and conformance
+    sys.exit(main())

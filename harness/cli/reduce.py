@@ -22,10 +22,12 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     spec = reference_specs(args)[0]
     source = existing(Path(args.case_or_dir), "case or memory directory")
     tags: list[str] = []
+    seed: int | None = None  # a fuzz-found case's seed, passed on in the reduced case's `found_by`
     try:
         if source.is_file():
             scenario = load_scenario(source)
             candidate, origin, tags = candidate_of(scenario), scenario.id, list(scenario.tags)
+            seed = scenario.found_by.seed if scenario.found_by else None
             default_id = f"{scenario.id}-reduced"
             out_dir = Path(args.out) if args.out else source.parent
         else:
@@ -40,6 +42,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         Session([spec], cache=Path(tmp), profile_override=args.profile) as session,
     ):
         oracle = Oracle(session)
+        profile = session.references[0].profile.name
         try:
             if oracle.signature(candidate) is None:
                 why = "; ".join(oracle.errors) or f"the port and {spec.label} agree: nothing to reduce"
@@ -49,7 +52,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         finally:
             oracle.close()
     origin += f" (compared with Python profile {args.profile})" if args.profile else ""
-    doc = reduced_document(reduction, args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id), origin, tags)
+    found_by = None if seed is None else {"reference": spec.cli, "profile": profile, "seed": seed}
+    doc = reduced_document(reduction, args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id), origin, tags, found_by)
     try:
         path = write_case(doc, out_dir, overwrite=args.force)
     except CaseExists as error:

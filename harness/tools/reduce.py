@@ -277,11 +277,20 @@ def reduce_candidate(oracle: Oracle, candidate: Candidate, *, budget: int = 3000
                      time.monotonic() - started, notes)  # fmt: skip
 
 
-def reduced_document(reduction: Reduction, case_id: str, origin: str, tags: Sequence[str] = ()) -> dict[str, Any]:
+def reduced_document(
+    reduction: Reduction,
+    case_id: str,
+    origin: str,
+    tags: Sequence[str] = (),
+    found_by: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The reduced case; a fuzz-found origin passes its `found_by` on, naming the reference and profile
+    the reduction ran against."""
     return case_document(
         case_id,
         f"Reduced from {origin} by conformance reduce; diverges in {reduction.target.describe()}.",
         reduction.candidate.model,
         tags=[*tags, "reduced"],
         inputs=reduction.candidate.inputs,
+        found_by=found_by,
     )
