@@ -9,6 +9,7 @@ choice is checked by re-reading it, so a written case always rebuilds the same t
 from __future__ import annotations
 
 import base64
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import yaml
 
 from harness.cases.load import DEFAULT_INPUTS
 from harness.cases.tags import TAGS
-from harness.model import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, RepoModel, RepoShape
+from harness.model import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, FoundBy, RepoModel, RepoShape
 from harness.repo.spec import file_bytes
 
 # --- YAML text that reads back as the same string ---------------------------------------------------
@@ -199,7 +200,7 @@ def case_document(
     pins: str = "",
     tags: list[str] | None = None,
     inputs: dict[str, Any] | None = None,
-    found_by: dict[str, Any] | None = None,
+    found_by: FoundBy | None = None,
 ) -> dict[str, Any]:
     """A whole scenario mapping; inputs equal to the defaults are left out. Tags must be in cases.tags
     (ValueError otherwise), so that what is written loads. `found_by`: the reference, profile and seed
@@ -213,7 +214,7 @@ def case_document(
     if tags:
         doc["tags"] = list(dict.fromkeys(tags))
     if found_by:
-        doc["found_by"] = dict(found_by)
+        doc["found_by"] = asdict(found_by)
     # An input without a default (client_skills) is kept whatever its value: `null` and `[]` are inputs too.
     changed_inputs = {k: v for k, v in (inputs or {}).items() if k not in DEFAULT_INPUTS or DEFAULT_INPUTS[k] != v}
     if changed_inputs:

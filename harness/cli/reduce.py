@@ -12,7 +12,7 @@ from harness.cases.load import load_scenario
 from harness.cases.write import CaseExists, write_case
 from harness.cli.common import Commands, add_profile, add_reference, existing, reference_specs
 from harness.engine import Session
-from harness.model import ScenarioError
+from harness.model import FoundBy, ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
 from harness.tools.oracle import scratch_parent
 from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candidate, reduced_document
@@ -52,7 +52,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         finally:
             oracle.close()
     origin += f" (compared with Python profile {args.profile})" if args.profile else ""
-    found_by = None if seed is None else {"reference": spec.cli, "profile": profile, "seed": seed}
+    found_by = None if seed is None else FoundBy(spec.cli, profile, seed)
     doc = reduced_document(reduction, args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id), origin, tags, found_by)
     try:
         path = write_case(doc, out_dir, overwrite=args.force)

@@ -32,7 +32,7 @@ from hypothesis.errors import Flaky
 from harness.cases.load import discover, load_scenarios
 from harness.cases.write import case_document, write_case
 from harness.engine import Session
-from harness.model import RepoModel
+from harness.model import FoundBy, RepoModel
 from harness.tools.fuzz_strategies import compile_inputs, repo_models
 from harness.tools.oracle import Candidate, Oracle, OracleStats, candidate_of
 from harness.tools.reduce import Reduction, reduce_candidate
@@ -265,13 +265,13 @@ def _save(
            "not fully reduced: the --seconds budget ran out" if reduction else
            "not reduced: the --seconds budget ran out (`conformance reduce` it)")  # fmt: skip
     ref = next((r for r in oracle.session.references if r.label == signature.reference), None)
-    found_by = {"reference": ref.spec.cli if ref and ref.spec else signature.reference,
-                "profile": ref.profile.name if ref else "", "seed": batch_seed}  # fmt: skip
+    found_by = FoundBy(ref.spec.cli if ref and ref.spec else signature.reference, ref.profile.name if ref else "",
+                       batch_seed)  # fmt: skip
     path = None
     if out_dir is not None:
         doc = case_document(
             f"fuzz-{batch_seed}",
-            f"Found by `conformance fuzz --seed {batch_seed} --reference {found_by['reference']}` and {how}; "
+            f"Found by `conformance fuzz --seed {batch_seed} --reference {found_by.reference}` and {how}; "
             f"diverges in {signature.describe()}.",
             candidate.model,
             tags=["fuzz", "reduced"] if reduced else ["fuzz"],

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from harness.cases.write import case_document, model_size
-from harness.model import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
+from harness.model import MODE_FILE, MODE_GITLINK, Blob, CommitModel, FoundBy, RepoModel
 from harness.repo.spec import valid_tree
 from harness.tools.oracle import Candidate, Oracle, candidate_of, candidate_scenario
 
@@ -282,7 +282,7 @@ def reduced_document(
     case_id: str,
     origin: str,
     tags: Sequence[str] = (),
-    found_by: dict[str, Any] | None = None,
+    found_by: FoundBy | None = None,
 ) -> dict[str, Any]:
     """The reduced case; a fuzz-found origin passes its `found_by` on, naming the reference and profile
     the reduction ran against."""
