@@ -166,6 +166,14 @@ def test_inputs_javascript_cannot_hold_are_load_errors_at_their_line(tmp_path: P
     assert says in str(error)
 
 
+def test_a_step_clock_is_read_as_inputs_now_is(tmp_path: Path) -> None:
+    probe = "id: probe\ndescription: d\nrepo:\n  commits:\n    - files:\n        a.md: x\nsteps:\n  - turn: hi\n"
+    rolled = load_scenario(write(tmp_path, "lifecycle/probe.yaml", probe + "  - clock: '2026-02-30T00:00:00Z'\n"))
+    assert rolled.steps[-1] == {"clock": "2026-02-30T00:00:00Z"}  # a roll-over, as in inputs.now
+    error = load_error(write(tmp_path / "bad", "lifecycle/probe.yaml", probe + "  - clock: 'Jan 2 2026'\n"))
+    assert error.line == 9 and "steps/1/clock: 'Jan 2 2026' is not a date-time string the port models" in str(error)
+
+
 def test_the_checked_in_corpus_loads_without_errors() -> None:
     cases = Path(__file__).resolve().parent.parent / "cases"
     result = load_scenarios([cases])

@@ -145,6 +145,9 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
             raise ScenarioError(path, line_at(root, ["tags", index]), f"tags: unknown tag {tag!r}; {fix}")
     check_content(path, root, data, kind)
     _check_inputs(path, root, data.get("inputs", {}))
+    for index, step in enumerate(data.get("steps", ())):
+        if "clock" in step:
+            _check_clock(path, root, ["steps", index, "clock"], step["clock"])
     return _scenario(path, root, data, kind)
 
 
@@ -167,17 +170,22 @@ def _validate(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
     raise ScenarioError(path, line, f"{field_name}: {first.message}{_fix_hint(first)}")
 
 
+def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str) -> None:
+    """A compile clock (`inputs.now`, a step's `clock`) is what `new Date(text)` reads, in a form the port models."""
+    try:
+        parse_now(text)
+    except ValueError as error:  # UnsupportedJsValue: a form where bun and node disagree, or no date at all
+        raise ScenarioError(
+            path,
+            line_at(root, where),
+            f"{'/'.join(map(str, where))}: {error}; write an ISO 8601 date-time such as 2026-01-02T03:04:05.678Z",
+        ) from None
+
+
 def _check_inputs(path: Path, root: yaml.Node, inputs: dict[str, Any]) -> None:
     """Inputs the schema lets through but JavaScript cannot hold, or the port cannot read as upstream does."""
     if "now" in inputs:
-        try:
-            parse_now(inputs["now"])
-        except ValueError as error:  # UnsupportedJsValue: a form where bun and node disagree, or no date at all
-            raise ScenarioError(
-                path,
-                line_at(root, ["inputs", "now"]),
-                f"inputs/now: {error}; write an ISO 8601 date-time such as 2026-01-02T03:04:05.678Z",
-            ) from None
+        _check_clock(path, root, ["inputs", "now"], inputs["now"])
     count = inputs.get("previous_message_count")
     if isinstance(count, float) and not math.isfinite(count):
         raise ScenarioError(
