@@ -25,6 +25,7 @@ class Status(enum.StrEnum):
     STALE = "stale-divergence"
     ERROR = "error"
     RUNTIME = "runtime-divergence"  # a variant's output differs from bun's for the same release: not the port's doing
+    NOT_APPLICABLE = "not-applicable"  # the implementation under test answered `unsupported` (docs/protocol.md)
 
     @property
     def failing(self) -> bool:
@@ -349,6 +350,10 @@ class Replay:
 # --- results and reports ----------------------------------------------------------------------------
 
 
+#: The implementation under test when none is chosen: the Python port in process.
+DEFAULT_IMPLEMENTATION = "python"
+
+
 @dataclass
 class CaseResult:
     case_id: str
@@ -371,6 +376,7 @@ class CaseResult:
     compared: dict[str, str] = field(default_factory=dict)  # field -> how it was compared (verdict.diff.presence)
     baseline: str = ""  # for a runtime/locale variant: the bun reference it was checked against
     runtime_diffs: list[FieldDiff] = field(default_factory=list)  # variant vs baseline (upstream vs upstream)
+    implementation: str = DEFAULT_IMPLEMENTATION  # the implementation under test's label (`--impl`)
 
     @property
     def failed(self) -> bool:
