@@ -1,40 +1,50 @@
-"""Session: one run of scenarios against the references and the Python port, each process started once.
+"""Session: one run of scenarios: every implementation under test against every reference, each process
+started once.
 
-Owns the run's shape: slots of reference processes (one per worker thread), the order results
-come back in, which references a case runs against, and turning each case into requests and
-replays. Verdicts are verdict.judge's; the repository is repo.build's; lifecycle replays are
-harness.lifecycle's.
+Owns the run's shape: slots of reference processes (one per worker thread), the implementations
+under test (`--impl`, harness.runners.implementations) and their runners per slot and profile, the
+order results come back in, which references a case runs against, and turning each case into
+requests and replays. Verdicts are verdict.judge's; the repository is repo.build's; lifecycle
+replays are harness.lifecycle's; known failures outside the corpus are harness.expectations'.
+Profiles are names: the engine never imports the code under test.
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from harness import lifecycle
-from harness.model import CaseResult, CompileRequest, FieldDiff, Outcome, Replay, Scenario, Status
+from harness.model import GOLDEN, CaseResult, CompileRequest, Divergence, FieldDiff, Outcome, Replay, Scenario, Status
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.runners.base import Runner
+from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
 from harness.runners.manifest import ReferenceSpec
-from harness.runners.python_port import PythonPortRunner
 from harness.runners.references import (
+    DEFAULT_PROFILE,
     ReferenceUnderTest,
     applies,
     default_runner,
     profile_for_reference,
+    view_for,
     with_baselines,
 )
 from harness.runners.releases import cache_root
 from harness.verdict.diff import presence, structured_diff
 from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
-from memfs_prompt.profiles import DEFAULT, Profile, resolve_profile
+from letta_profiles import resolve_profile_name
+
+ImplFactory = Callable[[ImplSpec, str, ImplContext], Runner]
+#: what the engine asks of an expectations file (harness.expectations.Expectations)
+ExpectationSource = Any
 
 
 def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
@@ -52,38 +62,48 @@ def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
 
 
 class Session:
-    """One run: the cache, the isolated environment, and the references (each started once).
+    """One run: the cache, the isolated environment, the references (each started once) and the
+    implementations under test.
 
     With `jobs` > 1, `run` works on that many cases at a time, each worker with its own slot:
-    a set of reference processes started once (slot 0 is `references`). Results come back in
-    the order of the scenarios whatever `jobs` is.
+    a set of reference processes started once (slot 0 is `references`) and its own implementation
+    runners. Results come back in the order of the scenarios whatever `jobs` is, implementations in
+    the order given within each reference.
     """
 
     def __init__(
         self,
         references: list[ReferenceSpec],
         *,
+        implementations: Sequence[ImplSpec] = (DEFAULT,),
+        expectations: Sequence[ExpectationSource] = (),
         profile_override: str | None = None,
         cache: Path | None = None,
         timeout: float = 60.0,
         runner_factory: Callable[[ReferenceSpec, Path], Runner] | None = None,
-        port_factory: Callable[[Profile, dict[str, str]], Runner] | None = None,
+        impl_factory: ImplFactory | None = None,
         jobs: int = 1,
     ) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be 1 or more, not {jobs}")
+        if not implementations:
+            raise ValueError("a run needs at least one implementation under test")
         self.cache = cache or cache_root()
         self.home = self.cache / "home"
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
         self.jobs = jobs
+        self.implementations = list(dict.fromkeys(implementations))
+        self.expectations = {e.implementation: e for e in expectations}
+        self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout)
+        self._cwd = Path(os.getcwd())
         self._factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
         self._specs = [(spec, profile_for_reference(spec, profile_override)) for spec in with_baselines(references)]
         self.references = self._new_slot()
         self._slots: list[list[ReferenceUnderTest]] = [self.references]
         self._started: set[int] = set()
-        self._port_factory = port_factory or PythonPortRunner
-        self._ports: dict[tuple[int, str], Runner] = {}
+        self._impl_factory = impl_factory or make_runner
+        self._impls: dict[tuple[int, ImplSpec, str], Runner] = {}
         self._lock = threading.Lock()
 
     def _new_slot(self) -> list[ReferenceUnderTest]:
@@ -102,29 +122,48 @@ class Session:
                 ref.runner.start()
             self._started.add(slot)
 
-    def port(self, profile: Profile, slot: int = 0) -> Runner:
-        """The Python port for `profile` in slot `slot` (a lifecycle replay keeps state in it, so one per slot)."""
+    def impl(self, spec: ImplSpec, profile: str, slot: int = 0) -> Runner:
+        """The runner of implementation `spec` under `profile` in slot `slot` (a lifecycle replay keeps state
+        in it, so one per slot), started on first use."""
+        key = (slot, spec, profile)
         with self._lock:
-            key = (slot, profile.name)
-            if key not in self._ports:
-                self._ports[key] = self._port_factory(profile, self.git_env)
-            return self._ports[key]
+            runner = self._impls.get(key)
+            if runner is None:
+                runner = self._impls[key] = self._impl_factory(spec, profile, self._context)
+                runner.start()
+            return runner
+
+    def port(self, profile: str, slot: int = 0) -> Runner:
+        """The first implementation under test under `profile` (`diff-repo`, `show` and the tools use one)."""
+        return self.impl(self.implementations[0], profile, slot)
 
     def describe_references(self) -> list[dict[str, Any]]:
         """One entry per reference, from the slot that started it most; `starts` counts every slot's processes."""
+        return [self._described([slot[i].runner for slot in self._slots]) for i in range(len(self._specs))]
+
+    def describe_implementations(self) -> list[dict[str, Any]]:
+        """One entry per implementation under test (and profile it ran under), as its runners describe it."""
         described = []
-        for index in range(len(self._specs)):
-            infos = [slot[index].runner.describe() for slot in self._slots]
-            best = max(infos, key=lambda info: info.get("starts", 0))  # first of the most started
-            if "starts" in best:
-                best = {**best, "starts": sum(info.get("starts", 0) for info in infos)}
-            described.append(best)
+        for spec in self.implementations:
+            for profile in sorted({p for (_, s, p) in self._impls if s == spec}):
+                runners = [r for (_, s, p), r in sorted(self._impls.items(), key=_slot_order) if (s, p) == (spec, profile)]
+                described.append({"implementation": spec.label, **self._described(runners), "profile": profile})
         return described
+
+    @staticmethod
+    def _described(runners: list[Runner]) -> dict[str, Any]:
+        infos = [runner.describe() for runner in runners]
+        best = max(infos, key=lambda info: info.get("starts", 0))  # first of the most started
+        if "starts" in best:
+            best = {**best, "starts": sum(info.get("starts", 0) for info in infos)}
+        return best
 
     def close(self) -> None:
         for slot in self._slots:
             for ref in slot:
                 ref.runner.close()
+        for runner in self._impls.values():
+            runner.close()
 
     def __enter__(self) -> Session:
         return self
@@ -132,115 +171,144 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def listed_divergences(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str) -> list[Divergence]:
+        """What is recorded as known for this result: the case's own divergences, then the implementation's
+        expectations file's (`--expectations`)."""
+        listed = scenario.divergences_for(label)
+        expected = self.expectations.get(impl.label)
+        if expected is not None:
+            listed += list(expected.divergences_for(scenario.id, label, profile))
+        return listed
+
     def run_case(self, scenario: Scenario, slot: int = 0, repo: MaterializedRepo | None = None) -> list[CaseResult]:
-        """One scenario against every reference it applies to (or its golden output), with slot `slot`'s processes.
+        """One scenario: every implementation against every reference it applies to (or its golden output),
+        with slot `slot`'s processes.
 
         `repo`: the scenario's repository, already built (`conformance fuzz` builds its own); else materialized."""
         if scenario.kind == "lifecycle":
             return self.run_lifecycle_case(scenario, slot)
-        results: list[CaseResult] = []
         started = time.perf_counter()
         try:
             repo = repo or materialize_repo(scenario, self.cache)
         except Exception as error:  # the case is an error; the run goes on
-            targets = ["golden"] if scenario.expect else [r.label for r in self.references]
-            reason = f"could not build the repository: {type(error).__name__}: {error}"
-            if isinstance(error, subprocess.CalledProcessError) and error.stderr:
-                stderr = error.stderr.decode("utf-8", "replace") if isinstance(error.stderr, bytes) else error.stderr
-                reason += f": {stderr.strip()[-500:]}"
-            return [
-                CaseResult(scenario.id, label, "", Status.ERROR, scenario.tags, str(scenario.path),
-                           scenario.description, scenario.pins, reasons=[reason])
-                for label in targets
-            ]  # fmt: skip
+            return self._unbuilt(scenario, error)
         request = build_request(scenario, repo)
         if scenario.expect:
-            profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name))
-            port = self.port(profile, slot).compile(request)
-            status, diffs, reasons = judge_golden(scenario, port)
-            results.append(
-                self._result(scenario, "golden", profile, status, diffs, reasons, None, port, request, started)
-            )
-            return results
+            return [self._golden(scenario, impl, request, slot, started) for impl in self.implementations]
         self.start(slot)
+        results: list[CaseResult] = []
         baselines: dict[ReferenceSpec, Outcome] = {}
-        ports: dict[str, Outcome] = {}  # one port compile per profile: variants share their baseline's
+        outcomes: dict[tuple[ImplSpec, str], Outcome] = {}  # one compile per implementation and profile
         for ref in self._slot(slot):
             if not applies(scenario, ref):
                 continue
             reference = ref.runner.compile(request)
-            if ref.profile.name not in ports:
-                ports[ref.profile.name] = self.port(ref.profile, slot).compile(request)
-            port = ports[ref.profile.name]
-            seen = ref.view.apply(reference, port)  # both records as this reference is compared (verdict.view)
-            runtime_diffs: list[FieldDiff] = []
-            if ref.spec is not None and ref.spec.is_variant:
-                status, diffs, runtime_diffs, reasons = judge_variant(
-                    scenario, ref.spec, reference, baselines.get(ref.spec.baseline), port
-                )
-            else:
-                if ref.spec is not None:
-                    baselines[ref.spec] = reference
-                status, diffs, reasons = judge(scenario, ref.label, *seen, ref.view.fields)
-            reasons += reference.notes
-            result = self._result(
-                scenario, ref.label, ref.profile, status, diffs, reasons, reference, port, request, started, seen
-            )
-            if reference.status != "error" and port.status != "error":
-                result.compared = presence(*seen, ref.view.fields)
-            if ref.spec is not None and ref.spec.is_variant:
-                result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
-            results.append(result)
+            if ref.spec is not None and not ref.spec.is_variant:
+                baselines[ref.spec] = reference
+            for impl in self.implementations:
+                key = (impl, ref.profile)
+                if key not in outcomes:
+                    outcomes[key] = self.impl(impl, ref.profile, slot).compile(request)
+                result = self._compared(scenario, impl, ref, reference, outcomes[key], baselines, request, started)
+                results.append(result)
         return results
 
+    def _compared(self, scenario: Scenario, impl: ImplSpec, ref: ReferenceUnderTest, reference: Outcome,
+                  outcome: Outcome, baselines: dict[ReferenceSpec, Outcome], request: CompileRequest,
+                  started: float) -> CaseResult:  # fmt: skip
+        """One implementation's outcome against one reference's, as this pair is compared (verdict.view)."""
+        view = view_for(impl)
+        seen = view.apply(reference, outcome)
+        listed = self.listed_divergences(scenario, impl, ref.label, ref.profile)
+        runtime_diffs: list[FieldDiff] = []
+        if ref.spec is not None and ref.spec.is_variant:
+            status, diffs, runtime_diffs, reasons = judge_variant(
+                ref.spec, reference, baselines.get(ref.spec.baseline), outcome, view, impl.label, listed
+            )
+        else:
+            status, diffs, reasons = judge(ref.label, *seen, impl.label, listed, view.fields)
+        reasons += reference.notes
+        result = self._result(scenario, impl, ref.label, ref.profile, status, diffs, reasons, reference, outcome,
+                              request, started, seen)  # fmt: skip
+        if reference.status == "ok" or reference.status == "thrown":
+            if outcome.status in ("ok", "thrown"):
+                result.compared = presence(*seen, view.fields)
+        if ref.spec is not None and ref.spec.is_variant:
+            result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
+        return result
+
+    def _golden(self, scenario: Scenario, impl: ImplSpec, request: CompileRequest, slot: int,
+                started: float) -> CaseResult:  # fmt: skip
+        """A spec-only case: the implementation against the expected bytes the case quotes."""
+        profile = resolve_profile_name((scenario.expect or {}).get("profile", DEFAULT_PROFILE))
+        outcome = self.impl(impl, profile, slot).compile(request)
+        listed = self.listed_divergences(scenario, impl, GOLDEN, profile)
+        status, diffs, reasons = judge_golden(scenario, outcome, impl.label, listed)
+        return self._result(scenario, impl, GOLDEN, profile, status, diffs, reasons, None, outcome, request, started)
+
+    def _unbuilt(self, scenario: Scenario, error: Exception) -> list[CaseResult]:
+        targets = [GOLDEN] if scenario.expect else [r.label for r in self.references]
+        reason = f"could not build the repository: {type(error).__name__}: {error}"
+        if isinstance(error, subprocess.CalledProcessError) and error.stderr:
+            stderr = error.stderr.decode("utf-8", "replace") if isinstance(error.stderr, bytes) else error.stderr
+            reason += f": {stderr.strip()[-500:]}"
+        return [
+            CaseResult(scenario.id, label, "", Status.ERROR, scenario.tags, str(scenario.path), scenario.description,
+                       scenario.pins, reasons=[reason], implementation=impl.label)
+            for label in targets
+            for impl in self.implementations
+        ]  # fmt: skip
+
     def run_lifecycle_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
-        """A lifecycle probe replayed on each reference and the Python port (or on the port alone, golden)."""
-        golden = resolve_profile(scenario.golden) if scenario.golden else None
+        """A lifecycle probe replayed on each reference and each implementation (or on the implementations
+        alone, golden)."""
         work = self.cache / "repos" / ".lifecycle"
-        results = []
-        targets: list[tuple[str, Profile, dict[str, Runner]]] = []
-        if golden is not None:
-            targets.append(("golden", golden, {"python": self.port(golden, slot)}))
+        targets: list[tuple[str, str, Runner | None]] = []
+        if scenario.golden:
+            targets.append((GOLDEN, resolve_profile_name(scenario.golden), None))
         else:
             self.start(slot)
             for ref in self._slot(slot):
-                if ref.spec is not None and ref.spec.is_variant:
+                if ref.is_variant:
                     continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
-                if not applies(scenario, ref):
-                    continue
-                targets.append(
-                    (ref.label, ref.profile, {"reference": ref.runner, "python": self.port(ref.profile, slot)})
-                )
-        for label, profile, sides in targets:
-            started = time.perf_counter()
-            try:
-                replay = lifecycle.replay(scenario, sides, work, self.cache)
-            except Exception as error:  # the case is an error; the run goes on
-                replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
-            status, reasons = judge_lifecycle(scenario, label, profile, replay)
-            reference = Outcome("error", error=replay.error, stderr=replay.stderr) if replay.error else None
-            results.append(
-                CaseResult(
-                    case_id=scenario.id, reference=label, profile=profile.name, status=status, tags=scenario.tags,
-                    path=str(scenario.path), description=scenario.description, pins=scenario.pins,
-                    diffs=replay.text_diffs, reasons=reasons, reference_outcome=reference,
-                    seconds=time.perf_counter() - started, turns=[row.to_json() for row in replay.rows],
-                )
-            )  # fmt: skip
+                if applies(scenario, ref):
+                    targets.append((ref.label, ref.profile, ref.runner))
+        results = []
+        for label, profile, reference in targets:
+            for impl in self.implementations:
+                started = time.perf_counter()
+                runner = self.impl(impl, profile, slot)
+                try:
+                    replay = lifecycle.replay(scenario, reference, runner, impl.label, work, self.cache)
+                except Exception as error:  # the case is an error; the run goes on
+                    replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
+                listed = self.listed_divergences(scenario, impl, label, profile)
+                status, reasons = judge_lifecycle(scenario, label, profile, replay, impl.label, listed)
+                failed = Outcome("error", error=replay.error, stderr=replay.stderr) if replay.error else None
+                results.append(
+                    CaseResult(
+                        case_id=scenario.id, reference=label, profile=profile, status=status, tags=scenario.tags,
+                        path=str(scenario.path), description=scenario.description, pins=scenario.pins,
+                        diffs=replay.text_diffs, reasons=reasons, reference_outcome=failed,
+                        seconds=time.perf_counter() - started, turns=[row.to_json() for row in replay.rows],
+                        implementation=impl.label,
+                    )
+                )  # fmt: skip
         return results
 
-    def _result(self, scenario: Scenario, label: str, profile: Profile, status: Status, diffs: list[FieldDiff],
-                reasons: list[str], reference: Outcome | None, port: Outcome, request: CompileRequest,
-                started: float, seen: tuple[Outcome, Outcome] | None = None) -> CaseResult:  # fmt: skip
+    def _result(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str, status: Status,
+                diffs: list[FieldDiff], reasons: list[str], reference: Outcome | None, outcome: Outcome,
+                request: CompileRequest, started: float,
+                seen: tuple[Outcome, Outcome] | None = None) -> CaseResult:  # fmt: skip
         """A compile result; the structured diff is of the records as compared (`seen`: the view's)."""
-        compared_ref, compared_port = seen or (reference, port)
+        compared_ref, compared_impl = seen or (reference, outcome)
         return CaseResult(
-            case_id=scenario.id, reference=label, profile=profile.name, status=status, tags=scenario.tags,
+            case_id=scenario.id, reference=label, profile=profile, status=status, tags=scenario.tags,
             path=str(scenario.path), description=scenario.description, pins=scenario.pins, diffs=diffs,
-            reasons=reasons, reference_outcome=reference, port_outcome=port,
-            structured=structured_diff(_expected_record(scenario, compared_ref), compared_port.record) if diffs else "",
+            reasons=reasons, reference_outcome=reference, port_outcome=outcome,
+            structured=structured_diff(_expected_record(scenario, compared_ref), compared_impl.record) if diffs else "",
             memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
-            seconds=time.perf_counter() - started,
+            seconds=time.perf_counter() - started, implementation=impl.label,
         )  # fmt: skip
 
     def run(
@@ -292,3 +360,8 @@ def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str,
     if reference is not None:
         return reference.record
     return {"coreMemory": (scenario.expect or {}).get("coreMemory")}
+
+
+def _slot_order(item: tuple[tuple[int, ImplSpec, str], Runner]) -> tuple[int, str, str]:
+    (slot, spec, profile), _ = item
+    return slot, spec.label, profile

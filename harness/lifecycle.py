@@ -3,7 +3,8 @@
 A lifecycle scenario (cases/lifecycle/*.yaml) starts from a repository and a list of steps:
 user turns, memory commits, raw system prompt edits, model changes, new conversations and
 explicit recompiles. Each reference replays them on upstream's real turn loop (a recording
-executor captures what the model would receive), the Python port on `memfs_prompt.conversation`;
+executor captures what the model would receive), the implementation under test on its own (the
+Python port on `memfs_prompt.conversation`);
 both read the same working copy of the repository, which the harness commits to between steps.
 
 Every step yields observations (`observe`): hashes of the system prompt and of the cached record,
@@ -129,11 +130,16 @@ def _label(step: dict[str, Any], turn: int) -> str:
 
 def replay(
     scenario: Scenario,
-    sides: dict[str, Runner],
+    reference: Runner | None,
+    impl: Runner,
+    impl_label: str,
     work_root: Path,
     cache: Path,
 ) -> Replay:
-    """Run the steps on every side (`reference` first when present, then `python`) over one working copy."""
+    """Run the steps on the reference (first, when there is one: a golden probe has none) and on the
+    implementation under test, over one working copy."""
+    sides: dict[str, Runner] = {"reference": reference} if reference is not None else {}
+    sides["impl"] = impl
     materialized = materialize_repo(scenario, cache)
     work_root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=work_root))
@@ -143,7 +149,7 @@ def replay(
         repo_dir = copy / "memory"
         memory_dir = copy / materialized.memory_dir.relative_to(materialized.root)
         try:
-            result = _replay_in(scenario, sides, work, repo_dir, memory_dir)
+            result = _replay_in(scenario, sides, impl_label, work, repo_dir, memory_dir)
         except Exception as error:  # the case is an error; the run goes on
             result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
         if result.error:  # the same text on every run: no temporary directory names
@@ -156,7 +162,9 @@ def replay(
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _replay_in(scenario: Scenario, sides: dict[str, Runner], work: Path, repo_dir: Path, memory_dir: Path) -> Replay:
+def _replay_in(
+    scenario: Scenario, sides: dict[str, Runner], impl_label: str, work: Path, repo_dir: Path, memory_dir: Path
+) -> Replay:
     facts: dict[str, str] = dict(scenario.facts)
     inputs = scenario.inputs
     request = LifecycleOpen(
@@ -172,7 +180,7 @@ def _replay_in(scenario: Scenario, sides: dict[str, Runner], work: Path, repo_di
     for side, runner in sides.items():
         outcome = runner.lifecycle_open(request if not opened else _with_ids(request, opened))
         if outcome.status != "ok":
-            return _broken(side, "open", outcome, rows)
+            return _broken(side, impl_label, "open", outcome, rows)
         record = outcome.record or {}
         opened = opened or record.get("opened") or {}
         setattr(rows[0], side, observe(record, facts, None))
@@ -189,15 +197,16 @@ def _replay_in(scenario: Scenario, sides: dict[str, Runner], work: Path, repo_di
         if step["kind"] == "commit":
             state, head = append_commit(repo_dir, state, step["commit"], commits)
             commits += 1
-            row.python = row.reference = {"head": head}
+            row.impl = row.reference = {"head": head}
             continue
         records: dict[str, dict[str, Any]] = {}
         for side, runner in sides.items():
             outcome = runner.lifecycle_step(_with_chosen_id(step, records.get("reference")))
-            if outcome.status == "error":
-                return _broken(side, row.label, outcome, rows)
+            if outcome.status in ("error", "unsupported"):
+                return _broken(side, impl_label, row.label, outcome, rows)
             if outcome.status == "thrown":
-                thrown.append(f"{side} threw at {row.label}: {outcome.thrown}")
+                who = "reference" if side == "reference" else impl_label
+                thrown.append(f"{who} threw at {row.label}: {outcome.thrown}")
                 records[side] = {"thrown": outcome.thrown}
                 setattr(row, side, {"thrown": True})
                 continue
@@ -206,11 +215,11 @@ def _replay_in(scenario: Scenario, sides: dict[str, Runner], work: Path, repo_di
             executed = records[side].get("executed")
             if executed is not None:
                 previous[side] = executed.get("systemPrompt")
-        if "reference" in records and "python" in records:
-            row.diffs = observation_diffs(row.reference, row.python)
-            text_diffs += _text_diffs(row, records["reference"], records["python"])
+        if "reference" in records and "impl" in records:
+            row.diffs = observation_diffs(row.reference, row.impl)
+            text_diffs += _text_diffs(row, records["reference"], records["impl"])
     if "reference" in sides:
-        rows[0].diffs = observation_diffs(rows[0].reference, rows[0].python)
+        rows[0].diffs = observation_diffs(rows[0].reference, rows[0].impl)
     return Replay(rows, text_diffs, thrown=thrown)
 
 
@@ -224,17 +233,19 @@ def _with_ids(request: LifecycleOpen, opened: dict[str, Any]) -> LifecycleOpen:
     return replace(request, agent_id=opened.get("agentId"), model=opened.get("model") or request.model)
 
 
-def _broken(side: str, where: str, outcome: Outcome, rows: list[StepRow]) -> Replay:
-    who = "reference" if side == "reference" else "Python port"
+def _broken(side: str, impl_label: str, where: str, outcome: Outcome, rows: list[StepRow]) -> Replay:
+    who = "reference" if side == "reference" else impl_label
+    if outcome.status == "unsupported" and side != "reference":
+        return Replay(rows, [], unsupported=f"{where}: {outcome.error}")
     return Replay(rows, [], error=f"{who} could not run {where}: {outcome.error}", stderr=outcome.stderr)
 
 
-def _text_diffs(row: StepRow, reference: dict[str, Any], python: dict[str, Any]) -> list[FieldDiff]:
+def _text_diffs(row: StepRow, reference: dict[str, Any], impl: dict[str, Any]) -> list[FieldDiff]:
     names = {d["observation"] for d in row.diffs}
     out = []
     for observation, path in TEXTS:
         if observation in names:
-            ref_text, py_text = _text_at(reference, path), _text_at(python, path)
+            ref_text, py_text = _text_at(reference, path), _text_at(impl, path)
             out.append(
                 FieldDiff(
                     f"{row.label}: {'.'.join(path)}",

@@ -128,6 +128,7 @@ class Divergence:
     kind: str
     reason: str
     link: str | None = None
+    source: str = ""  # where it is recorded, when not in the case itself: an expectations file's `path:line`
 
     def applies_to(self, reference: str) -> bool:
         return "*" in self.references or reference in self.references
@@ -274,16 +275,19 @@ class LifecycleOpen:
             "storageDir": str(self.storage_dir),
             "system": self.system,
             "model": self.model,
+            "agentId": self.agent_id,
+            "delivery": self.delivery,
             "now": self.now,
         }
 
 
-OutcomeStatus = Literal["ok", "thrown", "error"]
+OutcomeStatus = Literal["ok", "thrown", "error", "unsupported"]
 
 
 @dataclass
 class Outcome:
-    """What an implementation produced: a record, an exception upstream threw, or a failure to run."""
+    """What an implementation produced: a record, an exception upstream threw, a failure to run, or
+    `unsupported`: the implementation said it does not serve this request (`error` says what)."""
 
     status: OutcomeStatus
     record: dict[str, Any] | None = None
@@ -322,7 +326,7 @@ class StepRow:
 
     index: int
     label: str  # `turn 2`, `commit`, `system`, ...
-    python: dict[str, Any] = field(default_factory=dict)
+    impl: dict[str, Any] = field(default_factory=dict)  # the implementation under test's observations
     reference: dict[str, Any] = field(default_factory=dict)
     diffs: list[dict[str, Any]] = field(default_factory=list)
 
@@ -330,7 +334,7 @@ class StepRow:
         return {
             "turn": self.index,
             "step": self.label,
-            "python": self.python,
+            "impl": self.impl,
             "reference": self.reference,
             "diffs": self.diffs,
         }
@@ -345,6 +349,7 @@ class Replay:
     error: str | None = None
     stderr: str = ""
     thrown: list[str] = field(default_factory=list)
+    unsupported: str | None = None  # the implementation under test does not serve this probe (not applicable)
 
 
 # --- results and reports ----------------------------------------------------------------------------

@@ -167,7 +167,7 @@ def test_missing_executable_is_an_error_outcome_not_an_exception(tmp_path: Path)
     assert runner.start_error and "no-such-binary" in runner.start_error
     outcome = runner.compile(request("hello"))
     assert outcome.status == "error" and outcome.record is None
-    assert "reference unavailable" in (outcome.error or "")
+    assert "missing unavailable" in (outcome.error or "")
     runner.close()
 
 

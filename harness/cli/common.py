@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 from pathlib import Path
+from typing import Any
 
 from harness.cases.load import load_scenarios
 from harness.cli.keyword import Keyword
 from harness.model import Scenario, ScenarioError
+from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.runners.manifest import (
     REFERENCE_FORMS,
     REPO_ROOT,
@@ -22,7 +25,7 @@ from harness.runners.manifest import (
     pinned_references,
     pinned_versions,
 )
-from memfs_prompt.profiles import resolve_profile
+from letta_profiles import resolve_profile_name
 
 DEFAULT_CASES = Path("cases")
 PROJECT_CASES = REPO_ROOT / "cases"
@@ -44,7 +47,25 @@ def add_reference(parser: argparse.ArgumentParser, *, many: bool, default: str =
 
 
 def add_profile(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", help="Python profile to compare with (default: the one matching each reference)")
+    parser.add_argument(
+        "--profile", help="the profile implementations are compared under (default: the one matching each reference)"
+    )
+
+
+def add_impl(parser: argparse.ArgumentParser, *, many: bool) -> None:
+    """`--impl`: the implementation under test (docs/protocol.md), or (many) a repeatable list of them."""
+    text = f"the implementation under test: {IMPL_FORMS}"
+    if many:
+        parser.add_argument("--impl", action="append", metavar="SPEC", help=f"{text} (repeatable; default: python)")
+    else:
+        parser.add_argument("--impl", metavar="SPEC", help=f"{text} (default: python)")
+
+
+def add_expectations(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--expectations", action="append", type=Path, metavar="FILE",
+        help="an implementation's known failures (YAML, docs/protocol.md); repeatable, one file per implementation",
+    )  # fmt: skip
 
 
 def add_paths(parser: argparse.ArgumentParser) -> None:
@@ -148,10 +169,49 @@ def reference_specs(args: argparse.Namespace) -> list[ReferenceSpec]:
         specs.append(spec)
     if getattr(args, "profile", None):
         try:
-            resolve_profile(args.profile)
+            resolve_profile_name(args.profile)
         except KeyError as error:
             raise UsageError(f"--profile: {error.args[0]}") from None
     return specs
+
+
+def impl_specs(args: argparse.Namespace) -> list[ImplSpec]:
+    """The implementations under test a command named (`--impl`, one or many), default `python`; a `cmd:`
+    program must be found on PATH or as a file."""
+    given = args.impl if isinstance(args.impl, list) else [args.impl] if getattr(args, "impl", None) else []
+    specs = []
+    for text in given or ["python"]:
+        try:
+            spec = ImplSpec.parse(text)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if spec.kind == "cmd":
+            program = spec.argv[0]
+            if not shutil.which(program) and not Path(program).is_file():
+                raise UsageError(f"--impl {text}: no program {program!r} on PATH or in {Path.cwd()}")
+        specs.append(spec)
+    return list(dict.fromkeys(specs))
+
+
+def expectations_of(args: argparse.Namespace, impls: list[ImplSpec]) -> list[Any]:
+    """`--expectations FILE`s, each loaded (a refusal names its line) and naming one of the implementations
+    under test; two files for one implementation are refused."""
+    loaded: dict[str, Any] = {}
+    for path in getattr(args, "expectations", None) or []:
+        from harness.expectations import load_expectations  # only when a file is given
+
+        try:
+            expectations = load_expectations(existing(path, "--expectations"))
+        except ScenarioError as error:
+            raise UsageError(f"--expectations: {error}") from None
+        label = ImplSpec.parse(expectations.implementation).label
+        if label not in {impl.label for impl in impls}:
+            named = ", ".join(impl.label for impl in impls)
+            raise UsageError(f"--expectations {path}: it is for {label}, which is not under test (--impl: {named})")
+        if label in loaded:
+            raise UsageError(f"--expectations {path}: a second file for {label} ({loaded[label].path})")
+        loaded[label] = expectations
+    return list(loaded.values())
 
 
 def check_reference(spec: ReferenceSpec, text: str) -> None:

@@ -1,4 +1,4 @@
-"""`conformance run`: the corpus (or some cases) against the Python port and the references; reports."""
+"""`conformance run`: the corpus (or some cases): the implementations under test against the references; reports."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from pathlib import Path
 from harness.cli.common import (
     Commands,
     UsageError,
+    add_expectations,
+    add_impl,
     add_jobs,
     add_no_timing,
     add_paths,
@@ -21,6 +23,8 @@ from harness.cli.common import (
     add_runtime_options,
     add_select,
     add_timeout,
+    expectations_of,
+    impl_specs,
     load_selected,
     maxfail,
     reference_specs,
@@ -51,6 +55,8 @@ def last_failed(report_dir: str | None) -> set[str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     specs = apply_runtime(reference_specs(args), args)  # every reference checked before a case loads
+    args.impls = impl_specs(args)
+    args.loaded_expectations = expectations_of(args, args.impls)
     shard = Shard.parse(args.shard) if args.shard else None
     rerun = last_failed(args.report) if args.last_failed else None
     scenarios, load_errors = load_selected(args.paths, args.k)
@@ -73,7 +79,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = report.results
     for result in results:
         if result.failed:
-            print(f"{result.status.upper()}: {result.case_id} [{result.reference}] ({result.path})", file=sys.stderr)
+            where = f"[{result.reference}] {result.implementation}"
+            print(f"{result.status.upper()}: {result.case_id} {where} ({result.path})", file=sys.stderr)
             for reason in result.reasons:
                 print(f"  {reason}", file=sys.stderr)
             for diff in result.diffs[:3]:
@@ -95,25 +102,37 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors: list[ScenarioError],
               args: argparse.Namespace, shard: Shard | None) -> tuple[RunReport, float]:  # fmt: skip
     """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
-    cases_per_run = sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
+    impls = getattr(args, "impls", None) or impl_specs(args)
+    cases_per_run = len(impls) * sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
     progress = Progress(cases_per_run, maxfail=maxfail(args))
     started_at, started = time.time(), time.perf_counter()
-    with Session(specs, profile_override=args.profile, timeout=args.timeout, jobs=args.jobs) as session:
+    expectations = getattr(args, "loaded_expectations", [])
+    with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
+                 timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
         results = session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
         references = session.describe_references()
-        described = [{"reference": r.label, "profile": r.profile.name, "runtime": r.spec.runtime if r.spec else None}
+        described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
                      for r in session.references]  # fmt: skip
+        implementations = session.describe_implementations()
     seconds = time.perf_counter() - started
     if progress.stop():
         print(f"stopped after {progress.failures} failing result(s) (-x/--maxfail)", file=sys.stderr)
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
     meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)
+    meta["implementations"] = [_brief(entry) for entry in implementations]
+    meta["expectations"] = [str(e.path) for e in expectations]
     if shard:
         meta["shard"] = str(shard)
     report = RunReport(results, references, load_errors, command, timing=timing, extra={"run": meta})
     return report, seconds
+
+
+def _brief(described: dict) -> dict:
+    """An implementation as report.json's `run` names it: its label, profile and what its runner says of itself."""
+    keep = ("implementation", "profile", "name", "info", "argv", "version", "starts", "start_error")
+    return {k: described[k] for k in keep if k in described}
 
 
 def apply_runtime(specs: list[ReferenceSpec], args: argparse.Namespace) -> list[ReferenceSpec]:
@@ -125,9 +144,11 @@ def apply_runtime(specs: list[ReferenceSpec], args: argparse.Namespace) -> list[
 
 
 def register(commands: Commands) -> None:
-    run = commands.add_parser("run", help="run scenarios against the Python port and references")
+    run = commands.add_parser("run", help="run scenarios: the implementations under test against the references")
     add_paths(run)
     add_reference(run, many=True)
+    add_impl(run, many=True)
+    add_expectations(run)
     add_profile(run)
     add_report(run)
     add_select(run)

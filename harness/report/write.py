@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.model import DEFAULT_IMPLEMENTATION, CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.html import compared_fields, render_html
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
@@ -33,6 +33,7 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
 
     data: dict[str, Any] = {
         "case": result.case_id,
+        "implementation": result.implementation,
         "reference": result.reference,
         "profile": result.profile,
         "status": result.status,
@@ -97,7 +98,7 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         for d, v in zip(data["diffs"], values, strict=True)
     ]
     return CaseResult(
-        case_id=data["case"], reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
+        case_id=data["case"], implementation=data.get("implementation", DEFAULT_IMPLEMENTATION), reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
         tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
         diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
         structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),

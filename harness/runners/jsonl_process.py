@@ -239,6 +239,8 @@ class JsonLinesRunner(Runner):
         self.process = JsonLinesProcess(argv, env)
         self.timeout = timeout
         self.info: dict[str, Any] = {}
+        self.hello: dict[str, Any] = {}  # the whole `hello` answer (protocol version, capabilities)
+        self.request_fields: dict[str, Any] = {}  # added to every compile and lifecycle_open (a profile)
         self.start_error: str | None = None
         self._session = 0
         self._prefetched: dict[str, Future[tuple[dict[str, Any] | Exception | None, float]]] = {}
@@ -247,7 +249,7 @@ class JsonLinesRunner(Runner):
     def start(self) -> None:
         try:
             answer = self.process.request({"op": "hello"}, timeout=max(self.timeout, 120.0))
-            self.info = answer.get("info", {})
+            self.hello, self.info = answer, answer.get("info", {})
         except (ProtocolError, OSError) as error:
             self.start_error = f"{error}\n{self.process.stderr_tail()}".strip()
 
@@ -255,7 +257,7 @@ class JsonLinesRunner(Runner):
         """The answer's `record`; with `clientSkills` given, its `systemPromptWithSkills` joins the record.
 
         A request given to `prefetch` before takes its answer from there (waiting for it if need be)."""
-        payload = request.to_wire()
+        payload = {**request.to_wire(), **self.request_fields}
         pending = self._prefetched.pop(_wire_key(payload), None)
         if pending is not None:
             answer, elapsed = pending.result()
@@ -271,7 +273,7 @@ class JsonLinesRunner(Runner):
             return
         self.wait_prefetched()
         self.process.keep_spare = True  # a batch user compiles many repositories: restarts must not wait
-        payloads = [r.to_wire() for r in requests]
+        payloads = [{**r.to_wire(), **self.request_fields} for r in requests]
         futures: list[Future[tuple[dict[str, Any] | Exception | None, float]]] = [Future() for _ in payloads]
         self._prefetched = {_wire_key(p): f for p, f in zip(payloads, futures, strict=True)}
 
@@ -299,7 +301,8 @@ class JsonLinesRunner(Runner):
 
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
         self._session += 1
-        return self._ask(request.to_wire(f"s{self._session}"), "opened", keep=("opened", "compiled"))
+        payload = {**request.to_wire(f"s{self._session}"), **self.request_fields}
+        return self._ask(payload, "opened", keep=("opened", "compiled"))
 
     def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
         return self._ask({"op": "lifecycle_step", "session": f"s{self._session}", "step": step}, "observed")
@@ -315,7 +318,7 @@ class JsonLinesRunner(Runner):
         """One request; the answer's `key` (or the `keep` keys) become the outcome's record, with the
         `merge` keys the answer has added to it."""
         if self.start_error:
-            return Outcome("error", error=f"reference unavailable: {self.start_error}")
+            return Outcome("error", error=f"{self.name} unavailable: {self.start_error}")
         self.wait_prefetched()  # the process serves one conversation at a time
         started = time.perf_counter()
         try:
@@ -341,6 +344,8 @@ class JsonLinesRunner(Runner):
         notes = ["upstream code polluted a shared prototype; the process was restarted"] if polluted else []
         if polluted and not batch:
             self.process.stop()  # (a batch stops it itself, right after this answer)
+        if not answer.get("ok") and "unsupported" in answer:  # docs/protocol.md: not applicable, never a pass
+            return Outcome("unsupported", error=str(answer["unsupported"]), elapsed_ms=elapsed)
         if not answer.get("ok"):
             return Outcome(
                 "error", error=str(answer.get("error")), stderr=self.process.stderr_tail(), elapsed_ms=elapsed

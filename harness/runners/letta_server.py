@@ -1,14 +1,15 @@
-"""The Letta server (PyPI `letta` <= 0.16.8) as a reference: `--reference letta-server:0.16.8`.
+"""The Letta server (PyPI `letta` <= 0.16.8) as an implementation under test: `--impl letta-server:0.16.8`.
 
 The other product that renders the same git memory format (docs/products.md). Its driver,
-reference/letta_server/driver.py, speaks reference/driver.mjs's JSON-lines protocol (`hello`,
-`compile`; lifecycle ops are refused), so this is a plain JsonLinesRunner run by the python of a
-pinned, hash-checked venv in the cache (reference/letta_server/install.py, `ensure_server_env`).
-If that venv cannot be installed, that is the reference's start error: every case is an error.
+reference/letta_server/driver.py, speaks the protocol (docs/protocol.md: `hello`, `compile`;
+lifecycle ops are answered `unsupported`: the server's turn loop needs its database), so this is a
+plain JsonLinesRunner run by the python of a pinned, hash-checked venv in the cache
+(reference/letta_server/install.py, `ensure_server_env`). If that venv cannot be installed, that is
+the implementation's start error: every case is an error.
 
-It is compared with the Python port under COMPARED_WITH (letta-code's rules, byte-identical to
-letta-code 0.32.14-0.32.17 on the corpus), on the product view's fields only
-(harness.verdict.view.PRODUCT); each difference is a recorded `product-difference` divergence.
+It is compared with the letta-code references directly, on the product view's fields only
+(harness.verdict.view.PRODUCT, chosen by harness.runners.references.view_for); each difference is
+a `product-difference` in its expectations file, expectations/letta-server-VERSION.yaml.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from harness.model import LifecycleOpen, Outcome
 from harness.repo.gitenv import isolated_env, recorded_env
+from harness.runners.implementations import SERVER, ImplContext, ImplSpec
 from harness.runners.jsonl_process import JsonLinesRunner
-from harness.runners.manifest import REFERENCE_DIR, ReferenceSpec
+from harness.runners.manifest import REFERENCE_DIR
 
 SERVER_DIR = REFERENCE_DIR / "letta_server"
 SERVER_DRIVER = SERVER_DIR / "driver.py"
-COMPARED_WITH = "letta-code@0.32.14"  # the port profile the server is compared with
 COMPILE_SECONDS = 120.0  # one `git show` per file: scale-2000-flat-symbols takes about 16 s
 
 Installer = Callable[[str], Path]
@@ -59,18 +61,21 @@ class LettaServerRunner(JsonLinesRunner):
 
     def __init__(
         self,
-        spec: ReferenceSpec,
+        version: str,
         home: Path,
         ceiling: Path | None,
         timeout: float = 60.0,
         installer: Installer = ensure_server_env,
     ) -> None:
-        super().__init__(spec.label, [], None, max(timeout, COMPILE_SECONDS))
-        self.spec, self.home, self.ceiling = spec, home, ceiling
+        self.spec = ImplSpec(SERVER, version)
+        super().__init__(self.spec.label, [], None, max(timeout, COMPILE_SECONDS))
+        self.home, self.ceiling = home, ceiling
         self.installer = installer
         self.python: Path | None = None
 
     def start(self) -> None:
+        if self.python is not None or self.start_error:
+            return  # started once; JsonLinesProcess restarts the driver after a crash
         try:
             self.python = self.installer(self.spec.value)
         except Exception as error:  # any failure to install is the reference's start error, never a pass
@@ -84,10 +89,18 @@ class LettaServerRunner(JsonLinesRunner):
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update({"reference": self.spec.label, "product": "letta-server", "version": self.spec.value,
-                     "python": str(self.python) if self.python else None, "compared_with": COMPARED_WITH})  # fmt: skip
+        info.update({"implementation": self.spec.label, "product": SERVER, "version": self.spec.value,
+                     "python": str(self.python) if self.python else None})  # fmt: skip
         if self.process.env:
             info["env"] = recorded_env(self.process.env)
         if self.start_error:
             info["start_error"] = self.start_error
         return info
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        return Outcome("unsupported", error="the Letta server's driver has no turn loop (it needs the server's database)")
+
+
+def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> LettaServerRunner:
+    """`--impl letta-server:VERSION`; the profile does not matter to it (it is compared on the product view)."""
+    return LettaServerRunner(spec.value, context.home, context.ceiling, context.timeout)

@@ -27,10 +27,9 @@ def load_manifest() -> dict[str, Any]:
 
 # what ReferenceSpec.parse reads, for help texts
 REFERENCE_FORMS = (
-    "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH, git:PATH[@REV][#PROFILE], checkout:PATH or letta-server:VERSION"
+    "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH, git:PATH[@REV][#PROFILE] or checkout:PATH"
 )
 REGISTRIES = ("npm", "pypi")  # where letta-code releases are published; npm first for a version on both
-SERVER = "letta-server"  # the other product: the Letta server's Python renderer (harness.runners.letta_server)
 
 
 def default_reference() -> str:
@@ -83,14 +82,7 @@ class ReferenceSpec:
 
     @property
     def base_label(self) -> str:
-        if self.kind == SERVER:
-            return f"{SERVER}@{self.value}"  # its runner's name, as recorded divergences name it
         return self.value if self.kind == "npm" else f"{self.kind}:{self.value}"
-
-    @property
-    def product(self) -> str:
-        """`letta-code`, or `letta-server` for the other product (never a neighbour of a letta-code release)."""
-        return SERVER if self.kind == SERVER else "letta-code"
 
     @property
     def variant(self) -> str:
@@ -114,8 +106,6 @@ class ReferenceSpec:
     def with_runtime(self, runtime: str, locale: str | None = None) -> ReferenceSpec:
         if runtime not in RUNTIMES:
             raise ValueError(f"--runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
-        if self.kind == SERVER and (runtime, locale) != (DEFAULT_RUNTIME, None):
-            raise ValueError(f"{self.label} runs on Python: it has no runtime or locale variants")
         return ReferenceSpec(self.kind, self.value, runtime, locale)
 
     @property
@@ -130,9 +120,7 @@ class ReferenceSpec:
 
     @classmethod
     def from_label(cls, label: str) -> ReferenceSpec:
-        """The spec behind a report's reference label (`0.32.18@node`, `pypi:0.34.12`, `letta-server@0.16.8`)."""
-        if label.startswith(f"{SERVER}@"):
-            return cls(SERVER, label.removeprefix(f"{SERVER}@"))
+        """The spec behind a report's reference label (`0.32.18@node`, `pypi:0.34.12`)."""
         return cls.parse(label if ":" in label.split("@")[0] else f"npm:{label}")
 
     @classmethod
@@ -140,7 +128,12 @@ class ReferenceSpec:
         kind, sep, value = text.partition(":")
         if not sep:
             kind, value = "", text
-        if kind not in ("", "npm", "pypi", "bundle", "git", "checkout", SERVER) or not value:
+        if kind == "letta-server":
+            raise ValueError(
+                f"--reference {text!r}: the Letta server is an implementation under test, compared with "
+                f"letta-code references: --impl {text}"
+            )
+        if kind not in ("", "npm", "pypi", "bundle", "git", "checkout") or not value:
             raise ValueError(
                 f"--reference {text!r}: use {REFERENCE_FORMS}, optionally followed by @bun or @node "
                 "and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
@@ -153,8 +146,6 @@ class ReferenceSpec:
                 raise ValueError(f"--reference {text!r}: nothing before @{runtime}")
             if kind == "git" and (runtime, locale) != (DEFAULT_RUNTIME, None):
                 raise ValueError(f"--reference {text!r}: a git: revision runs under the pinned bun only")
-            if kind == SERVER:
-                raise ValueError(f"--reference {text!r}: the Letta server runs on Python, not under bun or node")
         return cls(kind or registry_of_bare_version(value), value, runtime, locale)
 
 

@@ -23,8 +23,9 @@ from typing import Any
 import memfs_prompt
 from harness.model import CompileRequest, Outcome
 from harness.port_command import cli_args
+from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.python_port import PythonPortRunner
-from memfs_prompt.profiles import Profile
+from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.skills_block import append_skills_for_profile
 
 # The package the harness imported; the command runs with its parent first on sys.path (its cwd), so
@@ -125,3 +126,8 @@ class PythonCliRunner(PythonPortRunner):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "implementation": "python -m memfs_prompt compile", "profile": self.profile.name}
+
+
+def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> PythonCliRunner:
+    """`--impl python-cli`: one `python -m memfs_prompt compile` per request, under `profile`."""
+    return PythonCliRunner(resolve_profile(profile), context.git_env)

@@ -7,10 +7,11 @@ from typing import Any
 
 from harness.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.base import Runner
+from harness.runners.implementations import ImplContext, ImplSpec
 from memfs_prompt import compile_system_prompt
 from memfs_prompt.cli import parse_now
 from memfs_prompt.conversation import DEFAULT_MODEL, Conversation, LocalConversations, ModelInput
-from memfs_prompt.profiles import Profile
+from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.render_v1 import UpstreamError
 from memfs_prompt.skills_block import append_skills_for_profile
 
@@ -137,3 +138,8 @@ def _executed(model_input: ModelInput) -> dict[str, Any]:
 
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
+
+
+def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> PythonPortRunner:
+    """`--impl python`: the port in process under `profile` (a profile name)."""
+    return PythonPortRunner(resolve_profile(profile), context.git_env)

@@ -113,7 +113,7 @@ class Pair:
 def neighbour_pairs(specs: list[ReferenceSpec], release_order: list[str]) -> list[Pair]:
     """Consecutive baseline letta-code references (pinned releases in manifest order first), and each
     variant after its baseline. Another product (the Letta server) is nobody's neighbour."""
-    baselines = [s for s in specs if not s.is_variant and s.product == "letta-code"]  # not the Letta server
+    baselines = [s for s in specs if not s.is_variant]
     rank = {version: index for index, version in enumerate(release_order)}
     ordered = sorted(
         baselines,

@@ -1,7 +1,8 @@
 """Verdicts: from what each side produced to pass, fail, known, stale, error or runtime divergence.
 
 Owns the decisions: a case passes only when every implementation ran and agreed; a reference
-that could not run is an error; a recorded divergence that still diverges is known, one that no
+that could not run is an error; an implementation that does not serve a case (an `unsupported`
+answer) makes it not applicable, never a pass; a recorded divergence that still diverges is known, one that no
 longer does is stale (a failure, so the list stays true); a runtime/locale variant whose output
 differs from its bun baseline is a runtime divergence (upstream's doing, not the port's).
 What "differs" means is verdict.diff's.
@@ -9,16 +10,35 @@ What "differs" means is verdict.diff's.
 
 from __future__ import annotations
 
-from harness.model import FieldDiff, Outcome, Replay, Scenario, Status, StepRow
+from collections.abc import Sequence
+
+from harness.model import GOLDEN, Divergence, FieldDiff, Outcome, Replay, Scenario, Status, StepRow
 from harness.runners.manifest import ReferenceSpec
 from harness.verdict.diff import COMPARED_FIELDS, differs, outcome_diff, shown, value_of
-from memfs_prompt.profiles import Profile
+from harness.verdict.view import ComparisonView
+
+
+def _unusable(reference: Outcome | None, impl: Outcome, impl_label: str) -> tuple[Status, list[str]] | None:
+    """Error or not applicable when a side produced nothing comparable; None when both can be compared."""
+    if reference is not None and reference.status in ("error", "unsupported"):
+        return Status.ERROR, [f"reference could not run: {reference.error}"]
+    if impl.status == "unsupported":
+        return Status.NOT_APPLICABLE, [f"{impl_label} does not serve this case: {impl.error}"]
+    if impl.status == "error":
+        return Status.ERROR, [f"{impl_label} could not run: {impl.error}"]
+    return None
 
 
 def judge_variant(
-    scenario: Scenario, spec: ReferenceSpec, variant: Outcome, baseline: Outcome | None, port: Outcome
+    spec: ReferenceSpec,
+    variant: Outcome,
+    baseline: Outcome | None,
+    impl: Outcome,
+    view: ComparisonView,
+    impl_label: str,
+    listed: Sequence[Divergence],
 ) -> tuple[Status, list[FieldDiff], list[FieldDiff], list[str]]:
-    """Verdict for a runtime/locale variant: (status, port diffs, variant-vs-baseline diffs, reasons)."""
+    """Verdict for a runtime/locale variant: (status, implementation diffs, variant-vs-baseline diffs, reasons)."""
     if variant.status == "error":
         return Status.ERROR, [], [], [f"reference could not run: {variant.error}"]
     if baseline is None or baseline.status == "error":
@@ -30,38 +50,40 @@ def judge_variant(
             [f"baseline {spec.baseline.label} (bun) could not run, so runtime drift is unknown: {why}"],
         )
     drift = outcome_diff(baseline, variant)
+    seen_variant, seen_impl = view.apply(variant, impl)
     if not drift:
-        status, diffs, reasons = judge(scenario, spec.base_label, variant, port)
+        status, diffs, reasons = judge(spec.base_label, seen_variant, seen_impl, impl_label, listed, view.fields)
         return status, diffs, [], reasons
     fields = ", ".join(d.field for d in drift)
     where = f"{spec.runtime}" + (f" with LANG={spec.locale}" if spec.locale else "")
     reasons = [
         f"under {where}, letta-code {spec.base_label} itself outputs different {fields} than under bun: "
-        "runtime drift, not a port failure (the port follows bun; see the bun column for the port's verdict)"
+        f"runtime drift, not {impl_label}'s failure (implementations follow bun; see the bun column for its verdict)"
     ]
-    return Status.RUNTIME, outcome_diff(variant, port), drift, reasons
+    return Status.RUNTIME, outcome_diff(seen_variant, seen_impl, view.fields), drift, reasons
 
 
 def judge(
-    scenario: Scenario,
     reference_label: str,
     reference: Outcome,
-    port: Outcome,
+    impl: Outcome,
+    impl_label: str,
+    listed: Sequence[Divergence] = (),
     fields: tuple[str, ...] = COMPARED_FIELDS,
 ) -> tuple[Status, list[FieldDiff], list[str]]:
-    """Verdict for one case against one reference, on `fields` (its comparison view's, harness.verdict.view)."""
-    if reference.status == "error":
-        return Status.ERROR, [], [f"reference could not run: {reference.error}"]
-    if port.status == "error":
-        return Status.ERROR, [], [f"Python port could not run: {port.error}"]
-    diffs = outcome_diff(reference, port, fields)
-    status, reasons = divergence_verdict(scenario, reference_label, {d.field for d in diffs})
+    """Verdict for one implementation's outcome against one reference's, on `fields` (the comparison view's,
+    harness.verdict.view), with the divergences recorded as known for this result (`listed`)."""
+    unusable = _unusable(reference, impl, impl_label)
+    if unusable:
+        return unusable[0], [], unusable[1]
+    diffs = outcome_diff(reference, impl, fields)
+    status, reasons = divergence_verdict(listed, reference_label, {d.field for d in diffs})
     return status, diffs, reasons
 
 
-def divergence_verdict(scenario: Scenario, label: str, differing: set[str]) -> tuple[Status, list[str]]:
-    """Pass, fail, known or stale, from what differs (fields or observations) and the case's recorded divergences."""
-    listed = scenario.divergences_for(label)
+def divergence_verdict(listed: Sequence[Divergence], label: str, differing: set[str]) -> tuple[Status, list[str]]:
+    """Pass, fail, known or stale, from what differs (fields or observations) and the divergences recorded as
+    known for this result (the case's own and the implementation's expectations)."""
     if not listed:
         return (Status.FAIL if differing else Status.PASS), []
     listed_fields = {f for d in listed for f in d.fields}
@@ -70,43 +92,61 @@ def divergence_verdict(scenario: Scenario, label: str, differing: set[str]) -> t
         return Status.FAIL, [f"differs in {', '.join(sorted(unexplained))}, which no recorded divergence covers"]
     stale = listed_fields - differing
     if stale:
+        where = sorted({d.source for d in listed if d.source and set(d.fields) & stale}) or ["the case"]
         return Status.STALE, [
             f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {label}: "
-            "remove it from the case (or narrow its references)"
+            f"remove it from {', '.join(where)} (or narrow its references)"
         ]
     return Status.KNOWN, [f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed]
 
 
-def judge_golden(scenario: Scenario, port: Outcome) -> tuple[Status, list[FieldDiff], list[str]]:
-    """Spec-only cases: the port against expected bytes quoted from the spec."""
+def judge_golden(
+    scenario: Scenario, impl: Outcome, impl_label: str, listed: Sequence[Divergence] = ()
+) -> tuple[Status, list[FieldDiff], list[str]]:
+    """Spec-only cases: the implementation against expected bytes quoted from the spec."""
     expect = scenario.expect or {}
-    if port.status != "ok":
-        return Status.ERROR, [], [f"Python port did not produce a record: {port.error or port.thrown}"]
+    unusable = _unusable(None, impl, impl_label)
+    if unusable:
+        return unusable[0], [], unusable[1]
+    if impl.status != "ok":
+        return Status.ERROR, [], [f"{impl_label} did not produce a record: {impl.thrown}"]
     golden = Outcome("ok", record={"coreMemory": expect.get("coreMemory")})
-    diffs = outcome_diff(golden, port, ("coreMemory",), optional=())
+    diffs = outcome_diff(golden, impl, ("coreMemory",), optional=())
     reasons = [f"expected bytes from {expect.get('source')} (no runnable reference)"]
     size = expect.get("coreMemory_bytes")
-    actual = len(((port.record or {}).get("coreMemory") or "").encode("utf-8"))
+    actual = len(((impl.record or {}).get("coreMemory") or "").encode("utf-8"))
+    differing = {d.field for d in diffs}
     if size is not None and size != actual:
         reasons.append(f"coreMemory is {actual} bytes, the spec says {size}")
-        return Status.FAIL, diffs, reasons
-    return (Status.FAIL if diffs else Status.PASS), diffs, reasons
+        differing.add("coreMemory")
+    status, verdict_reasons = divergence_verdict(listed, GOLDEN, differing)
+    return status, diffs, reasons + verdict_reasons
 
 
-def judge_lifecycle(scenario: Scenario, label: str, profile: Profile, replay: Replay) -> tuple[Status, list[str]]:
+def judge_lifecycle(
+    scenario: Scenario,
+    label: str,
+    profile: str,
+    replay: Replay,
+    impl_label: str,
+    listed: Sequence[Divergence] = (),
+) -> tuple[Status, list[str]]:
     """Verdict for a replay: every step's observations agree, and match what the case records for `label`."""
+    if replay.unsupported:
+        return Status.NOT_APPLICABLE, [f"{impl_label} does not serve this case: {replay.unsupported}"]
     if replay.error:
         return Status.ERROR, [replay.error]
     reasons = list(replay.thrown)
-    if label == "golden":
-        if profile.name not in scenario.recorded_targets():
-            return Status.ERROR, [f"golden case records nothing for {profile.name}: add a `recorded` entry for it"]
-        problems = recorded_mismatches(scenario, replay.rows, profile.name, "python")
-        return (Status.FAIL if problems else Status.PASS), reasons + problems
+    if label == GOLDEN:
+        if profile not in scenario.recorded_targets():
+            return Status.ERROR, [f"golden case records nothing for {profile}: add a `recorded` entry for it"]
+        problems = recorded_mismatches(scenario, replay.rows, profile, "impl")
+        status, verdict_reasons = divergence_verdict(listed, label, {"recorded"} if problems else set())
+        return status, reasons + problems + verdict_reasons
     differing = [(row.label, d["observation"]) for row in replay.rows for d in row.diffs]
     if differing:
-        reasons.append("the Python port differs at " + "; ".join(f"{step}: {name}" for step, name in differing))
-    status, verdict_reasons = divergence_verdict(scenario, label, {name for _, name in differing})
+        reasons.append(f"{impl_label} differs at " + "; ".join(f"{step}: {name}" for step, name in differing))
+    status, verdict_reasons = divergence_verdict(listed, label, {name for _, name in differing})
     reasons += verdict_reasons
     problems = recorded_mismatches(scenario, replay.rows, label, "reference")
     if problems:

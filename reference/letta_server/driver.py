@@ -217,9 +217,10 @@ def answer(line: bytes) -> dict[str, Any]:
             "importError": IMPORT_ERROR,
             "timezone": TIMEZONE,
         }
-        return {**reply, "ok": True, "info": info}
-    if op != "compile":
-        return {**reply, "ok": False, "error": f"unknown op {json.dumps(op)}"}
+        capabilities = {"ops": ["hello", "compile"], "lifecycle": False, "profiles": None}
+        return {**reply, "ok": True, "protocol": 1, "capabilities": capabilities, "info": info}
+    if op != "compile":  # docs/protocol.md: an op it does not serve is `unsupported`, not an error
+        return {**reply, "ok": False, "unsupported": f"op {json.dumps(op)}"}
     if IMPORT_ERROR is not None:
         return {**reply, "ok": False, "error": f"letta could not be imported: {IMPORT_ERROR}"}
     for key, kind in REQUIRED.items():

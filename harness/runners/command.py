@@ -1,0 +1,86 @@
+"""`--impl cmd:ARGV`: any program that speaks the protocol (docs/protocol.md), started once per worker.
+
+The program runs warm, with the fault handling of every JSON-lines child (harness.runners.jsonl_process:
+a crash, a hang, garbage, a wrong id or an exit mid-run is an error of that case, and the program is
+started again for the next one). Its `hello` capabilities decide what it is asked: a profile it does
+not claim, or lifecycle when it has none, is not applicable without a request; an `unsupported`
+answer is not applicable too. Every compile and lifecycle_open carries the profile the case is
+compared under.
+
+The program starts in the directory `conformance` was started from (its own files are the user's),
+with the isolated environment of every implementation: a private HOME, no git configuration, the
+pinned locale and clock zone; its command is looked up on the caller's PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.repo.gitenv import isolated_env, recorded_env
+from harness.runners.implementations import ImplContext, ImplSpec
+from harness.runners.jsonl_process import JsonLinesRunner
+
+
+class CommandRunner(JsonLinesRunner):
+    """A protocol program as the implementation under test, compared under one profile."""
+
+    def __init__(self, spec: ImplSpec, profile: str, context: ImplContext, cwd: Path | None = None) -> None:
+        argv = spec.argv
+        found = shutil.which(argv[0]) if os.sep not in argv[0] else None
+        if found:
+            argv = [found, *argv[1:]]
+        super().__init__(spec.label, argv, None, context.timeout)
+        self.spec, self.profile = spec, profile
+        extra = [str(Path(found).parent)] if found else []
+        self.process.env = isolated_env(context.home, context.ceiling, extra_path=extra)
+        self.process.cwd = cwd or Path.cwd()
+        self.request_fields = {"profile": profile}
+
+    def start(self) -> None:
+        if self.process.starts:
+            return
+        if not Path(self.process.argv[0]).exists() and os.sep in self.process.argv[0]:
+            self.start_error = f"{self.spec.label}: no such program {self.process.argv[0]}"
+            return
+        super().start()
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        caps = self.hello.get("capabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    def _unserved(self, lifecycle: bool) -> Outcome | None:
+        """Not applicable before asking: a profile the program does not claim, or lifecycle without it."""
+        if not self.start_error and not self.process.starts:
+            self.start()
+        if self.start_error:
+            return None  # an error of the case (JsonLinesRunner answers it)
+        profiles = self.capabilities.get("profiles")
+        if isinstance(profiles, list) and self.profile not in profiles:
+            return Outcome("unsupported", error=f"{self.spec.label} does not claim profile {self.profile}")
+        if lifecycle and self.capabilities.get("lifecycle") is False:
+            return Outcome("unsupported", error=f"{self.spec.label} has no lifecycle ops")
+        return None
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        return self._unserved(lifecycle=False) or super().compile(request)
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        return self._unserved(lifecycle=True) or super().lifecycle_open(request)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        info.update({"implementation": self.spec.label, "profile": self.profile, "cwd": str(self.process.cwd)})
+        if self.process.env:
+            info["env"] = recorded_env(self.process.env)
+        if self.start_error:
+            info["start_error"] = self.start_error
+        return info
+
+
+def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> CommandRunner:
+    return CommandRunner(spec, profile, context)
