@@ -146,7 +146,9 @@ class Session:
         described = []
         for spec in self.implementations:
             for profile in sorted({p for (_, s, p) in self._impls if s == spec}):
-                runners = [r for (_, s, p), r in sorted(self._impls.items(), key=_slot_order) if (s, p) == (spec, profile)]
+                runners = [
+                    r for (_, s, p), r in sorted(self._impls.items(), key=_slot_order) if (s, p) == (spec, profile)
+                ]
                 described.append({"implementation": spec.label, **self._described(runners), "profile": profile})
         return described
 
@@ -230,9 +232,8 @@ class Session:
         reasons += reference.notes
         result = self._result(scenario, impl, ref.label, ref.profile, status, diffs, reasons, reference, outcome,
                               request, started, seen)  # fmt: skip
-        if reference.status == "ok" or reference.status == "thrown":
-            if outcome.status in ("ok", "thrown"):
-                result.compared = presence(*seen, view.fields)
+        if reference.status in ("ok", "thrown") and outcome.status in ("ok", "thrown"):
+            result.compared = presence(*seen, view.fields)
         if ref.spec is not None and ref.spec.is_variant:
             result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
         return result

@@ -9,17 +9,19 @@ from pathlib import Path
 
 from harness.cases.load import load_scenarios
 from harness.cli import history
-from harness.cli.common import Commands, add_timeout, case_paths
+from harness.cli.common import Commands, add_impl, add_timeout, case_paths, impl_specs
 from harness.model import Outcome
 from harness.runners.manifest import RUNTIMES, ReferenceSpec
 from harness.runners.releases import ReferenceUnavailable
 from harness.tools.bisect import (
+    VERDICT_FIELDS,
     BisectError,
     checkout_bundle,
     commit_range,
     first_change,
     reference_outcome,
     release_range,
+    verdict_outcome,
 )
 from harness.verdict.diff import COMPARED_FIELDS
 
@@ -33,6 +35,13 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         print(f"error: no case with id {args.case!r}", file=sys.stderr)
         return 2
     scenario = matches[0]
+    impl = impl_specs(args)[0] if args.impl else None
+
+    def judged(spec: ReferenceSpec) -> Outcome:  # the reference's output, or with --impl the verdict on it
+        return verdict_outcome(scenario, spec, impl, args.timeout) if impl else reference_outcome(
+            scenario, spec, args.timeout)  # fmt: skip
+
+    searched = VERDICT_FIELDS if impl else COMPARED_FIELDS
     try:
         if args.checkout:
             checkout = Path(args.checkout).resolve()
@@ -43,13 +52,13 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                     bundle = checkout_bundle(checkout, commit)
                 except (ReferenceUnavailable, subprocess.CalledProcessError) as error:
                     raise BisectError(f"building {commit[:12]}: {error}") from None
-                return reference_outcome(scenario, ReferenceSpec("bundle", str(bundle), args.runtime), args.timeout)
+                return judged(ReferenceSpec("bundle", str(bundle), args.runtime))
         else:
             candidates = release_range(args.start, args.end)
 
             def outcome_of(commit: str) -> Outcome:  # a release label here (0.32.8, pypi:0.34.12)
                 spec = ReferenceSpec.parse(commit)
-                return reference_outcome(scenario, ReferenceSpec(spec.kind, spec.value, args.runtime), args.timeout)
+                return judged(ReferenceSpec(spec.kind, spec.value, args.runtime))
 
         seen: dict[str, Outcome] = {}
 
@@ -58,8 +67,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                 seen[candidate] = outcome_of(candidate)
             return seen[candidate]
 
-        result = first_change(candidates, remembered, tuple(args.field or ()))
-        per_field = {name: first_change(candidates, remembered, (name,)) for name in args.field or COMPARED_FIELDS}
+        result = first_change(candidates, remembered, tuple(args.field or (searched if impl else ())))
+        per_field = {name: first_change(candidates, remembered, (name,)) for name in args.field or searched}
     except (ValueError, BisectError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -92,6 +101,7 @@ def register(commands: Commands) -> None:
         "--field", action="append", choices=COMPARED_FIELDS,
         help="only a change of this field counts (repeatable); e.g. content, to look past coreMemory's arrival",
     )  # fmt: skip
+    add_impl(bisect, many=False)
     add_timeout(bisect)
     bisect.add_argument("--cases", dest="paths", action="append", type=Path,
                         help="scenario file or directory holding the case (default: cases/)")  # fmt: skip

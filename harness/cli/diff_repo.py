@@ -1,4 +1,4 @@
-"""`conformance diff-repo DIR`: the Python port and one reference on an existing memory directory."""
+"""`conformance diff-repo DIR`: the implementation under test and one reference on an existing memory directory."""
 
 from __future__ import annotations
 
@@ -7,9 +7,19 @@ import sys
 from pathlib import Path
 
 from harness.cases.load import DEFAULT_INPUTS
-from harness.cli.common import Commands, UsageError, add_profile, add_reference, existing, reference_specs
+from harness.cli.common import (
+    Commands,
+    UsageError,
+    add_impl,
+    add_profile,
+    add_reference,
+    existing,
+    impl_specs,
+    reference_specs,
+)
 from harness.engine import Session
-from harness.model import CompileRequest, Scenario, Status
+from harness.model import CompileRequest, Status
+from harness.runners.references import view_for
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
 from memfs_prompt.cli import parse_js_number, parse_now
@@ -37,24 +47,25 @@ def request_of(args: argparse.Namespace) -> CompileRequest:
 
 def cmd_diff_repo(args: argparse.Namespace) -> int:
     spec = reference_specs(args)[0]
+    impl = impl_specs(args)[0]
     request = request_of(args)
     memory_dir = request.memory_dir
-    with Session([spec], profile_override=args.profile) as session:
+    with Session([spec], implementations=[impl], profile_override=args.profile) as session:
         session.start()
         ref = session.references[0]
         ref_outcome = ref.runner.compile(request)
-        port_outcome = session.port(ref.profile).compile(request)
-    scenario = Scenario("diff-repo", "an existing repository", memory_dir, (), {}, {})
-    status, diffs, reasons = judge(scenario, ref.label, *ref.view.apply(ref_outcome, port_outcome), ref.view.fields)
-    if status == Status.ERROR:
+        impl_outcome = session.impl(impl, ref.profile).compile(request)
+    view = view_for(impl)
+    status, diffs, reasons = judge(ref.label, *view.apply(ref_outcome, impl_outcome), impl.label, (), view.fields)
+    if status in (Status.ERROR, Status.NOT_APPLICABLE):
         print(f"could not run: {'; '.join(reasons)}", file=sys.stderr)
         if ref_outcome.stderr:
             print(ref_outcome.stderr, file=sys.stderr)
         return 2
     if not diffs:
-        print(f"identical: Python port ({ref.profile.name}) and letta-code {ref.label} on {memory_dir}")
+        print(f"identical: {impl.label} ({ref.profile}) and letta-code {ref.label} on {memory_dir}")
         return 0
-    print(f"different: Python port ({ref.profile.name}) vs letta-code {ref.label} on {memory_dir}")
+    print(f"different: {impl.label} ({ref.profile}) vs letta-code {ref.label} on {memory_dir}")
     for diff in diffs:
         print(render_field_diff(diff))
     return 1
@@ -72,8 +83,11 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(commands: Commands) -> None:
-    diff = commands.add_parser("diff-repo", help="compare the Python port and a reference on an existing repository")
+    diff = commands.add_parser(
+        "diff-repo", help="compare the implementation under test and a reference on an existing repository"
+    )
     add_request_options(diff)
     add_reference(diff, many=False)
+    add_impl(diff, many=False)
     add_profile(diff)
     diff.set_defaults(func=cmd_diff_repo)

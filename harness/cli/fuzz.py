@@ -12,9 +12,11 @@ from harness.cli.common import (
     PROJECT_CASES,
     Commands,
     UsageError,
+    add_impl,
     add_profile,
     add_reference,
     existing,
+    impl_specs,
     reference_specs,
 )
 from harness.engine import Session
@@ -25,13 +27,14 @@ from harness.tools.oracle import Oracle, scratch_parent
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     specs = reference_specs(args)
+    impls = impl_specs(args)
     if args.seconds <= 0:
         raise UsageError(f"--seconds {args.seconds}: give a positive number")
     args.cases = str(existing(Path(args.cases) if args.cases else PROJECT_CASES / "compile", "--cases"))
     args.out = args.out or str(PROJECT_CASES / "compile")
     with (
         tempfile.TemporaryDirectory(prefix="letta-fuzz-", dir=scratch_parent()) as tmp,
-        Session(specs, cache=Path(tmp), profile_override=args.profile) as session,
+        Session(specs, implementations=impls, cache=Path(tmp), profile_override=args.profile) as session,
     ):
         session.start()
         broken = [r.runner.describe().get("start_error") for r in session.references]
@@ -57,13 +60,16 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def register(commands: Commands) -> None:
-    parser = commands.add_parser("fuzz", help="compile Hypothesis-generated repositories with both sides")
+    parser = commands.add_parser(
+        "fuzz", help="compile Hypothesis-generated repositories with the references and the implementations under test"
+    )
     parser.add_argument(
         "--seconds", type=float, default=60.0,
         help="wall-clock budget once the reference has started, shrinking, reducing and saving included",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="first Hypothesis seed (batch b uses seed + b)")
     add_reference(parser, many=True)
+    add_impl(parser, many=True)
     add_profile(parser)
     parser.add_argument("--max-examples", type=int, help="stop after this many repositories")
     parser.add_argument("--out", help="where new divergences are saved as cases (default: the project's cases/compile)")

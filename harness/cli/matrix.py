@@ -11,6 +11,8 @@ from typing import Any
 
 from harness.cli.common import (
     Commands,
+    add_expectations,
+    add_impl,
     add_jobs,
     add_no_timing,
     add_paths,
@@ -18,6 +20,8 @@ from harness.cli.common import (
     add_report,
     add_select,
     add_timeout,
+    expectations_of,
+    impl_specs,
     load_selected,
     reference_specs,
     select,
@@ -45,6 +49,8 @@ from harness.tools.matrix import (
 def cmd_matrix(args: argparse.Namespace) -> int:
     if args.reference:
         reference_specs(args)  # every --reference checked before anything runs (UsageError)
+    impls = impl_specs(args)
+    expectations = expectations_of(args, impls)
     everything, load_errors = load_selected(args.paths, None)  # compile cases and lifecycle probes
     scenarios = select(everything, args.k)
     if args.k:  # drift is judged on what runs: the cases that explain a drift run too, or it reads as unexplained
@@ -73,24 +79,34 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
     print(f"{len(scenarios)} cases x {len(specs)} references: {', '.join(s.label for s in specs)}", file=sys.stderr)
     started_at, started = time.time(), time.perf_counter()
-    with Session(specs, timeout=args.timeout, jobs=args.jobs) as session:
+    with Session(specs, implementations=impls, expectations=expectations, timeout=args.timeout,
+                 jobs=args.jobs) as session:  # fmt: skip
         results = session.run(scenarios)
         described = session.describe_references()
-        profiles = [{"reference": r.label, "profile": r.profile.name, "runtime": r.spec.runtime if r.spec else None}
+        profiles = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
                     for r in session.references]  # fmt: skip
+        implementations = [entry["implementation"] for entry in session.describe_implementations()]
     seconds = time.perf_counter() - started
     drift = drift_report(reference_outcomes(results), scenarios, specs, release_order())
+    first_impl = [r for r in results if r.implementation == impls[0].label]  # the matrix and gate: the first --impl
     gate: GateResult | None = None
     if args.gate:
         pair = gate_pair(specs, latest)
-        gate = evaluate(results, *pair, new_version=spec_version(specs, pair[1])) if pair else None
+        gate = evaluate(first_impl, *pair, new_version=spec_version(specs, pair[1])) if pair else None
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
+    meta = run_metadata(command, profiles, seconds if timing else None, started_at if timing else None)
+    meta["implementations"] = sorted(set(implementations), key=implementations.index)
     extra: dict[str, Any] = {
-        "run": run_metadata(command, profiles, seconds if timing else None, started_at if timing else None),
-        "matrix": matrix_json(results, specs, None if args.no_timing else seconds),
+        "run": meta,
+        "matrix": matrix_json(first_impl, specs, None if args.no_timing else seconds),
         "drift": drift.to_json(),
     }
+    if len(impls) > 1:
+        extra["matrix"]["implementations"] = {
+            impl.label: matrix_json([r for r in results if r.implementation == impl.label], specs, None)["cases"]
+            for impl in impls
+        }
     if gate is not None:
         extra["gate"] = gate.to_json()
     if discovered:
@@ -127,6 +143,8 @@ def register(commands: Commands) -> None:
     )
     add_paths(matrix)
     add_reference(matrix, many=True, default="none beyond the pinned releases")
+    add_impl(matrix, many=True)
+    add_expectations(matrix)
     matrix.add_argument("--runtime", action="append", choices=RUNTIMES, help="bun (default) and/or node; repeatable")
     matrix.add_argument(
         "--locale", action="append", help="with a non-bun runtime: also run under this LANG (repeatable)"

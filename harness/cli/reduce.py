@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.cases.load import load_scenario
 from harness.cases.write import CaseExists, write_case
-from harness.cli.common import Commands, add_profile, add_reference, existing, reference_specs
+from harness.cli.common import Commands, add_impl, add_profile, add_reference, existing, impl_specs, reference_specs
 from harness.engine import Session
 from harness.model import FoundBy, ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
@@ -20,6 +20,7 @@ from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candida
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     spec = reference_specs(args)[0]
+    impl = impl_specs(args)[0]
     source = existing(Path(args.case_or_dir), "case or memory directory")
     tags: list[str] = []
     seed: int | None = None  # a fuzz-found case's seed, passed on in the reduced case's `found_by`
@@ -39,13 +40,13 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         return 2
     with (
         tempfile.TemporaryDirectory(prefix="letta-reduce-", dir=scratch_parent()) as tmp,
-        Session([spec], cache=Path(tmp), profile_override=args.profile) as session,
+        Session([spec], implementations=[impl], cache=Path(tmp), profile_override=args.profile) as session,
     ):
         oracle = Oracle(session)
-        profile = session.references[0].profile.name
+        profile = session.references[0].profile
         try:
             if oracle.signature(candidate) is None:
-                why = "; ".join(oracle.errors) or f"the port and {spec.label} agree: nothing to reduce"
+                why = "; ".join(oracle.errors) or f"{impl.label} and {spec.label} agree: nothing to reduce"
                 print(f"does not diverge: {why}", file=sys.stderr)
                 return 2 if oracle.errors else 1
             reduction = reduce_candidate(oracle, candidate, budget=args.budget, seconds=args.seconds)
@@ -69,6 +70,7 @@ def register(commands: Commands) -> None:
     parser = commands.add_parser("reduce", help="shrink a diverging case (or repository) to a minimal one")
     parser.add_argument("case_or_dir", help="a scenario file, or a memory directory")
     add_reference(parser, many=False)
+    add_impl(parser, many=False)
     add_profile(parser)
     parser.add_argument("--id", help="id of the new case (default: <id>-reduced)")
     parser.add_argument("--out", help="directory for the new case (default: next to the case, or cases/compile)")

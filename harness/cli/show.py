@@ -1,7 +1,8 @@
 """`conformance show DIR --reference R`: upstream's full output for a repository, for reading.
 
-Prints one field of the reference's record in full (default `content`, the system prompt the model
-would get), or with --json the whole record; with --visible, invisible characters as named glyphs.
+Prints one field of the reference's record (or, with --impl, the implementation under test's) in
+full (default `content`, the system prompt the model would get), or with --json the whole record;
+with --visible, invisible characters as named glyphs.
 """
 
 from __future__ import annotations
@@ -10,32 +11,38 @@ import argparse
 import json
 import sys
 
-from harness.cli.common import Commands, add_reference, reference_specs
+from harness.cli.common import Commands, add_impl, add_profile, add_reference, impl_specs, reference_specs
 from harness.cli.diff_repo import add_request_options, request_of
 from harness.engine import Session
+from harness.runners.implementations import DEFAULT
 from harness.verdict.text import visible
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     spec = reference_specs(args)[0]
+    impl = impl_specs(args)[0] if args.impl else None
     request = request_of(args)
-    with Session([spec]) as session:
-        session.start()
-        outcome = session.references[0].runner.compile(request)
-    if outcome.status == "error":
-        print(f"error: {spec.label} could not run: {outcome.error}", file=sys.stderr)
+    with Session([spec], implementations=[impl or DEFAULT], profile_override=args.profile) as session:
+        ref = session.references[0]
+        if impl is None:
+            session.start()
+            outcome, who = ref.runner.compile(request), spec.label
+        else:
+            outcome, who = session.impl(impl, ref.profile).compile(request), impl.label
+    if outcome.status in ("error", "unsupported"):
+        print(f"error: {who} could not run: {outcome.error}", file=sys.stderr)
         if outcome.stderr:
             print(outcome.stderr, file=sys.stderr)
         return 2
     if outcome.status == "thrown":
-        print(f"{spec.label} threw: {outcome.thrown}")
+        print(f"{who} threw: {outcome.thrown}")
         return 1
     record = outcome.record or {}
     if args.json:
         print(json.dumps(record, indent=1, ensure_ascii=False))
         return 0
     if args.field not in record:
-        print(f"error: {spec.label}'s record has no {args.field!r} (it has: {', '.join(record)})", file=sys.stderr)
+        print(f"error: {who}'s record has no {args.field!r} (it has: {', '.join(record)})", file=sys.stderr)
         return 2
     value = record[args.field]
     text = value if isinstance(value, str) else json.dumps(value)
@@ -49,6 +56,8 @@ def register(commands: Commands) -> None:
     show = commands.add_parser("show", help="upstream's full output for a repository (one reference), for reading")
     add_request_options(show)
     add_reference(show, many=False)
+    add_impl(show, many=False)
+    add_profile(show)
     show.add_argument("--field", default="content", help="which record field to print (default: content)")
     show.add_argument("--json", action="store_true", help="print the whole record as JSON")
     show.add_argument("--visible", action="store_true", help="invisible characters as named glyphs (CR, BOM, ...)")

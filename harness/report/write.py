@@ -98,7 +98,8 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         for d, v in zip(data["diffs"], values, strict=True)
     ]
     return CaseResult(
-        case_id=data["case"], implementation=data.get("implementation", DEFAULT_IMPLEMENTATION), reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
+        case_id=data["case"], implementation=data.get("implementation", DEFAULT_IMPLEMENTATION),
+        reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
         tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
         diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
         structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),

@@ -98,7 +98,9 @@ class LettaServerRunner(JsonLinesRunner):
         return info
 
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
-        return Outcome("unsupported", error="the Letta server's driver has no turn loop (it needs the server's database)")
+        return Outcome(
+            "unsupported", error="the Letta server's driver has no turn loop (it needs the server's database)"
+        )
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> LettaServerRunner:

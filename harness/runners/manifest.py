@@ -26,9 +26,7 @@ def load_manifest() -> dict[str, Any]:
 
 
 # what ReferenceSpec.parse reads, for help texts
-REFERENCE_FORMS = (
-    "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH, git:PATH[@REV][#PROFILE] or checkout:PATH"
-)
+REFERENCE_FORMS = "VERSION, npm:VERSION, pypi:VERSION, bundle:PATH, git:PATH[@REV][#PROFILE] or checkout:PATH"
 REGISTRIES = ("npm", "pypi")  # where letta-code releases are published; npm first for a version on both
 
 

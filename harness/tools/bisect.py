@@ -5,7 +5,9 @@ first-parent commits of an upstream checkout from A to B, each built into a bund
 own `bun install && bun run build` (harness.releases.build_checkout) in a temporary worktree.
 The search is a binary search for the first candidate whose output differs from A's: exact when
 the output changes once between A and B; when it changes and changes back, it finds *a* change.
-Only the reference's own output is compared, never the port's.
+By default only the reference's own output is compared. With an implementation under test
+(`--impl`), what is bisected is its verdict against each candidate instead (`verdict_outcome`): the
+first release where it starts (or stops) agreeing with upstream.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from harness.engine import Session
 from harness.model import Outcome, Scenario
+from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec, pinned_references
 from harness.runners.releases import build_checkout, cache_root, ensure_bun
 from harness.tools.drift import changes
@@ -136,3 +139,18 @@ def reference_outcome(scenario: Scenario, spec: ReferenceSpec, timeout: float) -
     if not results or results[0].reference_outcome is None:
         raise BisectError(f"{spec.label}: {'; '.join(results[0].reasons) if results else 'the case does not apply'}")
     return results[0].reference_outcome
+
+
+#: the fields of a verdict outcome (`verdict_outcome`), bisected with --impl
+VERDICT_FIELDS = ("verdict", "differs")
+
+
+def verdict_outcome(scenario: Scenario, spec: ReferenceSpec, impl: ImplSpec, timeout: float) -> Outcome:
+    """The implementation's verdict against `spec` on `scenario`, as an outcome whose record is
+    {verdict: status, differs: [fields]}: two candidates differ when the verdict or its fields do."""
+    with Session([spec], implementations=[impl], timeout=timeout) as session:
+        results = session.run_case(scenario)
+    if not results:
+        raise BisectError(f"{spec.label}: the case does not apply")
+    result = results[0]
+    return Outcome("ok", record={"verdict": str(result.status), "differs": sorted({d.field for d in result.diffs})})

@@ -265,7 +265,7 @@ def _save(
            "not fully reduced: the --seconds budget ran out" if reduction else
            "not reduced: the --seconds budget ran out (`conformance reduce` it)")  # fmt: skip
     ref = next((r for r in oracle.session.references if r.label == signature.reference), None)
-    found_by = FoundBy(ref.spec.cli if ref and ref.spec else signature.reference, ref.profile.name if ref else "",
+    found_by = FoundBy(ref.spec.cli if ref and ref.spec else signature.reference, ref.profile if ref else "",
                        batch_seed)  # fmt: skip
     path = None
     if out_dir is not None:

@@ -88,8 +88,8 @@ def matrix_specs(
     specs: list[ReferenceSpec] = []
     for runtime in runtimes:
         for base in bases:
-            if base.is_variant or (runtime != "bun" and base.product != "letta-code"):
-                continue  # the Letta server has no runtime variants
+            if base.is_variant:
+                continue
             specs.append(base.with_runtime(runtime) if runtime != "bun" else base)
             if runtime != "bun":
                 specs += [base.with_runtime(runtime, locale) for locale in locales]

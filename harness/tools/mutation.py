@@ -175,7 +175,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         return 3
     from harness.cases.load import load_scenarios
     from harness.engine import Session
-    from harness.runners.python_cli import PythonCliRunner
+    from harness.runners.implementations import ImplSpec
     from harness.runners.python_port import PythonPortRunner
 
     # References that share a profile get the same port record: compile once per profile and request.
@@ -221,7 +221,8 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
             if code := verdicts_hold(session.run_case(scenario), "Python API"):
                 return code
     with contextlib.ExitStack() as stack:  # each case once, on the next reference it applies to
-        sessions = [stack.enter_context(Session([spec], runner_factory=replayed, port_factory=PythonCliRunner))
+        sessions = [stack.enter_context(Session([spec], runner_factory=replayed,
+                                                    implementations=[ImplSpec("python-cli")]))
                     for spec in specs if not spec.is_variant]  # fmt: skip
         for index, scenario in enumerate(compile_cases):
             turns = (sessions[(index + turn) % len(sessions)].run_case(scenario) for turn in range(len(sessions)))
