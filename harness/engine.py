@@ -173,14 +173,10 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def listed_divergences(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str) -> list[Divergence]:
-        """What is recorded as known for this result: the case's own divergences, then the implementation's
-        expectations file's (`--expectations`)."""
-        listed = scenario.divergences_for(label)
-        expected = self.expectations.get(impl.label)
-        if expected is not None:
-            listed += list(expected.divergences_for(scenario.id, label, profile))
-        return listed
+    def expected(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str) -> tuple[Divergence, ...]:
+        """The implementation's known failures for this result, from its expectations file (`--expectations`)."""
+        found = self.expectations.get(impl.label)
+        return tuple(found.divergences_for(scenario.id, label, profile)) if found is not None else ()
 
     def run_case(self, scenario: Scenario, slot: int = 0, repo: MaterializedRepo | None = None) -> list[CaseResult]:
         """One scenario: every implementation against every reference it applies to (or its golden output),
@@ -221,14 +217,17 @@ class Session:
         """One implementation's outcome against one reference's, as this pair is compared (verdict.view)."""
         view = view_for(impl)
         seen = view.apply(reference, outcome)
-        listed = self.listed_divergences(scenario, impl, ref.label, ref.profile)
+        expected = self.expected(scenario, impl, ref.label, ref.profile)
         runtime_diffs: list[FieldDiff] = []
         if ref.spec is not None and ref.spec.is_variant:
             status, diffs, runtime_diffs, reasons = judge_variant(
-                ref.spec, reference, baselines.get(ref.spec.baseline), outcome, view, impl.label, listed
-            )
+                scenario, ref.spec, reference, baselines.get(ref.spec.baseline), outcome, view,
+                impl_label=impl.label, expected=expected,
+            )  # fmt: skip
         else:
-            status, diffs, reasons = judge(ref.label, *seen, impl.label, listed, view.fields)
+            status, diffs, reasons = judge(
+                scenario, ref.label, *seen, view.fields, impl_label=impl.label, expected=expected
+            )
         reasons += reference.notes
         result = self._result(scenario, impl, ref.label, ref.profile, status, diffs, reasons, reference, outcome,
                               request, started, seen)  # fmt: skip
@@ -243,8 +242,8 @@ class Session:
         """A spec-only case: the implementation against the expected bytes the case quotes."""
         profile = resolve_profile_name((scenario.expect or {}).get("profile", DEFAULT_PROFILE))
         outcome = self.impl(impl, profile, slot).compile(request)
-        listed = self.listed_divergences(scenario, impl, GOLDEN, profile)
-        status, diffs, reasons = judge_golden(scenario, outcome, impl.label, listed)
+        expected = self.expected(scenario, impl, GOLDEN, profile)
+        status, diffs, reasons = judge_golden(scenario, outcome, impl_label=impl.label, expected=expected)
         return self._result(scenario, impl, GOLDEN, profile, status, diffs, reasons, None, outcome, request, started)
 
     def _unbuilt(self, scenario: Scenario, error: Exception) -> list[CaseResult]:
@@ -283,8 +282,10 @@ class Session:
                     replay = lifecycle.replay(scenario, reference, runner, impl.label, work, self.cache)
                 except Exception as error:  # the case is an error; the run goes on
                     replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
-                listed = self.listed_divergences(scenario, impl, label, profile)
-                status, reasons = judge_lifecycle(scenario, label, profile, replay, impl.label, listed)
+                expected = self.expected(scenario, impl, label, profile)
+                status, reasons = judge_lifecycle(
+                    scenario, label, profile, replay, impl_label=impl.label, expected=expected
+                )
                 failed = Outcome("error", error=replay.error, stderr=replay.stderr) if replay.error else None
                 results.append(
                     CaseResult(

@@ -154,18 +154,18 @@ def test_agent_free_probe_replays_with_the_reference_choosing_the_id(tmp_path, p
     reference = PythonPortRunner(resolve_profile(profile), env)
     reference_step = reference.lifecycle_step
     reference.lifecycle_step = lambda step: reference_step(_chosen(step))  # type: ignore[method-assign]
-    sides = {"reference": reference, "python": PythonPortRunner(resolve_profile(profile), env)}
-    result = replay(scenario, sides, tmp_path / "work", tmp_path)
-    status, reasons = judge_lifecycle(scenario, "x", resolve_profile(profile), result)
+    python = PythonPortRunner(resolve_profile(profile), env)
+    result = replay(scenario, reference, python, "python", tmp_path / "work", tmp_path)
+    status, reasons = judge_lifecycle(scenario, "x", resolve_profile(profile).name, result)
     assert result.error is None and status == Status.PASS, reasons
     rows = {row.label: row for row in result.rows}
     if profile == "letta-code@0.33.6":
-        assert rows["turn 2"].python["conversation_id"] == "local-conv-chosen"
-        assert rows["turn 2"].python["system_has:placeholder"] and rows["turn 2"].python["system_has:skills"]
-        assert rows["turn 3"].python["memory_update_blocks"] == 0
+        assert rows["turn 2"].impl["conversation_id"] == "local-conv-chosen"
+        assert rows["turn 2"].impl["system_has:placeholder"] and rows["turn 2"].impl["system_has:skills"]
+        assert rows["turn 3"].impl["memory_update_blocks"] == 0
     else:
-        assert rows["agent free conversation"].python == {"thrown": True}
-        assert rows["turn 3"].python["memory_update_blocks"] == 1
+        assert rows["agent free conversation"].impl == {"thrown": True}
+        assert rows["turn 3"].impl["memory_update_blocks"] == 1
 
 
 def _chosen(step: dict) -> dict:

@@ -27,8 +27,8 @@ def python_side(profile: str, cache: Path) -> PythonPortRunner:
 
 def run(case: str, reference: Runner, python: Runner, cache: Path, label: str = "0.32.18"):
     scenario = load_scenario(CASES / f"{case}.yaml")
-    result = replay(scenario, {"reference": reference, "python": python}, cache / "work", cache)
-    return scenario, result, judge_lifecycle(scenario, label, resolve_profile("letta-code@0.32.18"), result)
+    result = replay(scenario, reference, python, "python", cache / "work", cache)
+    return scenario, result, judge_lifecycle(scenario, label, "letta-code@0.32.18", result)
 
 
 def test_a_port_with_other_branches_fails_at_the_turn_that_differs(tmp_path):
@@ -40,7 +40,7 @@ def test_a_port_with_other_branches_fails_at_the_turn_that_differs(tmp_path):
     assert by_step["turn 1"] == set()
     assert {"system_sha256", "mid_sha256", "system_has:fact", "mid_has:fact", "sent_roles"} <= by_step["turn 2"]
     assert any(d.field == "turn 2: executed.systemPrompt" and d.offset for d in result.text_diffs)
-    assert any(reason.startswith("the Python port differs at turn 2") for reason in reasons)
+    assert any(reason.startswith("python differs at turn 2") for reason in reasons)
 
 
 def test_identical_sides_pass_and_recorded_observations_are_checked(tmp_path):
@@ -114,8 +114,8 @@ def test_a_replay_error_reads_the_same_on_every_run(tmp_path):
 def test_golden_case_without_a_recorded_entry_for_its_profile_is_an_error(tmp_path):
     scenario = load_scenario(CASES / "spec-table-golden.yaml")
     scenario = replace(scenario, recorded=(replace(scenario.recorded[0], targets=("letta-code@0.32.18",)),))
-    result = replay(scenario, {"python": python_side("spec-v2", tmp_path)}, tmp_path / "w", tmp_path)
-    status, reasons = judge_lifecycle(scenario, "golden", resolve_profile("spec-v2"), result)
+    result = replay(scenario, None, python_side("spec-v2", tmp_path), "python", tmp_path / "w", tmp_path)
+    status, reasons = judge_lifecycle(scenario, "golden", "spec-v2", result)
     assert status == Status.ERROR and "records nothing for spec-v2" in reasons[0]
 
 
@@ -136,7 +136,7 @@ def test_observations_count_update_blocks_and_roles_sent_to_the_model():
     assert (obs["memory_update_blocks"], obs["stored_memory_update_blocks"]) == (1, 0)
     assert (obs["mid_has:fact"], obs["stored_has:fact"], obs["system_changed"]) == (True, False, False)
     (only_python,) = observation_diffs({"a": 1}, {"a": 1, "b": 2})
-    assert (only_python["observation"], only_python["reference"], only_python["python"]) == ("b", "<absent>", 2)
+    assert (only_python["observation"], only_python["reference"], only_python["impl"]) == ("b", "<absent>", 2)
     (roles,) = observation_diffs({"sent_roles": ["user", "system"]}, {"sent_roles": ["user"]})
     assert roles["deepdiff"] == {"iterable_item_removed": {"root[1]": "system"}}
 

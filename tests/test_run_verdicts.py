@@ -214,7 +214,7 @@ def test_write_reports_writes_json_junit_and_html(tmp_path: Path) -> None:
     data = json.loads(paths["json"].read_text(encoding="utf-8"))
     assert data["ok"] is False
     assert data["counts"] == {"pass": 1, "fail": 1, "known-divergence": 1, "stale-divergence": 0, "error": 1,
-                              "runtime-divergence": 0, "load-error": 1}  # fmt: skip
+                              "runtime-divergence": 0, "not-applicable": 0, "load-error": 1}  # fmt: skip
     assert [r["case"] for r in data["results"]] == ["a-pass", "b-fail", "c-error", "d-known"]
     assert data["load_errors"][0]["line"] == 3
 

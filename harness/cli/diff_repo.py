@@ -18,7 +18,7 @@ from harness.cli.common import (
     reference_specs,
 )
 from harness.engine import Session
-from harness.model import CompileRequest, Status
+from harness.model import CompileRequest, Scenario, Status
 from harness.runners.references import view_for
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
@@ -56,7 +56,9 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
         ref_outcome = ref.runner.compile(request)
         impl_outcome = session.impl(impl, ref.profile).compile(request)
     view = view_for(impl)
-    status, diffs, reasons = judge(ref.label, *view.apply(ref_outcome, impl_outcome), impl.label, (), view.fields)
+    scenario = Scenario("diff-repo", "an existing repository", memory_dir, (), {}, {})
+    seen = view.apply(ref_outcome, impl_outcome)
+    status, diffs, reasons = judge(scenario, ref.label, *seen, view.fields, impl_label=impl.label)
     if status in (Status.ERROR, Status.NOT_APPLICABLE):
         print(f"could not run: {'; '.join(reasons)}", file=sys.stderr)
         if ref_outcome.stderr:

@@ -186,7 +186,7 @@ def observations(result: CaseResult) -> list[str]:
     """A lifecycle result's observation names, in first-seen order over its turns."""
     names: dict[str, None] = {}
     for turn in result.turns:
-        for side in ("reference", "python"):
+        for side in ("reference", "impl"):
             names.update(dict.fromkeys(turn.get(side) or {}))
         names.update(dict.fromkeys(d.get("observation") for d in turn.get("diffs") or []))
     return list(names)
@@ -199,7 +199,7 @@ def turn_rows(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
     ran_reference = any(turn.get("reference") for turn in result.turns)
     not_run = Side(Markup('<span class="muted">not run</span>'), 0)
     for number, turn in enumerate(result.turns):
-        python, reference = turn.get("python") or {}, turn.get("reference") or {}
+        python, reference = turn.get("impl") or {}, turn.get("reference") or {}
         differing = {d.get("observation"): d for d in turn.get("diffs") or []}
         names = list(reference) + [k for k in python if k not in reference]
         names += [k for k in differing if k not in names]
@@ -208,7 +208,7 @@ def turn_rows(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
             if name in differing:
                 diff = differing[name]
                 pair = diff_pair(_turn_value(diff.get("reference", reference.get(name))),
-                                 _turn_value(diff.get("python", python.get(name))), f"{anchor}-t{number}-{position}",
+                                 _turn_value(diff.get("impl", python.get(name))), f"{anchor}-t{number}-{position}",
                                  TURN_BEFORE, TURN_AFTER)  # fmt: skip
                 rows.append({**row, "differs": True, "reference": pair["reference"], "port": pair["port"]})
             else:

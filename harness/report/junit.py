@@ -64,7 +64,7 @@ def junit_xml(report: RunReport) -> bytes:
 def _turn_diffs(result: CaseResult) -> list[str]:
     return [
         f"turn {turn.get('turn')} ({turn.get('step', '')}): {d.get('observation')} differs: "
-        f"reference {_brief(d.get('reference'))}, port {_brief(d.get('python'))}"
+        f"reference {_brief(d.get('reference'))}, implementation {_brief(d.get('impl'))}"
         for turn in result.turns
         for d in turn.get("diffs") or []
     ]

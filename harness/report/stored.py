@@ -16,7 +16,7 @@ A full-matrix report holds hundreds of cases times 35 references, nearly all pas
   `field_comparison`, `compared_fields` or `turns` equal to that of the case's previous result in the file
   (`{"same_as": "previous"}`: most references compile a case to the same bytes), a port outcome equal to the reference's
   (`{"same_as": "reference_outcome"}`) and, in a lifecycle turn, a reference side equal to the port's
-  (`{"same_as": "python"}`).
+  (`{"same_as": "impl"}`).
 
 `full_entries` undoes all of it, reading the results in file order (and reads schema 1 too), so every
 reader sees one entry per result with every field of docs/report-format.md; `result_from_json`
@@ -39,7 +39,7 @@ SHARED_CHARS = 200  # a record value this long or longer is named by digest
 ADDED_CHARS = 16_000  # a value some of its case's records lack is kept up to this length (drift: "added")
 OUTPUT = "$output"
 SAME = {"same_as": "reference_outcome"}
-SAME_TURN = {"same_as": "python"}
+SAME_TURN = {"same_as": "impl"}
 PREVIOUS = {"same_as": "previous"}  # in a passing result: the value of the case's previous result in the file
 INHERITED = ("reference_outcome", "field_comparison", "compared_fields", "turns")  # the keys PREVIOUS stands in
 _EMPTY_WHEN_PASSING = {"reasons": [], "diffs": [], "structured_diff": "", "turns": []}
@@ -149,7 +149,7 @@ def _compact_passing(entry: dict[str, Any]) -> None:
         entry["port_outcome"] = dict(SAME)
     if entry.get("turns"):
         entry["turns"] = [
-            {**t, "reference": dict(SAME_TURN)} if t.get("reference") and t["reference"] == t.get("python") else t
+            {**t, "reference": dict(SAME_TURN)} if t.get("reference") and t["reference"] == t.get("impl") else t
             for t in entry["turns"]
         ]
 
@@ -206,7 +206,7 @@ def full_entry(entry: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
         full["compared_fields"] = list(full.get("field_comparison", {}))
     if full.get("port_outcome") == SAME:
         full["port_outcome"] = full["reference_outcome"]
-    full["turns"] = [{**t, "reference": t["python"]} if t.get("reference") == SAME_TURN else t for t in full["turns"]]
+    full["turns"] = [{**t, "reference": t["impl"]} if t.get("reference") == SAME_TURN else t for t in full["turns"]]
     return full
 
 

@@ -172,14 +172,14 @@ def _summarised(value: Any) -> Any:
     return value
 
 
-def observation_diffs(reference: dict[str, Any], python: dict[str, Any]) -> list[dict[str, Any]]:
+def observation_diffs(reference: dict[str, Any], impl: dict[str, Any]) -> list[dict[str, Any]]:
     """Per-observation differences of one lifecycle step, each with deepdiff's account of what changed
     inside the value (which list item, which type)."""
     diffs = []
-    for name in mapping_diff(reference, python):
-        ref_value, py_value = shown(reference, name), shown(python, name)
-        detail = DeepDiff(ref_value, py_value, verbose_level=2).to_dict()
-        diffs.append({"observation": name, "reference": ref_value, "python": py_value, "deepdiff": _plain(detail)})
+    for name in mapping_diff(reference, impl):
+        ref_value, impl_value = shown(reference, name), shown(impl, name)
+        detail = DeepDiff(ref_value, impl_value, verbose_level=2).to_dict()
+        diffs.append({"observation": name, "reference": ref_value, "impl": impl_value, "deepdiff": _plain(detail)})
     return diffs
 
 

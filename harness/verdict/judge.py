@@ -12,10 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.model import GOLDEN, Divergence, FieldDiff, Outcome, Replay, Scenario, Status, StepRow
+from harness.model import (
+    DEFAULT_IMPLEMENTATION,
+    GOLDEN,
+    Divergence,
+    FieldDiff,
+    Outcome,
+    Replay,
+    Scenario,
+    Status,
+    StepRow,
+)
 from harness.runners.manifest import ReferenceSpec
 from harness.verdict.diff import COMPARED_FIELDS, differs, outcome_diff, shown, value_of
-from harness.verdict.view import ComparisonView
+from harness.verdict.view import LETTA_CODE, ComparisonView
 
 
 def _unusable(reference: Outcome | None, impl: Outcome, impl_label: str) -> tuple[Status, list[str]] | None:
@@ -30,13 +40,15 @@ def _unusable(reference: Outcome | None, impl: Outcome, impl_label: str) -> tupl
 
 
 def judge_variant(
+    scenario: Scenario,
     spec: ReferenceSpec,
     variant: Outcome,
     baseline: Outcome | None,
     impl: Outcome,
-    view: ComparisonView,
-    impl_label: str,
-    listed: Sequence[Divergence],
+    view: ComparisonView = LETTA_CODE,
+    *,
+    impl_label: str = DEFAULT_IMPLEMENTATION,
+    expected: Sequence[Divergence] = (),
 ) -> tuple[Status, list[FieldDiff], list[FieldDiff], list[str]]:
     """Verdict for a runtime/locale variant: (status, implementation diffs, variant-vs-baseline diffs, reasons)."""
     if variant.status == "error":
@@ -52,7 +64,9 @@ def judge_variant(
     drift = outcome_diff(baseline, variant)
     seen_variant, seen_impl = view.apply(variant, impl)
     if not drift:
-        status, diffs, reasons = judge(spec.base_label, seen_variant, seen_impl, impl_label, listed, view.fields)
+        status, diffs, reasons = judge(
+            scenario, spec.base_label, seen_variant, seen_impl, view.fields, impl_label=impl_label, expected=expected
+        )
         return status, diffs, [], reasons
     fields = ", ".join(d.field for d in drift)
     where = f"{spec.runtime}" + (f" with LANG={spec.locale}" if spec.locale else "")
@@ -64,26 +78,32 @@ def judge_variant(
 
 
 def judge(
+    scenario: Scenario,
     reference_label: str,
     reference: Outcome,
     impl: Outcome,
-    impl_label: str,
-    listed: Sequence[Divergence] = (),
     fields: tuple[str, ...] = COMPARED_FIELDS,
+    *,
+    impl_label: str = DEFAULT_IMPLEMENTATION,
+    expected: Sequence[Divergence] = (),
 ) -> tuple[Status, list[FieldDiff], list[str]]:
     """Verdict for one implementation's outcome against one reference's, on `fields` (the comparison view's,
-    harness.verdict.view), with the divergences recorded as known for this result (`listed`)."""
+    harness.verdict.view); `expected`: the implementation's own known failures for this result
+    (its expectations file, harness.expectations)."""
     unusable = _unusable(reference, impl, impl_label)
     if unusable:
         return unusable[0], [], unusable[1]
     diffs = outcome_diff(reference, impl, fields)
-    status, reasons = divergence_verdict(listed, reference_label, {d.field for d in diffs})
+    status, reasons = divergence_verdict(scenario, reference_label, {d.field for d in diffs}, expected)
     return status, diffs, reasons
 
 
-def divergence_verdict(listed: Sequence[Divergence], label: str, differing: set[str]) -> tuple[Status, list[str]]:
-    """Pass, fail, known or stale, from what differs (fields or observations) and the divergences recorded as
-    known for this result (the case's own and the implementation's expectations)."""
+def divergence_verdict(
+    scenario: Scenario, label: str, differing: set[str], expected: Sequence[Divergence] = ()
+) -> tuple[Status, list[str]]:
+    """Pass, fail, known or stale, from what differs (fields or observations) and what is recorded as known for
+    this result: the case's own divergences and the implementation's expectations."""
+    listed = [*scenario.divergences_for(label), *expected]
     if not listed:
         return (Status.FAIL if differing else Status.PASS), []
     listed_fields = {f for d in listed for f in d.fields}
@@ -101,7 +121,7 @@ def divergence_verdict(listed: Sequence[Divergence], label: str, differing: set[
 
 
 def judge_golden(
-    scenario: Scenario, impl: Outcome, impl_label: str, listed: Sequence[Divergence] = ()
+    scenario: Scenario, impl: Outcome, *, impl_label: str = DEFAULT_IMPLEMENTATION, expected: Sequence[Divergence] = ()
 ) -> tuple[Status, list[FieldDiff], list[str]]:
     """Spec-only cases: the implementation against expected bytes quoted from the spec."""
     expect = scenario.expect or {}
@@ -119,7 +139,7 @@ def judge_golden(
     if size is not None and size != actual:
         reasons.append(f"coreMemory is {actual} bytes, the spec says {size}")
         differing.add("coreMemory")
-    status, verdict_reasons = divergence_verdict(listed, GOLDEN, differing)
+    status, verdict_reasons = divergence_verdict(scenario, GOLDEN, differing, expected)
     return status, diffs, reasons + verdict_reasons
 
 
@@ -128,8 +148,9 @@ def judge_lifecycle(
     label: str,
     profile: str,
     replay: Replay,
-    impl_label: str,
-    listed: Sequence[Divergence] = (),
+    *,
+    impl_label: str = DEFAULT_IMPLEMENTATION,
+    expected: Sequence[Divergence] = (),
 ) -> tuple[Status, list[str]]:
     """Verdict for a replay: every step's observations agree, and match what the case records for `label`."""
     if replay.unsupported:
@@ -141,12 +162,12 @@ def judge_lifecycle(
         if profile not in scenario.recorded_targets():
             return Status.ERROR, [f"golden case records nothing for {profile}: add a `recorded` entry for it"]
         problems = recorded_mismatches(scenario, replay.rows, profile, "impl")
-        status, verdict_reasons = divergence_verdict(listed, label, {"recorded"} if problems else set())
+        status, verdict_reasons = divergence_verdict(scenario, label, {"recorded"} if problems else set(), expected)
         return status, reasons + problems + verdict_reasons
     differing = [(row.label, d["observation"]) for row in replay.rows for d in row.diffs]
     if differing:
         reasons.append(f"{impl_label} differs at " + "; ".join(f"{step}: {name}" for step, name in differing))
-    status, verdict_reasons = divergence_verdict(listed, label, {name for _, name in differing})
+    status, verdict_reasons = divergence_verdict(scenario, label, {name for _, name in differing}, expected)
     reasons += verdict_reasons
     problems = recorded_mismatches(scenario, replay.rows, label, "reference")
     if problems:
