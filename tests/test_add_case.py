@@ -21,10 +21,10 @@ from harness.cases.load import load_scenario
 from harness.cases.write import dump_yaml, repo_spec
 from harness.cli.main import main as conformance
 from harness.engine import build_request
-from harness.model import RepoModel
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.snapshot import read_snapshot
 from harness.repo.spec import commit_states
+from harness.repomodel import RepoModel
 from harness.runners.python_port import PythonPortRunner
 from harness.tools.fuzz import repo_models
 from memfs_prompt.profiles import DEFAULT

@@ -11,9 +11,10 @@ from harness.cases.load import load_scenario, load_text
 from harness.cases.write import case_document
 from harness.engine import build_request
 from harness.lifecycle import replay, wire_steps
-from harness.model import ClientSkills, CompileRequest, Outcome, RepoModel, ScenarioError, Status
+from harness.model import ClientSkills, CompileRequest, Outcome, ScenarioError, Status
 from harness.repo.build import materialize_repo
 from harness.repo.gitenv import isolated_env
+from harness.repomodel import RepoModel
 from harness.runners.python_port import PythonPortRunner
 from harness.verdict.diff import BOTH, SKILLS_FIELD, outcome_diff, presence
 from harness.verdict.judge import judge_lifecycle

@@ -10,10 +10,10 @@ from test_fuzz_shapes import examples
 
 from harness.cases.load import load_text
 from harness.cases.write import case_document, dump_yaml
-from harness.model import MODE_GITLINK, RepoModel
 from harness.repo.build import build_repo, needs_worktree
 from harness.repo.gitenv import isolated_env
 from harness.repo.shape import HEADS, LAYOUTS
+from harness.repomodel import MODE_GITLINK, RepoModel
 from harness.tools.fuzz_layouts import repo_shapes
 from harness.tools.fuzz_strategies import repo_models
 

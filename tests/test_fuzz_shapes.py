@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from harness.model import RepoModel
 from harness.repo.spec import valid_tree
+from harness.repomodel import RepoModel
 from harness.tools.fuzz_shapes import client_skills_values, v2_trees
 from harness.tools.fuzz_strategies import _tree_of, blobs, compile_inputs, name_components, repo_models
 

@@ -26,7 +26,8 @@ import memfs_prompt.render_v1 as render_v1
 from harness.cases.load import load_scenario
 from harness.cases.write import model_size
 from harness.engine import Session
-from harness.model import CompileRequest, FoundBy, LifecycleOpen, Outcome, RepoModel, Status
+from harness.model import CompileRequest, FoundBy, LifecycleOpen, Outcome, Status
+from harness.repomodel import RepoModel
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.tools.fuzz import fuzz, known_signatures

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.model import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, Scenario, WorktreeNoise
+from harness.model import Scenario
 from harness.repo import shape as shapes
 from harness.repo.gitenv import isolated_env
 from harness.repo.objects import ObjectWriter, nested_tree
 from harness.repo.spec import model_of, next_state, path_problem, repo_digest, shape_of
+from harness.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 
 __all__ = ["MaterializedRepo", "ObjectWriter", "build_repo", "materialize_repo", "nested_tree"]
 

@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from harness.model import MODE_GITLINK, MODE_TREE, Blob, CommitModel
+from harness.repomodel import MODE_GITLINK, MODE_TREE, Blob, CommitModel
 
 AUTHOR = b"Conformance Bot <bot@letta-conformance.invalid>"
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z; commit n is dated EPOCH + n minutes

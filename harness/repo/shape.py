@@ -17,8 +17,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from harness.model import RepoShape
 from harness.repo.objects import ObjectWriter
+from harness.repomodel import RepoShape
 
 LAYOUTS = ("work-tree", "bare", "git-dir", "separate-git-dir")
 HEADS = ("branch", "detached", "tag", "tag-of-tag", "tree")

@@ -14,8 +14,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.model import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel
 from harness.repo.gitenv import isolated_env
+from harness.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel
 from memfs_prompt.git_head import CatFileBatch
 
 CANONICAL_MODES = (MODE_FILE, MODE_EXEC, MODE_LINK)

@@ -14,7 +14,9 @@ import json
 import random
 from typing import Any
 
-from harness.model import (
+from harness.model import Scenario
+from harness.repo.listing import config_bool, listing_size, padding, quote_path
+from harness.repomodel import (
     MODE_EXEC,
     MODE_FILE,
     MODE_GITLINK,
@@ -23,10 +25,8 @@ from harness.model import (
     CommitModel,
     RepoModel,
     RepoShape,
-    Scenario,
     WorktreeNoise,
 )
-from harness.repo.listing import config_bool, listing_size, padding, quote_path
 
 
 def file_bytes(content: str | dict[str, Any]) -> Blob:

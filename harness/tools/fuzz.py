@@ -32,7 +32,8 @@ from hypothesis.errors import Flaky
 from harness.cases.load import discover, load_scenarios
 from harness.cases.write import case_document, write_case
 from harness.engine import Session
-from harness.model import FoundBy, RepoModel
+from harness.model import FoundBy
+from harness.repomodel import RepoModel
 from harness.tools.fuzz_strategies import compile_inputs, repo_models
 from harness.tools.oracle import Candidate, Oracle, OracleStats, candidate_of
 from harness.tools.reduce import Reduction, reduce_candidate

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from harness.model import MODE_GITLINK, Blob, CommitModel, RepoModel, RepoShape
 from harness.repo.shape import HEADS, LAYOUTS
+from harness.repomodel import MODE_GITLINK, Blob, CommitModel, RepoModel, RepoShape
 
 # Repository-local settings that change what upstream's git commands print (for blobs, trees,
 # commits and tags), each with the values worth trying.

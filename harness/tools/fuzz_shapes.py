@@ -17,7 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from harness.model import MODE_FILE, Blob
+from harness.repomodel import MODE_FILE, Blob
 
 INDEX = b"MEMORY.md"
 CHILD_DIRS = (b"projects", b"notes", b"skills", b"people", b"Zeta", b"_under", b"a b", b"caf\xc3\xa9", b"$&")

@@ -26,8 +26,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from harness.model import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.repo.spec import valid_tree
+from harness.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.tools.fuzz_layouts import gitlinked, repo_shapes
 from harness.tools.fuzz_shapes import client_skills_values, v2_trees
 from memfs_prompt.jsvalues import UnsupportedJsValue, parse_js_date

@@ -23,9 +23,10 @@ from typing import Any
 from harness.cases.load import DEFAULT_INPUTS
 from harness.cases.write import repo_spec
 from harness.engine import Session, build_request
-from harness.model import RepoModel, Scenario
+from harness.model import Scenario
 from harness.repo.build import MaterializedRepo, build_repo, needs_worktree
 from harness.repo.spec import model_of
+from harness.repomodel import RepoModel
 from harness.verdict.signature import Signature, signature_of
 
 SHM = Path("/dev/shm")

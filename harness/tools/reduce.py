@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from harness.cases.write import case_document, model_size
-from harness.model import MODE_FILE, MODE_GITLINK, Blob, CommitModel, FoundBy, RepoModel
+from harness.model import FoundBy
 from harness.repo.spec import valid_tree
+from harness.repomodel import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
 from harness.tools.oracle import Candidate, Oracle, candidate_of, candidate_scenario
 
 __all__ = [
