@@ -1,7 +1,10 @@
 """pytest plugin: every scenario in cases/ is a pytest item (`pytest cases/`, `-k` by id or tag).
 
-Options: `--reference R` (repeatable, default the pinned release), `--conformance-profile P`.
-One Session (one warm reference process per reference) serves the whole pytest run.
+Options: `--reference R` (repeatable, default the pinned release), `--impl SPEC` (repeatable, default
+`python`: the implementations under test, docs/protocol.md), `--expectations FILE` (repeatable: an
+implementation's known failures), `--conformance-profile P`. One Session (one warm reference process per
+reference, one runner per implementation) serves the whole pytest run. A case an implementation does not
+serve (`unsupported`) is skipped with that reason: not applicable, never a pass.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import pytest
 from harness.cases.load import load_scenario
 from harness.engine import Session
 from harness.model import CaseResult, Scenario, ScenarioError, Status
+from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.runners.manifest import REFERENCE_FORMS, ReferenceSpec, default_reference
 from harness.verdict.diff import render_field_diff
 
@@ -25,7 +29,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("letta-conformance")
     group.addoption("--reference", action="append", dest="conformance_references",
                     help=f"{REFERENCE_FORMS} (repeatable)")  # fmt: skip
-    group.addoption("--conformance-profile", dest="conformance_profile", help="Python profile to compare with")
+    group.addoption("--conformance-profile", dest="conformance_profile", help="the profile to compare under")
+    group.addoption("--impl", action="append", dest="conformance_impls", help=f"{IMPL_FORMS} (repeatable)")
+    group.addoption("--expectations", action="append", dest="conformance_expectations",
+                    help="an implementation's known failures (YAML; repeatable)")  # fmt: skip
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -37,9 +44,16 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
 def _session(config: pytest.Config) -> Session:
     if _SESSION_KEY not in config.stash:
         refs = config.getoption("conformance_references") or [default_reference()]
+        impls = [ImplSpec.parse(text) for text in config.getoption("conformance_impls") or ["python"]]
+        expectations = []
+        for path in config.getoption("conformance_expectations") or []:
+            from harness.expectations import load_expectations  # only when a file is given
+
+            expectations.append(load_expectations(Path(path)))
         config.stash[_SESSION_KEY] = Session(
-            [ReferenceSpec.parse(r) for r in refs], profile_override=config.getoption("conformance_profile")
-        )
+            [ReferenceSpec.parse(r) for r in refs], implementations=impls, expectations=expectations,
+            profile_override=config.getoption("conformance_profile"),
+        )  # fmt: skip
     return config.stash[_SESSION_KEY]
 
 
@@ -97,13 +111,18 @@ class ScenarioItem(pytest.Item):
             pytest.xfail("; ".join(f"[{r.reference}] " + "; ".join(r.reasons) for r in known))
         if not results:
             pytest.fail("no reference applies to this case (check its `profiles`)")
+        unserved = [r for r in results if r.status == Status.NOT_APPLICABLE]
+        if len(unserved) == len(results):
+            pytest.skip(
+                "not applicable: " + "; ".join(f"[{r.implementation}] " + "; ".join(r.reasons) for r in unserved)
+            )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if not isinstance(excinfo.value, ConformanceFailure):
             return str(super().repr_failure(excinfo))
         lines = [f"{self.scenario.id}: {self.scenario.description}", f"  file: {self.scenario.path}"]
         for result in excinfo.value.results:
-            lines.append(f"  [{result.reference}] {result.status} (profile {result.profile})")
+            lines.append(f"  [{result.reference}] {result.implementation}: {result.status} (profile {result.profile})")
             lines += [f"    {reason}" for reason in result.reasons]
             for diff in result.diffs:
                 lines.append("    " + render_field_diff(diff).replace("\n", "\n    "))
