@@ -10,16 +10,17 @@ from harness.runners.base import Runner
 from memfs_prompt import compile_system_prompt
 from memfs_prompt.cli import parse_now
 from memfs_prompt.conversation import DEFAULT_MODEL, Conversation, LocalConversations, ModelInput
-from memfs_prompt.profiles import Profile
+from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.render_v1 import UpstreamError
 from memfs_prompt.skills_block import append_skills_for_profile
 
 
 class PythonPortRunner(Runner):
-    def __init__(self, profile: Profile, git_env: dict[str, str] | None = None) -> None:
-        self.profile = profile
+    def __init__(self, profile: Profile | str, git_env: dict[str, str] | None = None) -> None:
+        """`profile`: a Profile, or a name the harness holds (resolved here, the only place that may)."""
+        self.profile = resolve_profile(profile) if isinstance(profile, str) else profile
         self.git_env = git_env
-        self.name = f"python:{profile.name}"
+        self.name = f"python:{self.profile.name}"
         self._agent: LocalConversations | None = None
         self._conversation: Conversation | None = None
         self._now = ""
