@@ -45,9 +45,11 @@ def fuzz(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint and format) and mypy: the shape the tests of harness/ layout keep is also type- and style-clean."""
     session.install("-e", ".[lint]")
-    session.run("ruff", "check", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py")
-    session.run("ruff", "format", "--check", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py")
-    session.run("mypy", "memfs_prompt", "harness")
+    session.run("ruff", "check", "letta_profiles", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py")
+    session.run(
+        "ruff", "format", "--check", "letta_profiles", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py"
+    )
+    session.run("mypy", "letta_profiles", "memfs_prompt", "harness")
 
 
 @nox.session

@@ -29,7 +29,6 @@ from harness.runners.base import Runner
 from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.references import (
-    DEFAULT_PROFILE,
     ReferenceUnderTest,
     applies,
     default_runner,
@@ -40,7 +39,7 @@ from harness.runners.references import (
 from harness.runners.releases import cache_root
 from harness.verdict.diff import presence, structured_diff
 from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
-from letta_profiles import resolve_profile_name
+from letta_profiles import DEFAULT_PROFILE, resolve_profile_name
 
 ImplFactory = Callable[[ImplSpec, str, ImplContext], Runner]
 #: what the engine asks of an expectations file (harness.expectations.Expectations)

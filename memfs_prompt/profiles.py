@@ -1,22 +1,29 @@
-"""Profiles: one per distinct upstream compiler behaviour, named after the first release with it.
+"""Profiles: what each upstream compiler behaviour does, one Profile per name letta_profiles lists.
 
-Every published letta-code release that contains `compileLocalSystemPrompt` (npm's
-`@letta-ai/letta-code` and PyPI's `letta` from 0.32.13 on; a version published on both is one
-release) maps to exactly one profile. The differences were read from the release bundles and
-confirmed by running the whole corpus against each release (docs/profiles.md).
+A profile is named after the first letta-code release with its behaviour; the names, the releases
+each covers and the default release are letta_profiles' (one table, which the harness reads
+without importing the port). Here each name gets its behaviours. The differences were read from
+the release bundles and confirmed by running the whole corpus against each release (docs/profiles.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from letta_profiles import (
+    DEFAULT_PROFILE,
+    PROFILE_NAMES,
+    PROFILE_RELEASES,
+    profile_name_for_release,
+    resolve_profile_name,
+)
+
 from .frontmatter import Dialect
 
 
 @dataclass(frozen=True)
 class Profile:
-    name: str
-    releases: tuple[str, ...]
+    name: str  # one of letta_profiles.PROFILE_NAMES
     frontmatter: Dialect
     honours_include_memfs: bool  # `includeMemfs === false` skips the memory projection (0.25.9+)
     returns_core_memory: bool  # the compile record has `coreMemory` (0.30.28+)
@@ -33,17 +40,10 @@ class Profile:
     # `LocalBackend.createEphemeralConversation` (0.33.6+): agent-free conversations with their own raw prompt.
     agent_free_conversations: bool = False
 
-
-# Every published version, in release order: npm's seven, then PyPI's from 0.32.13 (no 0.32.17 there).
-PUBLISHED = (
-    "0.25.3", "0.25.9", "0.30.28", "0.31.12", "0.32.8", "0.32.13", "0.32.14", "0.32.15", "0.32.16", "0.32.17",
-    "0.32.18", "0.32.19", *(f"0.33.{n}" for n in range(9)), *(f"0.34.{n}" for n in range(13)),
-)  # fmt: skip
-
-
-def _releases(first: str, last: str) -> tuple[str, ...]:
-    """The published versions from `first` to `last`, both included."""
-    return PUBLISHED[PUBLISHED.index(first) : PUBLISHED.index(last) + 1]
+    @property
+    def releases(self) -> tuple[str, ...]:
+        """The letta-code releases this profile reproduces, in release order (letta_profiles.PROFILE_RELEASES)."""
+        return PROFILE_RELEASES[self.name]
 
 
 # `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"`.
@@ -54,7 +54,6 @@ PROFILES: dict[str, Profile] = {
     for p in (
         Profile(
             "letta-code@0.25.3",
-            ("0.25.3",),
             Dialect.V0_25,
             False,
             False,
@@ -65,7 +64,6 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             "letta-code@0.25.9",
-            ("0.25.9",),
             Dialect.V0_25,
             True,
             False,
@@ -74,13 +72,12 @@ PROFILES: dict[str, Profile] = {
             recompiles_after_compaction=False,
             skills_block="tree",
         ),
-        Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
-        Profile("letta-code@0.31.12", _releases("0.31.12", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS),
-        Profile("letta-code@0.32.14", _releases("0.32.14", "0.33.2"), Dialect.V0_32_17, True, True, False),
-        Profile("letta-code@0.33.3", _releases("0.33.3", "0.33.5"), Dialect.V0_32_17, True, True, False, memfs_v2=True),
+        Profile("letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
+        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS),
+        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False),
+        Profile("letta-code@0.33.3", Dialect.V0_32_17, True, True, False, memfs_v2=True),
         Profile(
             "letta-code@0.33.6",
-            _releases("0.33.6", "0.34.12"),
             Dialect.V0_32_17,
             True,
             True,
@@ -88,32 +85,22 @@ PROFILES: dict[str, Profile] = {
             memfs_v2=True,
             agent_free_conversations=True,
         ),
-        Profile("spec-v2", (), Dialect.V0_32_17, True, True, False, memfs_v2=True),
+        Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )
 }
 
-DEFAULT_RELEASE = "0.34.12"
+if tuple(PROFILES) != PROFILE_NAMES:  # one table: every name letta_profiles lists has behaviours here, in its order
+    raise ImportError(f"memfs_prompt.profiles defines {list(PROFILES)}, letta_profiles names {list(PROFILE_NAMES)}")
 
 
 def profile_for_release(version: str) -> Profile:
     """The profile that reproduces letta-code release `version` (from npm or PyPI)."""
-    for profile in PROFILES.values():
-        if version in profile.releases:
-            return profile
-    known = ", ".join(r for p in PROFILES.values() for r in p.releases)
-    raise KeyError(f"no profile for letta-code {version} (known releases: {known})")
+    return PROFILES[profile_name_for_release(version)]
 
 
 def resolve_profile(name: str) -> Profile:
     """Accept a profile name, `letta-code@X` for any mapped release X, or a bare version."""
-    if name in PROFILES:
-        return PROFILES[name]
-    version = name.removeprefix("letta-code@")
-    try:
-        return profile_for_release(version)
-    except KeyError:
-        choices = ", ".join(PROFILES)
-        raise KeyError(f"unknown profile {name!r}; choose one of {choices} or letta-code@<release>") from None
+    return PROFILES[resolve_profile_name(name)]
 
 
-DEFAULT = profile_for_release(DEFAULT_RELEASE)
+DEFAULT = PROFILES[DEFAULT_PROFILE]

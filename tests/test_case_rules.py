@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.cases.inputs import clock_error, parse_json_number
 from harness.cases.load import load_scenario
 from harness.cases.write import case_document
 from harness.model import ScenarioError
@@ -195,3 +196,48 @@ def test_the_builder_never_removes_a_file_through_a_committed_symlink(tmp_path: 
     with pytest.raises(EscapeError):
         build_repo(model_of(scenario), tmp_path / "b", isolated_env(tmp_path / "home"))
     assert (outside / "victim.txt").read_text() == "keep me"
+
+
+def test_the_harness_allows_exactly_the_clocks_the_python_port_reads() -> None:
+    """harness.cases.inputs decides which clocks a request may carry without the port; the port's own reading
+    (memfs_prompt.jsvalues, measured against bun and node in test_jsvalues) refuses exactly the others."""
+    from test_jsvalues import generated_dates
+
+    from memfs_prompt.jsvalues import UnsupportedJsValue, parse_js_date
+
+    def port_reads(text: str) -> bool:
+        try:
+            parse_js_date(text)
+        except UnsupportedJsValue:
+            return False
+        return True
+
+    texts = [
+        *generated_dates(29, 6000),
+        "2026-13",
+        "2026-00-01",
+        "2026-01-32",
+        "-000000",
+        "-000000-01-01",
+        "-000000-01-01T00:00Z",
+        "2026-01-02 03:04Z",
+        "2026-01-02T03:04:05.Z",
+        "2026-01-02T03Z",
+        "+2026-01-02",
+    ]
+    allowed = {text for text in texts if clock_error(text) is None}
+    assert [text for text in texts if (text in allowed) != port_reads(text)] == []
+    assert 1000 < len(allowed) < len(texts) - 300  # both sides of the rule are exercised
+
+
+@pytest.mark.parametrize(("text", "value"), [("3", 3), ("3.0", 3.0), ("-5", -5), ("1e21", 1e21), ("9007199254740993",
+                         9007199254740993)])  # fmt: skip
+def test_a_message_count_is_kept_as_written(text: str, value: float) -> None:
+    parsed = parse_json_number(text)
+    assert parsed == value and type(parsed) is type(value)
+
+
+@pytest.mark.parametrize("text", ["three", "true", "null", "[1]", "NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_message_count_no_request_can_carry_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match=r"not a (finite )?number"):
+        parse_json_number(text)

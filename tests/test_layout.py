@@ -115,3 +115,47 @@ def test_status_strings_are_written_once() -> None:
     found = [str(p) for name, p in MODULES.items() if name != "harness.model" and pattern.search(p.read_text())]
     templates = [str(p) for p in (HARNESS / "report" / "templates").glob("*.j2") if pattern.search(p.read_text())]
     assert found + templates == []
+
+
+PORT = "memfs_prompt"
+# The runners of the Python port: the only modules of harness/ that may import the code under test.
+PORT_RUNNERS = ("harness.runners.python_port", "harness.runners.python_cli")
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, anywhere in it (inside functions too), by its full dotted name."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." * node.level + (node.module or ""))
+    return found
+
+
+def imports_the_port(path: Path) -> bool:
+    return any(name == PORT or name.startswith(PORT + ".") for name in imported_modules(path))
+
+
+def test_only_the_python_runners_import_the_code_under_test() -> None:
+    """The harness works with profile names (letta_profiles) and records; resolving a memfs_prompt Profile is
+    the Python runners' job alone, so any implementation can be tested without the harness loading the port."""
+    found = sorted(name for name, path in MODULES.items() if name not in PORT_RUNNERS and imports_the_port(path))
+    assert found == [], f"these import {PORT} (only {', '.join(PORT_RUNNERS)} may): {', '.join(found)}"
+
+
+def test_the_port_import_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('"""x"""\n\n\ndef f():\n    from memfs_prompt.profiles import DEFAULT\n', encoding="utf-8")
+    assert imports_the_port(module)
+    module.write_text('"""x"""\nimport memfs_prompt_extra, letta_profiles\n', encoding="utf-8")
+    assert not imports_the_port(module)
+    module.write_text('"""x"""\nimport os, memfs_prompt\n', encoding="utf-8")
+    assert imports_the_port(module)
+
+
+def test_the_profile_table_imports_nothing_from_the_project() -> None:
+    """letta_profiles is read by the port and the harness alike: standard library only, neither of them."""
+    package = HARNESS.parent / "letta_profiles"
+    imported = {name.split(".")[0] for path in package.rglob("*.py") for name in imported_modules(path)}
+    assert imported <= {"__future__", "collections", "types"}, imported

@@ -100,3 +100,25 @@ def test_a_build_error_names_the_repository_not_its_random_staging_directory(tmp
             materialize_repo(scenario(tmp_path / str(attempt), repo), tmp_path / "cache")
         messages.append(str(info.value))
     assert messages[0] == messages[1] and "<repository>/memory/nnn" in messages[0] and ".build-" not in messages[0]
+
+
+def test_the_harness_reads_objects_as_exact_bytes_and_a_missing_one_as_none(tmp_path: Path) -> None:
+    from harness.repo.catfile import CatFileError, read_objects
+
+    env = isolated_env(tmp_path / "home")
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    blobs = [b"a\nb\x00\xff\n\n", b"", b"no newline"]
+    oids = [
+        subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, env=env, input=blob, capture_output=True,
+                       check=True).stdout.decode().strip()
+        for blob in blobs
+    ]  # fmt: skip
+    missing = "0" * len(oids[0])
+    found = read_objects(repo, env, [oids[0], missing, oids[1], oids[2], oids[0]])
+    assert [None if o is None else (o.oid, o.type, o.content) for o in found] == [
+        (oids[0], "blob", blobs[0]), None, (oids[1], "blob", blobs[1]), (oids[2], "blob", blobs[2]),
+        (oids[0], "blob", blobs[0]),
+    ]  # fmt: skip
+    with pytest.raises(CatFileError, match="cat-file"):
+        read_objects(tmp_path / "home", {**env, "GIT_CEILING_DIRECTORIES": str(tmp_path)}, [oids[0]])

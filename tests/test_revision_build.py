@@ -183,13 +183,13 @@ def test_git_reference_parse() -> None:
 
 
 def test_profile_rule_never_defaults() -> None:
-    assert revision_profile("0.25.3").name == "letta-code@0.25.3"
-    assert revision_profile("0.32.17").name == "letta-code@0.32.14"
+    assert revision_profile("0.25.3") == "letta-code@0.25.3"
+    assert revision_profile("0.32.17") == "letta-code@0.32.14"
     with pytest.raises(UnknownRevisionProfile, match=r"0\.24\.13, a version no profile maps"):
         revision_profile("0.24.13", where="git:x@a497fcee4")
     with pytest.raises(UnknownRevisionProfile, match="no version"):
         revision_profile(None)
-    assert revision_profile("0.24.13", "letta-code@0.25.3").name == "letta-code@0.25.3"
+    assert revision_profile("0.24.13", "letta-code@0.25.3") == "letta-code@0.25.3"
 
 
 # --- building ------------------------------------------------------------------------------------
@@ -339,7 +339,7 @@ def test_upstream_revisions_build_and_equal_their_releases() -> None:
     new = build_revision(repo, "v0.30.28")
     assert new.version == "0.30.28" and not new.pragma and new.release_entry == "src/standalone-entry.ts"
     profile, commit, version = git_reference.profile_of(GitReference(repo, "v0.25.9"))
-    assert (profile.name, version) == ("letta-code@0.25.9", "0.25.9") and commit.startswith("69c20a91c")
+    assert (profile, version) == ("letta-code@0.25.9", "0.25.9") and commit.startswith("69c20a91c")
     with pytest.raises(UnknownRevisionProfile, match=r"0\.24\.13"):
         git_reference.profile_of(GitReference(repo, "a497fcee4"))
     scenarios = [s for s in revision_corpus.load_cases([Path(__file__).parent.parent / "cases" / "compile"])][:12]

@@ -154,7 +154,8 @@ def test_inputs_take_every_clock_and_number_javascript_takes(tmp_path: Path, now
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        ("  now: 'Tue Jan 02 2026'", "inputs/now: 'Tue Jan 02 2026' is not a date-time string the port models"),
+        ("  now: 'Tue Jan 02 2026'", "inputs/now: 'Tue Jan 02 2026' is not an ISO 8601 date-time string"),
+        ("  now: '2026-13'", "inputs/now: '2026-13': an invalid ISO date without a time"),  # the fallback reads it
         ("  previous_message_count: .nan", "nan is not a JSON number, so no request can carry it"),
         ("  previous_message_count: 1e21", "YAML reads 1e21 as text; write the number with a dot"),
         ("  previous_message_count: true", "True is not of type 'number'"),
@@ -171,7 +172,7 @@ def test_a_step_clock_is_read_as_inputs_now_is(tmp_path: Path) -> None:
     rolled = load_scenario(write(tmp_path, "lifecycle/probe.yaml", probe + "  - clock: '2026-02-30T00:00:00Z'\n"))
     assert rolled.steps[-1] == {"clock": "2026-02-30T00:00:00Z"}  # a roll-over, as in inputs.now
     error = load_error(write(tmp_path / "bad", "lifecycle/probe.yaml", probe + "  - clock: 'Jan 2 2026'\n"))
-    assert error.line == 9 and "steps/1/clock: 'Jan 2 2026' is not a date-time string the port models" in str(error)
+    assert error.line == 9 and "steps/1/clock: 'Jan 2 2026' is not an ISO 8601 date-time string" in str(error)
 
 
 def test_the_checked_in_corpus_loads_without_errors() -> None:

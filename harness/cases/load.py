@@ -20,10 +20,10 @@ import jsonschema
 import yaml
 
 from harness.cases.checks import check_content
+from harness.cases.inputs import clock_error
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
-from memfs_prompt.cli import parse_now
 
 # The harness's own pinned inputs, not the port CLI's defaults: the code under test must not choose
 # the requests it is judged on (a mutant of memfs_prompt/cli.py would otherwise change them).
@@ -171,15 +171,14 @@ def _validate(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
 
 
 def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str) -> None:
-    """A compile clock (`inputs.now`, a step's `clock`) is what `new Date(text)` reads, in a form the port models."""
-    try:
-        parse_now(text)
-    except ValueError as error:  # UnsupportedJsValue: a form where bun and node disagree, or no date at all
+    """A compile clock (`inputs.now`, a step's `clock`) is what `new Date(text)` reads alike everywhere
+    (harness.cases.inputs.clock_error)."""
+    if error := clock_error(text):
         raise ScenarioError(
             path,
             line_at(root, where),
             f"{'/'.join(map(str, where))}: {error}; write an ISO 8601 date-time such as 2026-01-02T03:04:05.678Z",
-        ) from None
+        )
 
 
 def _check_inputs(path: Path, root: yaml.Node, inputs: dict[str, Any]) -> None:

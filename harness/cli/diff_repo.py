@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.cases.inputs import clock_error, parse_json_number
 from harness.cases.load import DEFAULT_INPUTS
 from harness.cli.common import (
     Commands,
@@ -22,7 +23,14 @@ from harness.model import CompileRequest, Scenario, Status
 from harness.runners.references import view_for
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
-from memfs_prompt.cli import parse_js_number, parse_now
+
+
+def _message_count(text: str) -> int | float:
+    """`--previous-message-count` (harness.cases.inputs.parse_json_number), its refusal as argparse prints it."""
+    try:
+        return parse_json_number(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def request_of(args: argparse.Namespace) -> CompileRequest:
@@ -30,10 +38,8 @@ def request_of(args: argparse.Namespace) -> CompileRequest:
     memory_dir = existing(Path(args.memory_dir), "memory directory").resolve()
     if not memory_dir.is_dir():
         raise UsageError(f"memory directory {memory_dir}: not a directory")
-    try:
-        parse_now(args.now)
-    except ValueError as error:
-        raise UsageError(f"--now {args.now!r}: {error}") from None
+    if error := clock_error(args.now):
+        raise UsageError(f"--now {args.now!r}: {error}")
     return CompileRequest(
         memory_dir=memory_dir,
         system=args.system,
@@ -80,7 +86,7 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent-id", default=DEFAULT_INPUTS["agent_id"])
     parser.add_argument("--conversation-id", default=DEFAULT_INPUTS["conversation_id"])
     parser.add_argument("--now", default=DEFAULT_INPUTS["now"])
-    parser.add_argument("--previous-message-count", type=parse_js_number, default=0, help="any JSON number")
+    parser.add_argument("--previous-message-count", type=_message_count, default=0, help="any finite JSON number")
     parser.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
 
 

@@ -175,14 +175,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     lifecycle = any(is_lifecycle(s) for s in scenarios)
     spec = reference.spec()
     factory = runner_factory({spec.value: reference}, cache / "home", cache / "repos", args.timeout, lifecycle)
-    with Session([spec], profile_override=profile.name, timeout=args.timeout, runner_factory=factory,
+    with Session([spec], profile_override=profile, timeout=args.timeout, runner_factory=factory,
                  jobs=args.jobs) as session:  # fmt: skip
         results = session.run(scenarios)
     counts: dict[str, int] = {}
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     seconds = time.perf_counter() - started
-    print(f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile.name}, "
+    print(f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile}, "
           f"compiler module {build.module_key[:12]}, built in {built:.1f} s): "
           f"{', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} ({seconds:.1f} s)")  # fmt: skip
     for result in results:

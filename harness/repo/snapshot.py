@@ -14,9 +14,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.repo.catfile import CatFileError, GitObject, read_objects
 from harness.repo.gitenv import isolated_env
 from harness.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel
-from memfs_prompt.git_head import CatFileBatch
 
 CANONICAL_MODES = (MODE_FILE, MODE_EXEC, MODE_LINK)
 
@@ -60,20 +60,19 @@ def read_snapshot(memory_dir: Path, *, head_only: bool = False, env: dict[str, s
         ids = _lines(_git(memory_dir, env, "rev-list", "--first-parent", "--reverse", "HEAD"))
     root = Path(top.stdout.decode("utf-8").strip())
     notes: list[str] = []
-    batch = CatFileBatch(root, env)
+    blobs: dict[str, bytes] = {}
+    commits = []
     try:
-        blobs: dict[str, bytes] = {}
-        commits = []
-        for index, commit_id in enumerate(ids):
-            files = _read_tree(root, env, batch, commit_id, blobs, notes)
-            commits.append(_commit_model(batch, commit_id, files, index, head_only, notes))
-    finally:
-        batch.close()
+        for index, (commit_id, obj) in enumerate(zip(ids, read_objects(root, env, ids), strict=True)):
+            files = _read_tree(root, env, commit_id, blobs, notes)
+            commits.append(_commit_model(obj, commit_id, files, index, head_only, notes))
+    except CatFileError as error:
+        raise SnapshotError(str(error)) from None
     return Snapshot(RepoModel(commits, "git", prefix or None), ids, notes)
 
 
 def _read_tree(
-    root: Path, env: dict[str, str], batch: CatFileBatch, commit_id: str, blobs: dict[str, bytes], notes: list[str]
+    root: Path, env: dict[str, str], commit_id: str, blobs: dict[str, bytes], notes: list[str]
 ) -> dict[bytes, Blob]:
     listing = _git(root, env, "ls-tree", "-r", "-z", "--full-tree", commit_id)
     if listing.returncode != 0:
@@ -94,7 +93,7 @@ def _read_tree(
             mode = MODE_FILE
         entries.append((path, mode, raw_oid.decode("ascii")))
     wanted = [oid for _, _, oid in entries if oid not in blobs]
-    for oid, obj in zip(wanted, batch.read_many([o.encode("ascii") for o in wanted]), strict=True):
+    for oid, obj in zip(wanted, read_objects(root, env, wanted), strict=True):
         if obj is None:
             raise SnapshotError(f"blob {oid} is missing from the object database (a partial clone?)")
         blobs[oid] = obj.content
@@ -102,11 +101,11 @@ def _read_tree(
 
 
 def _commit_model(
-    batch: CatFileBatch, commit_id: str, files: dict[bytes, Blob], index: int, head_only: bool, notes: list[str]
+    obj: GitObject | None, commit_id: str, files: dict[bytes, Blob], index: int, head_only: bool, notes: list[str]
 ) -> CommitModel:
     """Keep message and identities when the rebuilt commit object can be byte-identical."""
-    obj = batch.read_many([commit_id.encode("ascii")])[0]
-    assert obj is not None
+    if obj is None:
+        raise SnapshotError(f"commit {commit_id} is missing from the object database")
     header, _, message = obj.content.partition(b"\n\n")
     fields: dict[bytes, list[bytes]] = {}
     for line in header.split(b"\n"):

@@ -7,7 +7,7 @@ run by the same driver as a release.
   DeterministicPongExecutor, with its load-time packages installed) only when the run has
   lifecycle cases. Both are cached by commit, so `-j` workers and later runs reuse them.
 - **Profile rule.** A revision is compared with the profile of the version in its
-  `package.json` (`memfs_prompt.profiles.profile_for_release`). A version no profile maps
+  `package.json` (`letta_profiles.profile_name_for_release`). A version no profile maps
   (an unreleased version, such as 0.24.13 at a497fcee4 or the snapshot's 0.30.29) is an error
   naming the version and the nearest release tag; it is never compared with the default
   profile. The override is `--profile` (or, per reference, `git:PATH@REV#letta-code@X`), recorded
@@ -28,7 +28,7 @@ from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
 from harness.runners.releases import ensure_bun
 from harness.runners.revision_build import RevisionBuild, build_revision
 from harness.runners.revision_source import BuildError, git, resolve_commit
-from memfs_prompt.profiles import Profile, profile_for_release, resolve_profile
+from letta_profiles import profile_name_for_release, resolve_profile_name
 
 
 class UnknownRevisionProfile(ValueError):
@@ -72,19 +72,19 @@ def nearest_release(repo: Path, commit: str) -> tuple[str | None, int]:
     return tag.removeprefix("v"), int(distance)
 
 
-def revision_profile(version: str | None, override: str | None = None, *, where: str = "") -> Profile:
-    """The profile a revision is compared with: the override, else the profile mapping its version."""
+def revision_profile(version: str | None, override: str | None = None, *, where: str = "") -> str:
+    """The name of the profile a revision is compared with: the override, else the profile mapping its version."""
     if override:
-        return resolve_profile(override)
+        return resolve_profile_name(override)
     if version is None:
         raise UnknownRevisionProfile(f"{where or 'the revision'} has no version in package.json; name a profile "
                                      "with --profile letta-code@X")  # fmt: skip
     try:
-        return profile_for_release(version)
+        return profile_name_for_release(version)
     except KeyError:
         raise UnknownRevisionProfile(
             f"{where or 'the revision'} is letta-code {version}, a version no profile maps (unreleased, or not "
-            "in memfs_prompt.profiles); it is not compared with the default profile: name one with "
+            "in letta_profiles); it is not compared with the default profile: name one with "
             "--profile letta-code@X (or git:PATH@REV#letta-code@X)"
         ) from None
 
@@ -97,8 +97,8 @@ def revision_version(repo: Path, commit: str) -> str | None:
         return None
 
 
-def profile_of(reference: GitReference, override: str | None = None) -> tuple[Profile, str, str | None]:
-    """The profile a git reference is judged with (the rule above), its commit and its version.
+def profile_of(reference: GitReference, override: str | None = None) -> tuple[str, str, str | None]:
+    """The profile name a git reference is judged with (the rule above), its commit and its version.
     Nothing is built: a revision that does not build is an error of its cases, not of the run."""
     repo = reference.repo.expanduser().resolve()
     commit = resolve_commit(repo, reference.rev)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import letta_profiles
 import memfs_prompt
 from harness.model import CompileRequest, Outcome
 from harness.port_command import cli_args
@@ -29,8 +30,12 @@ from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.skills_block import append_skills_for_profile
 
 # The package the harness imported; the command runs with its parent first on sys.path (its cwd), so
-# the process compiles with the very same package (a mutant's copy, in the mutation tool).
+# the process compiles with the very same package (a mutant's copy, in the mutation tool), and the profile
+# table it reads (letta_profiles, which a mutant's copy does not hold) after it.
 PACKAGE_PARENT = Path(memfs_prompt.__file__).resolve().parents[1]
+SEARCH_PATH = os.pathsep.join(
+    dict.fromkeys(map(str, (PACKAGE_PARENT, Path(letta_profiles.__file__).resolve().parents[1])))
+)
 THROWS = "upstream throws: "
 
 
@@ -85,9 +90,9 @@ class PythonCliRunner(PythonPortRunner):
     process, as `PythonPortRunner` adds it.
     """
 
-    def __init__(self, profile: Profile, git_env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
+    def __init__(self, profile: Profile | str, git_env: dict[str, str] | None = None, timeout: float = 120.0) -> None:
         super().__init__(profile, git_env)
-        self.name = f"python-cli:{profile.name}"
+        self.name = f"python-cli:{self.profile.name}"
         self.timeout = timeout
 
     def compile(self, request: CompileRequest) -> Outcome:
@@ -98,7 +103,7 @@ class PythonCliRunner(PythonPortRunner):
             outcome.notes.append("no command-line argument can carry these inputs: compiled in process")
             return outcome
         started = time.perf_counter()
-        env = {**(self.git_env or os.environ), "PYTHONPATH": str(PACKAGE_PARENT)}
+        env = {**(self.git_env or os.environ), "PYTHONPATH": SEARCH_PATH}
         with tempfile.TemporaryDirectory(prefix="letta-conformance-cli-") as scratch:
             system_file = None
             if in_file:

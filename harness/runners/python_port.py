@@ -17,10 +17,11 @@ from memfs_prompt.skills_block import append_skills_for_profile
 
 
 class PythonPortRunner(Runner):
-    def __init__(self, profile: Profile, git_env: dict[str, str] | None = None) -> None:
-        self.profile = profile
+    def __init__(self, profile: Profile | str, git_env: dict[str, str] | None = None) -> None:
+        """`profile`: a Profile, or a name the harness holds (resolved here, the only place that may)."""
+        self.profile = resolve_profile(profile) if isinstance(profile, str) else profile
         self.git_env = git_env
-        self.name = f"python:{profile.name}"
+        self.name = f"python:{self.profile.name}"
         self._agent: LocalConversations | None = None
         self._conversation: Conversation | None = None
         self._now = ""

@@ -18,9 +18,7 @@ from harness.runners.manifest import ReferenceSpec
 from harness.runners.node_reference import NodeReferenceRunner
 from harness.runners.releases import bundle_version
 from harness.verdict.view import LETTA_CODE, PRODUCT, ComparisonView
-from letta_profiles import DEFAULT_RELEASE, profile_name_for_release, resolve_profile_name
-
-DEFAULT_PROFILE = profile_name_for_release(DEFAULT_RELEASE)
+from letta_profiles import DEFAULT_PROFILE, profile_name_for_release, resolve_profile_name
 
 
 @dataclass
@@ -76,8 +74,7 @@ def profile_for_reference(spec: ReferenceSpec, override: str | None) -> str:
     revision: harness.runners.git_reference.profile_of); a bundle without a package.json version
     is compared under the default profile."""
     if spec.kind == "git":
-        found = profile_of(GitReference.parse(f"git:{spec.value}"), override)[0]
-        return found if isinstance(found, str) else found.name
+        return profile_of(GitReference.parse(f"git:{spec.value}"), override)[0]
     if override:
         return resolve_profile_name(override)
     version = spec.value.removeprefix("letta-code@") if spec.is_release else None
@@ -89,7 +86,7 @@ def profile_for_reference(spec: ReferenceSpec, override: str | None) -> str:
         return profile_name_for_release(version)
     except KeyError:
         raise ValueError(
-            f"--reference {spec.cli}: letta-code {version} maps to no profile in letta_profiles; "
+            f"--reference {spec.cli}: letta-code {version} maps to no profile in letta_profiles/__init__.py; "
             "pass --profile letta-code@<release> to compare it with that release's behaviour"
         ) from None
 

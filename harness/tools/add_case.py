@@ -15,7 +15,7 @@ from harness.repo.gitenv import isolated_env
 from harness.repo.snapshot import Snapshot, _git, _lines, read_snapshot
 from harness.runners.python_port import PythonPortRunner
 from harness.verdict.diff import outcome_diff
-from memfs_prompt.profiles import DEFAULT, Profile
+from letta_profiles import DEFAULT_PROFILE
 
 
 @dataclass
@@ -26,9 +26,10 @@ class Verification:
 
 
 def verify_case(
-    case_path: Path, memory_dir: Path, source_commits: list[str], profile: Profile = DEFAULT
+    case_path: Path, memory_dir: Path, source_commits: list[str], profile: str = DEFAULT_PROFILE
 ) -> Verification:
-    """Build the written case and compile it and the original with the Python port (same inputs)."""
+    """Build the written case and compile it and the original with the Python port (same inputs, the profile
+    named `profile`)."""
     scenario = load_scenario(case_path)
     with tempfile.TemporaryDirectory(prefix="letta-add-case-") as tmp:
         cache = Path(tmp)

@@ -9,8 +9,8 @@ whitespace, bytes that are not UTF-8) and from three families the port models on
   `constructor`, `__proto__`, `valueOf`, `length`, `name`, `caller`, ... nested (`system/constructor/name.md`);
 - and, as compile inputs, JavaScript values (memfs_prompt.jsvalues): `previous_message_count` any JSON
   number (floats, negatives, -0.0, 1e21, 2^53+1, tiny exponents, past the largest double) and `now` any ISO
-  string `new Date` reads (roll-overs, hour 24, six-digit and signed years, many fraction digits, Invalid
-  Dates).
+  string `new Date` reads alike everywhere (harness.cases.inputs.clock_error: roll-overs, hour 24, six-digit
+  and signed years, many fraction digits, Invalid Dates).
 Contents take every frontmatter form and encoding (BOM, CRLF, CR, invalid UTF-8, NUL), symlinks and
 executables; repositories have up to three commits, a third of the trees are memfs-v2, and some inputs give
 `client_skills` (harness.tools.fuzz_shapes).
@@ -26,11 +26,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from harness.cases.inputs import clock_error
 from harness.repo.spec import valid_tree
 from harness.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.tools.fuzz_layouts import gitlinked, repo_shapes
 from harness.tools.fuzz_shapes import client_skills_values, v2_trees
-from memfs_prompt.jsvalues import UnsupportedJsValue, parse_js_date
 
 RISKY_CHARS = (
     "aZb_-. 019"  # plain, with the collation hazards (`_`, case, digits)
@@ -319,9 +319,7 @@ def js_dates(draw: st.DrawFn) -> str:
         if form >= 4:
             text += ":" + draw(_fields) + draw(_fractions)
         text += draw(_zones)
-    try:
-        parse_js_date(text)
-    except UnsupportedJsValue:  # only the legacy parser reads it: the port refuses such inputs
+    if clock_error(text):  # only Date's fallback parser reads it: no request may carry it
         return DEFAULT_NOW
     return text
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model import CaseResult, Status
-from memfs_prompt.profiles import profile_for_release
+from letta_profiles import profile_name_for_release
 
 GOOD = (Status.PASS, Status.KNOWN)
 
@@ -58,10 +58,11 @@ class GateResult:
             named = version if version == self.new else f"{version} ({self.new})"
             lines.append(
                 f"letta-code {named} has no Python profile (it was compared with {self.new_profile}). "
-                f"If its compiler changed, add a profile to memfs_prompt/profiles.py (and docs/profiles.md) "
-                f"whose releases include {version!r}; if it did not, add {version!r} to the releases of "
-                f"{self.new_profile}. Pin the release in reference/manifest.json and add cases that pin the "
-                f"change with `explains: [{{since: {version!r}, ...}}]`."
+                f"If its compiler changed, add a profile whose releases include {version!r} to "
+                f"letta_profiles/__init__.py (PUBLISHED and PROFILE_RELEASES), its behaviours to "
+                f"memfs_prompt/profiles.py and its row to docs/profiles.md; if it did not, add {version!r} to the "
+                f"releases of {self.new_profile} there. Pin the release in reference/manifest.json and add cases "
+                f"that pin the change with `explains: [{{since: {version!r}, ...}}]`."
             )
         stale = [r for r in content_regressions if r.new_status == Status.STALE]
         if stale:
@@ -96,7 +97,7 @@ class GateResult:
 
 def has_profile(version: str) -> bool:
     try:
-        profile_for_release(version)
+        profile_name_for_release(version)
     except KeyError:
         return False
     return True

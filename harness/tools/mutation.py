@@ -23,6 +23,7 @@ By default: every file in mutants/, against one pinned release per profile (`def
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -39,7 +40,7 @@ import yaml
 from harness.model import CaseResult, CompileRequest, Outcome
 from harness.runners.base import Runner
 from harness.runners.manifest import REPO_ROOT, ReferenceSpec, pinned_references
-from memfs_prompt.profiles import PROFILES
+from letta_profiles import PROFILE_RELEASES
 
 PACKAGE = "memfs_prompt"
 DEFAULT_MUTANTS = REPO_ROOT / "mutants"  # every *.yaml there (mutants.yaml, blind.yaml, ...)
@@ -103,9 +104,9 @@ def default_references() -> list[str]:
     """One pinned release per profile: the first pinned, in release order, of the releases it reproduces."""
     chosen: dict[str, str] = {}
     for spec in pinned_references():
-        for profile in PROFILES.values():
-            if spec.value in profile.releases:
-                chosen.setdefault(profile.name, f"{spec.kind}:{spec.value}")
+        for name, releases in PROFILE_RELEASES.items():
+            if spec.value in releases:
+                chosen.setdefault(name, f"{spec.kind}:{spec.value}")
     return list(chosen.values())
 
 
@@ -167,9 +168,8 @@ class ReplayRunner(Runner):
 
 def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int:
     """Replay the corpus; 0 when every verdict matches the baseline, 1 (and the first change) otherwise."""
-    import memfs_prompt
-
-    loaded_from = Path(memfs_prompt.__file__).resolve().parent
+    found = importlib.util.find_spec(PACKAGE)  # where the port runners will import it from (not imported here)
+    loaded_from = Path(found.origin).resolve().parent if found and found.origin else None
     if loaded_from != expected_package.resolve():
         print(f"the mutated copy was not imported: memfs_prompt came from {loaded_from}", file=sys.stderr)
         return 3

@@ -16,7 +16,7 @@ from typing import Any
 from harness.runners import pypi_release
 from harness.runners.manifest import MANIFEST_PATH, ReferenceSpec, load_manifest, version_key
 from harness.runners.releases import ReferenceUnavailable, npm_pack, run_npm, sri_sha512
-from memfs_prompt.profiles import profile_for_release
+from letta_profiles import profile_name_for_release
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,14 @@ class Pinned:
     def advice(self) -> list[str]:
         """What to do next: a release without a profile must be checked before it gets one."""
         try:
-            profile = profile_for_release(self.spec.value).name
+            profile = profile_name_for_release(self.spec.value)
         except KeyError:
             return [
                 f"letta-code {self.spec.value} has no Python profile yet. Run the corpus against it with the newest "
                 f"profile (`conformance run cases --reference {self.spec.cli} --profile letta-code@<newest>`); "
-                "when every case passes, add the version to that profile in memfs_prompt/profiles.py "
-                "(PUBLISHED and its range); otherwise the failures show what changed and need a new profile."
+                "when every case passes, add the version to that profile in letta_profiles/__init__.py "
+                "(PUBLISHED and its range in PROFILE_RELEASES); otherwise the failures show what changed and need "
+                "a new profile."
             ]
         return [f"letta-code {self.spec.value} is compared with {profile}."]
 

@@ -17,9 +17,11 @@ from typing import Any
 
 from harness.model import FieldDiff, Outcome
 from harness.verdict.diff import outcome_diff
-from memfs_prompt.quirks import JS_WHITESPACE
 
-_SPACE = JS_WHITESPACE | frozenset("\x1c\x1d\x1e\x1f\x85\u200b")
+# What a "whitespace" difference may add or remove besides the Unicode separators (categories Z*): the
+# C0 space controls and U+FEFF (JavaScript's trim strips them), the ones it leaves (U+001C..U+001F, U+0085:
+# Python's strip takes them) and U+200B. A coarse kind, wider than any one language's trim on purpose.
+_SPACE = frozenset("\t\n\v\f\r\ufeff\x1c\x1d\x1e\x1f\x85\u200b")
 
 
 @dataclass(frozen=True)
