@@ -9,7 +9,8 @@ compared under.
 
 The program starts in the directory `conformance` was started from (its own files are the user's),
 with the isolated environment of every implementation: a private HOME, no git configuration, the
-pinned locale and clock zone; its command is looked up on the caller's PATH.
+pinned locale and clock zone, the caller's PYTHONPATH; its command is looked up on the caller's PATH
+and its directory put first on the program's PATH.
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ class CommandRunner(JsonLinesRunner):
         super().__init__(spec.label, argv, None, context.timeout)
         self.spec, self.profile = spec, profile
         extra = [str(Path(found).parent)] if found else []
-        self.process.env = isolated_env(context.home, context.ceiling, extra_path=extra)
+        env = isolated_env(context.home, context.ceiling, extra_path=extra)
+        if os.environ.get("PYTHONPATH"):  # a Python program run from a checkout finds its own packages
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        self.process.env = env
         self.process.cwd = cwd or Path.cwd()
         self.request_fields = {"profile": profile}
 
