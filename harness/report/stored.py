@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.model import Status
+from harness.model import DEFAULT_IMPLEMENTATION, Status
 
 SCHEMA = "letta-conformance/report/2"
 READABLE = ("letta-conformance/report/1", SCHEMA)  # schema 1: every field inline in every result
@@ -200,6 +200,7 @@ def full_entry(entry: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
     """One stored result with its case's fields and everything a passing result leaves out put back (its long
     values stay digests: `expanded` looks them up)."""
     full = {**{k: case[k] for k in CASE_FIELDS if k in case}, **entry}
+    full.setdefault("implementation", DEFAULT_IMPLEMENTATION)  # a report from before --impl: the Python port
     for key, empty in _EMPTY_WHEN_PASSING.items():
         full.setdefault(key, type(empty)())
     if "compared_fields" not in full:

@@ -15,6 +15,7 @@ from harness.report.html import compared_fields, render_html
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
 from harness.report.stored import SCHEMA, dumps, expanded, full_entry, store
+from harness.report.summary import summarize, summary_json
 from harness.verdict.diff import field_diff_json
 from harness.versions import release_key
 
@@ -34,6 +35,7 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
         "case": result.case_id,
         "reference": result.reference,
+        "implementation": result.implementation,
         "profile": result.profile,
         "status": result.status,
         "tags": list(result.tags),
@@ -104,6 +106,7 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
         compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
         runtime_diffs=_runtime_diffs_from_json(data),
+        implementation=data["implementation"],
     )  # fmt: skip
 
 
@@ -112,15 +115,22 @@ def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
     return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
 
 
+def result_order(result: CaseResult) -> tuple[Any, ...]:
+    """The order of results in report.json: by case id, then reference in release order, then implementation."""
+    return result.case_id, release_key(result.reference), result.implementation
+
+
 def report_json(report: RunReport) -> dict[str, Any]:
-    """report.json's data: the run, its references, and every result as report.stored stores it."""
+    """report.json's data: the run, its summary (report.summary, from the results), its references, and every
+    result as report.stored stores it."""
     references = report.references if report.timing else [_without_timing(r) for r in report.references]
-    ordered = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference)))
+    ordered = sorted(report.results, key=result_order)
     stored = store([result_json(r, report.timing) for r in ordered])
     return {
         "schema": SCHEMA,
         "ok": report.ok,
         "counts": report.counts,
+        "summary": summary_json(summarize(ordered)),
         **({"run": report.extra["run"]} if "run" in report.extra else {}),
         "references": references,
         "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
