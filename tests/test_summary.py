@@ -180,9 +180,11 @@ def test_the_summary_does_not_depend_on_the_order_of_the_results() -> None:
 
 def test_report_json_has_the_summary_valid_against_its_schema_and_read_back(tmp_path: Path) -> None:
     paths = write_reports(RunReport(three_implementations(), [], [], ["conformance"], timing=False), tmp_path)
-    data = json.loads(paths["json"].read_text(encoding="utf-8"))
+    text = paths["json"].read_text(encoding="utf-8")
+    data = json.loads(text)
     jsonschema.validate(data, SCHEMA)
     assert list(data)[:4] == ["schema", "ok", "counts", "summary"]
+    assert '\n   "total": {"passed":12,"known":2,"failing":0,"not_applicable":0},\n' in text  # a row a line
     assert data["summary"] == expected_json()
     assert summary_json(summary_from_json(data["summary"])) == data["summary"]
     without = {k: v for k, v in data.items() if k != "summary"}  # a report from before the summary: counted again
