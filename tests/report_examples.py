@@ -99,3 +99,58 @@ def passing_matrix(cases: int = 200, labels: list[str] = MATRIX_LABELS) -> RunRe
         results += [case(f"case-{number:03d}", Status.PASS, ("core", "frontmatter"), ok, ok, label=label,
                          compared=dict(compared)) for label in labels]  # fmt: skip
     return RunReport(results, [{"name": n} for n in labels], [], ["conformance", "matrix"])
+
+
+#: Three implementations under test, as tests/test_summary.py and the browser test use them.
+PYTHON, SERVER, PLANTED = "python", "letta-server:0.16.8", "cmd:python tests/planted_bug_impl.py"
+#: (case id, tags): several tags of one family (quoted-name, bom-crlf, v2-root), tags of two families (labels-punct).
+SUMMARY_CASES = {
+    "labels-locale": ("collation",),
+    "labels-punct": ("collation", "names"),
+    "quoted-name": ("quoting", "names"),
+    "bom-crlf": ("bom", "newlines"),
+    "v2-root": ("memfs-v2", "memory-index", "trim"),
+    "lifecycle-once": ("lifecycle", "memory-update"),
+    "spec-example": ("spec", "golden"),
+}
+DEFAULT_REFERENCE = "pypi:0.34.12"
+
+
+def three_implementations() -> list[CaseResult]:
+    """Hand-made results of three implementations (the statuses are chosen, not computed):
+
+    - python: every case passes against 0.32.18 and pypi:0.34.12, but v2-root is a known divergence against
+      0.32.18; bom-crlf against the node variant 0.32.18@node is a runtime divergence; spec-example passes golden.
+    - letta-server:0.16.8, against pypi:0.34.12: code-point label order recorded as known (labels-*), quoted-name
+      fails, bom-crlf passes, v2-root and lifecycle-once are unsupported (not applicable); spec-example passes.
+    - the planted-bug command (labels sorted by code point), against pypi:0.34.12: labels-* fail, lifecycle-once
+      is an error (it hung), the rest pass.
+    """
+    ok = Outcome("ok", record=record("m"))
+    status_of = {
+        (PYTHON, "v2-root", "0.32.18"): Status.KNOWN,
+        (PYTHON, "bom-crlf", "0.32.18@node"): Status.RUNTIME,
+        (SERVER, "labels-locale", DEFAULT_REFERENCE): Status.KNOWN,
+        (SERVER, "labels-punct", DEFAULT_REFERENCE): Status.KNOWN,
+        (SERVER, "quoted-name", DEFAULT_REFERENCE): Status.FAIL,
+        (SERVER, "v2-root", DEFAULT_REFERENCE): Status.NOT_APPLICABLE,
+        (SERVER, "lifecycle-once", DEFAULT_REFERENCE): Status.NOT_APPLICABLE,
+        (PLANTED, "labels-locale", DEFAULT_REFERENCE): Status.FAIL,
+        (PLANTED, "labels-punct", DEFAULT_REFERENCE): Status.FAIL,
+        (PLANTED, "lifecycle-once", DEFAULT_REFERENCE): Status.ERROR,
+    }
+    runs = [(PYTHON, "0.32.18"), (PYTHON, DEFAULT_REFERENCE), (SERVER, DEFAULT_REFERENCE), (PLANTED, DEFAULT_REFERENCE)]
+    planned = [
+        (impl, case_id, reference) for impl, reference in runs for case_id in SUMMARY_CASES if case_id != "spec-example"
+    ]
+    planned += [(PYTHON, "bom-crlf", "0.32.18@node")] + [
+        (impl, "spec-example", "golden") for impl in (PYTHON, SERVER, PLANTED)
+    ]
+    results = []
+    for impl, case_id, reference in planned:
+        status = status_of.get((impl, case_id, reference), Status.PASS)
+        reference_outcome = None if reference == "golden" else ok
+        reasons = [] if status == Status.PASS else [f"{status} (made up)"]
+        results.append(case(case_id, status, SUMMARY_CASES[case_id], reference_outcome, ok, label=reference,
+                            implementation=impl, reasons=reasons))  # fmt: skip
+    return results

@@ -274,3 +274,38 @@ def test_golden_checks_get_no_grid_column_and_the_banner_names_them_apart(browse
     assert banner.startswith("PASS: all 4 results agree") and "2 cases × 2 references" in banner
     assert "not a reference: 1 case checked against the expected bytes stored in the case" in banner
     page.close()
+
+
+def test_the_conformance_summary_of_three_implementations_is_on_the_first_screen(
+    browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from report_examples import PLANTED, PYTHON, SERVER, three_implementations
+
+    from harness.model import RunReport
+
+    report = RunReport(three_implementations(), [], [], ["conformance", "run", "cases"], timing=False)
+    html = write_reports(report, tmp_path)["html"]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(html.as_uri())
+    tables = page.locator("#conformance table.conformance")
+    assert [t.get_attribute("data-implementation") for t in tables.all()] == [PYTHON, PLANTED, SERVER]
+    viewport = page.viewport_size
+    banner = page.locator("#verdict").bounding_box()
+    for table in tables.all():  # every table whole on the first screen, below the verdict banner, none cut off
+        box = table.bounding_box()
+        assert table.is_visible() and banner["y"] + banner["height"] <= box["y"]
+        assert box["y"] + box["height"] <= viewport["height"] and box["x"] + box["width"] <= viewport["width"]
+    planted = page.locator(f'table.conformance[data-implementation="{PLANTED}"]')
+    assert planted.locator("caption").inner_text().startswith(f"{PLANTED}: 57.1%")
+    collation = planted.locator('tr[data-row="collation"] td')
+    assert collation.all_inner_texts() == ["0", "0", "2", "0", "0.0%"]
+    failing = collation.nth(2).evaluate("td => getComputedStyle(td).backgroundColor")
+    assert failing == "rgb(253, 226, 225)"  # td.c-failing: a failing count stands out
+    server = page.locator(f'table.conformance[data-implementation="{SERVER}"]')
+    assert server.locator('tr[data-row="lifecycle"] td').all_inner_texts() == ["0", "0", "0", "1", "-"]
+    path = screenshot(page, "summary-first-screen.png", capsys)
+    assert path.stat().st_size > 0
+    assert errors == []
+    page.close()

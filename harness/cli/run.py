@@ -29,7 +29,7 @@ from harness.cli.common import (
     maxfail,
     reference_specs,
 )
-from harness.cli.terminal import Progress, durations_lines, summary_lines
+from harness.cli.terminal import Progress, durations_lines, print_conformance, summary_lines
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.report.meta import run_metadata
@@ -89,6 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         durations_lines(results, args.durations) if args.durations is not None else []
     ):
         print(line)
+    print_conformance(results)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
     print(f"{len(results)} results: {summary} in {seconds:.1f} s")
     if args.report:

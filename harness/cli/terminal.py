@@ -1,5 +1,6 @@
 """What a run says on the terminal: live progress on a TTY, the closing list of failing results with
-their first difference, and the slowest results (--durations). Shared by `run` and `matrix`."""
+their first difference, the conformance summary per implementation (report.summary), and the slowest
+results (--durations). Shared by `run` and `matrix`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 from typing import TextIO
 
 from harness.model import CaseResult
+from harness.report.summary import counts_text, summarize
 from harness.verdict.diff import field_diff_json
 
 
@@ -64,3 +66,22 @@ def durations_lines(results: list[CaseResult], count: int) -> list[str]:
     return [f"=== slowest {len(chosen)} result(s) ==="] + [
         f"{r.seconds:8.3f}s {r.case_id} [{r.reference}]" for r in chosen
     ]
+
+
+def conformance_lines(results: list[CaseResult]) -> list[str]:
+    """The conformance summary, compact: one line per implementation with its totals, then, indented, each
+    tag family in which it has failing results (report.summary decides the families and the columns)."""
+    summaries = summarize(results)
+    if not summaries:
+        return []
+    lines = [f"=== conformance by implementation ({len(summaries)}) ==="]
+    for summary in summaries:
+        lines.append(f"{summary.implementation}: {counts_text(summary.total)}")
+        lines += [f"  {name}: {counts_text(counts)}" for name, counts in summary.failing_families.items()]
+    return lines
+
+
+def print_conformance(results: list[CaseResult], stream: TextIO | None = None) -> None:
+    """Print conformance_lines (the closing summary `conformance run` prints before its counts line)."""
+    for line in conformance_lines(results):
+        print(line, file=stream or sys.stdout)

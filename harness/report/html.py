@@ -3,8 +3,8 @@
 Owns the view of each result: both outputs side by side with invisible characters as labelled
 glyphs (CR, LF, TAB, BOM, NBSP, SP for a trailing space, U+FFFD, other controls) and the first
 differing character marked (`mark.first-diff`), the record fields compared and which differed,
-lifecycle turn tables, and the cases x references matrix. The page is self-contained: inline
-CSS and JS, no network resources.
+lifecycle turn tables, and the cases x references matrix; the first screen's conformance tables
+show report.summary's counts. The page is self-contained: inline CSS and JS, no network resources.
 
 Work is capped: each side shows at most SHOW_BEFORE characters before the first difference and
 SHOW_AFTER after it, and says how many bytes it left out, so a multi-megabyte output renders
@@ -26,6 +26,7 @@ from markupsafe import Markup, escape
 from harness.model import GOLDEN, CaseResult, RunReport, Status, is_golden
 from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands
+from harness.report.summary import COLUMNS, FAMILIES, summarize
 from harness.verdict.diff import COMPARED_FIELDS, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
 from harness.verdict.view import view_of
@@ -252,6 +253,22 @@ def _repeat_of(result: CaseResult, linked: dict[tuple[str, str], str], first_of:
             "first_label": f"{first.case_id} [{first.reference}]"}  # fmt: skip
 
 
+SUMMARY_REFERENCES = 8  # a conformance table lists this many references in full; past it, the all-passing ones fold
+
+
+def conformance_tables(results: list[CaseResult]) -> list[dict[str, Any]]:
+    """One table per implementation (report.summary): its summary, and its rows by reference split into those
+    shown and those folded (all passed, when there are more than SUMMARY_REFERENCES)."""
+    tables = []
+    for summary in summarize(results):
+        rows = list(summary.references.items())
+        many = len(rows) > SUMMARY_REFERENCES
+        shown = [(name, c) for name, c in rows if not many or c.passed != c.total]
+        folded = [(name, c) for name, c in rows if many and c.passed == c.total]
+        tables.append({"summary": summary, "references": shown, "folded": folded})
+    return tables
+
+
 def counts_pass(results: list[CaseResult]) -> int:
     """How many results passed."""
     return sum(1 for r in results if r.status == Status.PASS)
@@ -320,4 +337,5 @@ def render_html(report: RunReport) -> str:
         data=Markup(page_data(results, references, linked)),
         linked=linked, command=" ".join(shlex.quote(c) for c in report.command),
         show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,
+        conformance=conformance_tables(results), columns=COLUMNS, families=FAMILIES,
     )  # fmt: skip

@@ -2,8 +2,9 @@
 
 Each input is a directory holding report.json (or the file itself). Results are read back into
 CaseResults and written by harness.report's own writers, so the merged report.json, junit.xml and
-index.html are what one unsharded run would have written (timings aside). A (case, reference)
-pair in two inputs means the shards overlapped: an error, never a silent pick.
+index.html are what one unsharded run would have written (timings aside); so is report.json's `summary`,
+recomputed from the merged results (report.summary), never added up from the inputs' own. A (case,
+reference, implementation) in two inputs means the shards overlapped: an error, never a silent pick.
 """
 
 from __future__ import annotations
@@ -78,19 +79,20 @@ def merge_reports(paths: list[Path], command: list[str], *, allow_partial: bool 
             "to merge what is there (the merged report then says which shards it lacks)"
         )
     results: list[CaseResult] = []
-    seen: dict[tuple[str, str], Path] = {}
+    seen: dict[tuple[str, str, str], Path] = {}
     timing = True
     for file, data in reports:
         for entry in full_entries(data):
-            key = (entry["case"], entry["reference"])
+            result = result_from_json(entry, data.get("outputs"))
+            key = (result.case_id, result.reference, result.implementation)
             if key in seen:
                 raise MergeError(
-                    f"{file}: case {key[0]!r} against {key[1]!r} is also in {seen[key]}: the shards overlap "
-                    "(run every shard with the same N and the same cases)"
+                    f"{file}: case {key[0]!r} against {key[1]!r} ({key[2]}) is also in {seen[key]}: the shards "
+                    "overlap (run every shard with the same N and the same cases)"
                 )
             seen[key] = file
             timing = timing and "timing" in entry
-            results.append(result_from_json(entry, data.get("outputs")))
+            results.append(result)
     load_errors: dict[tuple[str, int | None, str], ScenarioError] = {}
     for _, data in reports:
         for error in data["load_errors"]:

@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.model import Status
+from harness.model import DEFAULT_IMPLEMENTATION, Status
 
 SCHEMA = "letta-conformance/report/2"
 READABLE = ("letta-conformance/report/1", SCHEMA)  # schema 1: every field inline in every result
@@ -68,18 +68,30 @@ def read_report(path: Path) -> tuple[Path, dict[str, Any]]:
 
 
 _TABLES = ("cases", "results", "outputs")  # written one entry a line
+_ROWS = ("summary",)  # written indented, but each mapping of plain values (a row of counts) on one line
+
+
+def _one(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=repr)
+
+
+def _rows(value: Any, depth: int) -> str:
+    if not isinstance(value, dict) or not any(isinstance(v, (dict, list)) for v in value.values()):
+        return _one(value)
+    items = [f"{' ' * (depth + 1)}{_one(k)}: {_rows(v, depth + 1)}" for k, v in value.items()]
+    return "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
 
 
 def dumps(data: dict[str, Any]) -> str:
     """report.json's text: ASCII, one-space indent, but one line per entry of `cases`, `results` and `outputs`
-    (a full matrix is 35 times its corpus: indenting every field of every result would triple the file)."""
-
-    def one(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=repr)
-
+    (a full matrix is 35 times its corpus: indenting every field of every result would triple the file), and
+    one line per row of counts in `summary`."""
+    one = _one
     parts = []
     for key, value in data.items():
-        if key in _TABLES and value:
+        if key in _ROWS:
+            text = _rows(value, 1)
+        elif key in _TABLES and value:
             rows = value.items() if isinstance(value, dict) else None
             lines = [f"  {one(k)}: {one(v)}" for k, v in rows] if rows is not None else [f"  {one(v)}" for v in value]
             text = ("{\n" if rows is not None else "[\n") + ",\n".join(lines) + ("\n }" if rows is not None else "\n ]")
@@ -200,6 +212,7 @@ def full_entry(entry: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
     """One stored result with its case's fields and everything a passing result leaves out put back (its long
     values stay digests: `expanded` looks them up)."""
     full = {**{k: case[k] for k in CASE_FIELDS if k in case}, **entry}
+    full.setdefault("implementation", DEFAULT_IMPLEMENTATION)  # a report from before --impl: the Python port
     for key, empty in _EMPTY_WHEN_PASSING.items():
         full.setdefault(key, type(empty)())
     if "compared_fields" not in full:

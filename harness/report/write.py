@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.model import DEFAULT_IMPLEMENTATION, CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.html import compared_fields, render_html
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
 from harness.report.stored import SCHEMA, dumps, expanded, full_entry, store
+from harness.report.summary import summarize, summary_json
 from harness.verdict.diff import field_diff_json
 from harness.versions import release_key
 
@@ -98,14 +99,14 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         for d, v in zip(data["diffs"], values, strict=True)
     ]
     return CaseResult(
-        case_id=data["case"], implementation=data.get("implementation", DEFAULT_IMPLEMENTATION),
-        reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
+        case_id=data["case"], reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
         tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
         diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
         structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),
         request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
         compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
         runtime_diffs=_runtime_diffs_from_json(data),
+        implementation=data["implementation"],
     )  # fmt: skip
 
 
@@ -114,15 +115,22 @@ def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
     return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
 
 
+def result_order(result: CaseResult) -> tuple[Any, ...]:
+    """The order of results in report.json: by case id, then reference in release order, then implementation."""
+    return result.case_id, release_key(result.reference), result.implementation
+
+
 def report_json(report: RunReport) -> dict[str, Any]:
-    """report.json's data: the run, its references, and every result as report.stored stores it."""
+    """report.json's data: the run, its summary (report.summary, from the results), its references, and every
+    result as report.stored stores it."""
     references = report.references if report.timing else [_without_timing(r) for r in report.references]
-    ordered = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference)))
+    ordered = sorted(report.results, key=result_order)
     stored = store([result_json(r, report.timing) for r in ordered])
     return {
         "schema": SCHEMA,
         "ok": report.ok,
         "counts": report.counts,
+        "summary": summary_json(summarize(ordered)),
         **({"run": report.extra["run"]} if "run" in report.extra else {}),
         "references": references,
         "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
