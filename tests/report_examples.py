@@ -43,14 +43,14 @@ def case(case_id: str, status: str, tags: tuple[str, ...], reference: Outcome | 
 def lifecycle_turns() -> list[dict[str, object]]:
     update = "<memory_update>\nhuman.md changed\n</memory_update>"
     return [
-        {"turn": 1, "step": "send hello", "python": {"fact_seen": False, "messages": 1},
+        {"turn": 1, "step": "send hello", "impl": {"fact_seen": False, "messages": 1},
          "reference": {"fact_seen": False, "messages": 1}, "diffs": []},
-        {"turn": 2, "step": "commit memory, send", "python": {"fact_seen": True, "messages": 3, "reminder": update},
+        {"turn": 2, "step": "commit memory, send", "impl": {"fact_seen": True, "messages": 3, "reminder": update},
          "reference": {"fact_seen": True, "messages": 3, "reminder": update + "\r\n"},
-         "diffs": [{"observation": "reminder", "python": update, "reference": update + "\r\n"}]},
-        {"turn": 3, "step": "send again", "python": {"fact_seen": True, "messages": 5},
+         "diffs": [{"observation": "reminder", "impl": update, "reference": update + "\r\n"}]},
+        {"turn": 3, "step": "send again", "impl": {"fact_seen": True, "messages": 5},
          "reference": {"fact_seen": False, "messages": 5},
-         "diffs": [{"observation": "fact_seen", "python": True, "reference": False}]},
+         "diffs": [{"observation": "fact_seen", "impl": True, "reference": False}]},
     ]  # fmt: skip
 
 

@@ -145,12 +145,12 @@ def test_report_json_and_junit_carry_the_turns() -> None:
     data = report_json(report)
     lifecycle = next(r for r in data["results"] if r["case"] == "lifecycle-update-once")
     assert [t["turn"] for t in lifecycle["turns"]] == [1, 2, 3]
-    assert lifecycle["turns"][2]["diffs"] == [{"observation": "fact_seen", "python": True, "reference": False}]
+    assert lifecycle["turns"][2]["diffs"] == [{"observation": "fact_seen", "impl": True, "reference": False}]
     from harness.report.junit import junit_xml
 
     root = ET.fromstring(junit_xml(report))
     failure = next(c for c in root.iter("testcase") if c.get("name") == "lifecycle-update-once").find("failure")
-    assert failure is not None and "turn 3 (send again): fact_seen differs: reference false, port true" in (
+    assert failure is not None and "turn 3 (send again): fact_seen differs: reference false, implementation true" in (
         failure.text or ""
     )
 
