@@ -1,4 +1,5 @@
-"""`python -m memfs_prompt compile MEMORY_DIR --json ...`: the port as a command other tools call."""
+"""`python -m memfs_prompt compile MEMORY_DIR --json ...` and `python -m memfs_prompt serve`: the port as a
+command other tools call (one compile per process, or the JSON-lines protocol of docs/protocol.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .compiler import compile_system_prompt
 from .jsvalues import JsDate, UnsupportedJsValue, js_number, parse_js_date
 from .profiles import DEFAULT, PROFILES, resolve_profile
 from .render_v1 import UpstreamError
+from .serve import main as serve_main
 
 DEFAULT_AGENT_ID = "agent-conformance"
 DEFAULT_CONVERSATION_ID = "conv-conformance"
@@ -80,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--previous-message-count", type=parse_js_number, default=0.0, help="any JSON number (default 0)"
     )
     compile_cmd.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
+    serve_cmd = commands.add_parser(
+        "serve", help="answer the conformance protocol's JSON-lines requests on stdin (docs/protocol.md)"
+    )
+    serve_cmd.add_argument(
+        "--profile", default=DEFAULT.name, help=f"the profile of requests that name none (default {DEFAULT.name})"
+    )
     return parser
 
 
@@ -90,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         profile = resolve_profile(args.profile)
     except KeyError as error:
         parser.error(str(error.args[0]))
+    if args.command == "serve":
+        return serve_main(profile)
     try:
         now = parse_now(args.now) if args.now is not None else JsDate.from_datetime(datetime.now(UTC))
     except UnsupportedJsValue as error:

@@ -9,10 +9,13 @@
 // and, optionally, one holding LocalBackend and DeterministicPongExecutor, imported at the first
 // lifecycle request (it needs the packages installed beside it; compile requests never load it).
 //
-// Protocol (one JSON object per line, split on "\n" only; every answer echoes the id):
-//   {"id":1,"op":"hello"}                      -> {"id":1,"ok":true,"info":{bun, bundle, symbols, importMs}}
+// Protocol version 1 (docs/protocol.md, reference/protocol.schema.json; one JSON object per line, split on
+// "\n" only; every answer echoes the id):
+//   {"id":1,"op":"hello"}                      -> {"id":1,"ok":true,"protocol":1,"capabilities":{"ops":[...],
+//                                                  "lifecycle":bool,"profiles":null},"info":{bun, bundle, symbols, importMs}}
+//   (profiles null: the driver serves the one release it loaded, whatever profile a request names)
 //   {"id":2,"op":"compile","memoryDir":...,"system":...,"agentId":...,"conversationId":...,
-//    "now":"ISO","previousMessageCount":0,"includeMemfs":true}
+//    "now":"ISO","previousMessageCount":0,"includeMemfs":true,"profile":"letta-code@0.33.6" (ignored)}
 //                                              -> {"id":2,"ok":true,"record":{...},"polluted":false}
 //   upstream threw                             -> {"id":2,"ok":true,"thrown":"TypeError: ...","polluted":false}
 //   a compile request with "clientSkills":[...] also answers "systemPromptWithSkills": upstream's own
@@ -21,7 +24,11 @@
 //   {"id":6,"op":"skills_block","systemPrompt":"...","clientSkills":[...]}
 //                                              -> {"id":6,"ok":true,"block":"...","appended":"..."}
 //   {"id":3,"op":"lifecycle_open","session":"s1","memoryDir":...,"storageDir":...,"system":...,
-//    "model":null|"handle","now":"ISO"}        -> {"id":3,"ok":true,"opened":{agentId, conversationId, model}}
+//    "model":null|"handle","now":"ISO","agentId":null|"id","delivery":"mid-conversation","profile":...}
+//                                              -> {"id":3,"ok":true,"opened":{agentId, conversationId, model},"compiled":{...}}
+//   upstream's store chooses the agent id (`agent-local-<randomUUID()>`, counted from 1 here) and the API has no
+//   way to pass one in, so a requested agentId is accepted and ignored: `opened` reports the id used. Upstream
+//   delivers a memory update mid-conversation only: any other delivery is answered unsupported.
 //   {"id":4,"op":"lifecycle_step","session":"s1","step":{"kind":"turn","text":...,"now":"ISO"}}
 //                                              -> {"id":4,"ok":true,"observed":{systemPrompt, midConversationSystemPrompt,
 //                                                  uiMessages, historyCount, stored, ...}}
@@ -31,6 +38,7 @@
 // Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
+//   unknown op, a delivery upstream lacks      -> {"id":2,"ok":false,"unsupported":"op \"frobnicate\""}
 // After an answer with "polluted": true the driver exits: upstream code changed a shared
 // prototype, so later answers from this process could depend on this case.
 import { createHash } from "node:crypto";
@@ -350,8 +358,16 @@ function storedMessages(session) {
   return session.backend.store.listLocalMessages(session.conversationId, sessionAgentId(session)).map(uiMessageView);
 }
 
+// A request for something the driver does not serve: answered `unsupported`, not `error`.
+class Unsupported extends Error {}
+const DELIVERY = "mid-conversation"; // the only delivery upstream has
+
 async function lifecycleOpen(request) {
   if (sessions.has(request.session)) throw new Error(`session ${request.session} is already open`);
+  // `agentId` is ignored: upstream's store chooses it (the answer's `opened.agentId`).
+  if (request.delivery != null && request.delivery !== DELIVERY) {
+    throw new Unsupported(`delivery ${JSON.stringify(request.delivery)} (upstream delivers ${DELIVERY} only)`);
+  }
   const clock = { now: RealDate.parse(request.now) };
   if (Number.isNaN(clock.now)) throw new Error(`bad now: ${request.now}`);
   let seq = 0;
@@ -486,11 +502,16 @@ function lifecycleClose(request) {
   return { closed: true };
 }
 
+const PROTOCOL_VERSION = 1;
 const HANDLERS = {
-  lifecycle_open: (request) => lifecycleOpen(request),
-  lifecycle_step: (request) => lifecycleStep(request),
-  lifecycle_close: (request) => lifecycleClose(request),
   hello: () => ({
+    protocol: PROTOCOL_VERSION,
+    capabilities: {
+      ops: Object.keys(HANDLERS),
+      // bundles hold the turn loop; a revision's compiler module alone does not (its lifecycle module does)
+      lifecycle: lifecyclePath !== null || LIFECYCLE_SYMBOLS.every((name) => name in prepared.found),
+      profiles: null,
+    },
     info: {
       bun: typeof Bun !== "undefined" ? Bun.version : null,
       runtime: typeof Bun !== "undefined" ? "bun" : `node ${process.version}`,
@@ -524,6 +545,9 @@ const HANDLERS = {
       return { thrown: thrownText(error) };
     }
   },
+  lifecycle_open: (request) => lifecycleOpen(request),
+  lifecycle_step: (request) => lifecycleStep(request),
+  lifecycle_close: (request) => lifecycleClose(request),
 };
 
 async function answer(line) {
@@ -533,14 +557,20 @@ async function answer(line) {
   } catch (error) {
     return { id: null, ok: false, error: `request is not JSON: ${error.message}` };
   }
-  const handler = HANDLERS[request.op];
-  if (!handler) return { id: request.id ?? null, ok: false, error: `unknown op ${JSON.stringify(request.op)}` };
+  if (request === null || typeof request !== "object" || Array.isArray(request)) {
+    return { id: null, ok: false, error: "request is not a JSON object" };
+  }
+  const id = request.id ?? null;
+  if (typeof request.op !== "string") return { id, ok: false, error: "request has no op (a string)" };
+  const handler = Object.hasOwn(HANDLERS, request.op) ? HANDLERS[request.op] : null;
+  if (!handler) return { id, ok: false, unsupported: `op ${JSON.stringify(request.op)}` };
   try {
     const result = await handler(request);
     const polluted = prototypeSnapshot() !== cleanSnapshot;
-    return { id: request.id ?? null, ok: true, ...result, polluted };
+    return { id, ok: true, ...result, polluted };
   } catch (error) {
-    return { id: request.id ?? null, ok: false, error: String(error?.message ?? error) };
+    if (error instanceof Unsupported) return { id, ok: false, unsupported: error.message };
+    return { id, ok: false, error: String(error?.message ?? error) };
   }
 }
 
