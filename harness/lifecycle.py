@@ -169,7 +169,7 @@ def _replay_in(
     inputs = scenario.inputs
     request = LifecycleOpen(
         memory_dir=memory_dir,
-        storage_dir=work / "storage",
+        storage_dir=work / "storage",  # per side, below
         system=inputs["system"],
         now=inputs["now"],
         model=scenario.model,
@@ -178,7 +178,9 @@ def _replay_in(
     opened: dict[str, Any] = {}
     rows = [StepRow(0, "open")]
     for side, runner in sides.items():
-        outcome = runner.lifecycle_open(request if not opened else _with_ids(request, opened))
+        # each side its own store: two LocalBackends over one storage directory would see each other's agents
+        own = replace(request, storage_dir=work / f"storage-{side}")
+        outcome = runner.lifecycle_open(own if not opened else _with_ids(own, opened))
         if outcome.status != "ok":
             return _broken(side, impl_label, "open", outcome, rows)
         record = outcome.record or {}
