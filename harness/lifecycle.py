@@ -95,6 +95,10 @@ def _text_at(record: dict[str, Any], path: tuple[str, str]) -> Any:
     return (record.get(path[0]) or {}).get(path[1])
 
 
+def _has_text(record: dict[str, Any], path: tuple[str, str]) -> bool:
+    return path[1] in (record.get(path[0]) or {})
+
+
 # The protocol key that carries each step's value (reference/driver.mjs, runners/python_port.py).
 STEP_VALUE = {"turn": "text", "commit": "commit", "system": "system", "model": "model"}
 
@@ -248,12 +252,7 @@ def _text_diffs(row: StepRow, reference: dict[str, Any], impl: dict[str, Any]) -
     for observation, path in TEXTS:
         if observation in names:
             ref_text, py_text = _text_at(reference, path), _text_at(impl, path)
-            out.append(
-                FieldDiff(
-                    f"{row.label}: {'.'.join(path)}",
-                    ref_text,
-                    py_text,
-                    first_diff_offset(as_bytes(ref_text), as_bytes(py_text)),
-                )
-            )
+            in_ref, in_py = _has_text(reference, path), _has_text(impl, path)
+            offset = first_diff_offset(as_bytes(ref_text, in_ref), as_bytes(py_text, in_py))
+            out.append(FieldDiff(f"{row.label}: {'.'.join(path)}", ref_text, py_text, offset, in_ref, in_py))
     return out

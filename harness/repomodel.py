@@ -50,10 +50,6 @@ class RepoShape:
     config: tuple[tuple[str, str], ...] = ()  # (key, value) written into the repository's own config, in order
     listing_bytes: int | None = None  # `git ls-tree -r --name-only HEAD` prints exactly this many bytes
 
-    @property
-    def is_default(self) -> bool:
-        return self == RepoShape()
-
 
 @dataclass
 class RepoModel:

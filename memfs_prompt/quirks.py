@@ -198,13 +198,6 @@ def bun_pragma_literal(value: str) -> str:
     return value.encode("utf-8").decode("latin-1")
 
 
-def js_iso_string(moment: datetime) -> str:
-    """`Date.prototype.toISOString()`: UTC, milliseconds, `Z` (see `jsvalues.JsDate.to_iso_string`)."""
-    from .jsvalues import JsDate
-
-    return JsDate.from_datetime(moment).to_iso_string()
-
-
 def format_utc_timestamp(moment: datetime) -> str:
     """Upstream `formatUtcTimestamp`: 12-hour clock, `AM`/`PM`, literal `UTC+0000` (see `jsvalues`)."""
     from .jsvalues import JsDate

@@ -1,12 +1,15 @@
-"""Every wrong input is refused before anything runs: one clear error, exit 2 (issue 19)."""
+"""Every wrong input is refused before anything runs: one clear error, exit 2 (issue 19); anything else
+raised is a harness bug: its traceback and exit 3, never passed off as usage (issue 24)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from harness.cli.common import select
+from harness.cli import list_cases
+from harness.cli.common import UsageError, select
 from harness.cli.keyword import Keyword
 from harness.cli.main import main
 from harness.model import Scenario
@@ -45,6 +48,14 @@ WRONG = [
     (["show", "/no/such/dir"], "no such file"),
     (["show", ".", "--reference", "0.0.1"], "conformance pin"),
     (["merge-reports", "/no/such", "--out", "out"], "cannot read"),
+    (["run", "--shard", "4/3"], "--shard '4/3': K must be between 1 and N"),
+    (["run", "--runtime", "node", "--reference", "letta-server:0.16.8"], "has no runtime or locale variants"),
+    (["run", "--reference", "git:@HEAD"], "use git:PATH or git:PATH@REV"),
+    (["run", "--reference", "git:/no/such"], "--reference git:/no/such: git rev-parse"),
+    (["drift", "/no/such/report.json"], "/no/such/report.json: cannot read it"),
+    (["mutation", "--mutants", "/no/such.yaml"], "--mutants /no/such.yaml: no such file"),
+    (["history", "--git", "/no/such", "--from", "HEAD"], "--git /no/such: git rev-parse"),
+    (["upstream-head", "--git", "/no/such", "--release", "nonsense:1"], "--reference 'nonsense:1'"),
 ]
 
 
@@ -63,6 +74,82 @@ def test_a_wrong_input_is_one_error_and_exit_2(
     assert len([line for line in err.splitlines() if "error" in line]) == 1, err
     assert out == ""
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def _git_clone(path: Path, package: str) -> Path:
+    path.mkdir()
+    (path / "package.json").write_text(package)
+    for command in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"]):
+        subprocess.run(["git", "-C", str(path), *command], check=True)
+    return path
+
+
+def _bundle(path: Path, package: str) -> Path:
+    path.mkdir()
+    (path / "package.json").write_text(package)
+    (path / "letta.js").write_text("")
+    return path / "letta.js"
+
+
+MADE = [
+    # (what to make under tmp_path, the arguments given it, what the error says)
+    (lambda d: _git_clone(d / "clone", "{}"), ["run", "--reference", "git:{}"], "has no version in package.json"),
+    (lambda d: _git_clone(d / "clone", '{"version": "0.1.0"}'), ["diff-repo", ".", "--reference", "git:{}"],
+     "is letta-code 0.1.0, a version no profile maps"),
+    (lambda d: _bundle(d / "bundle", '{"version": "0.1.0"}'), ["run", "--reference", "bundle:{}"],
+     "letta-code 0.1.0 maps to no profile"),
+    (lambda d: _git_clone(d / "clone", "{}"), ["run", "--reference", "git:{}#no-such-profile"], "unknown profile"),
+    (lambda d: _write(d / "mutants.yaml", "mutants:\n  - id: a\n"), ["mutation", "--mutants", "{}"],
+     "mutant #1 needs file, original, replacement, why"),
+    (lambda d: _write(d / "report.json", "not json"), ["drift", "{}"], "not JSON"),
+    (lambda d: _write(d / "a-file", ""), ["add-case", ".", "--id", "a", "--out", "{}"], "not a directory"),
+    (lambda d: _write(d / "a-file", ""), ["fuzz", "--out", "{}"], "not a directory"),
+    (lambda d: _write(d / "report.json", '{"results": [{"case": "a"}]}').parent, ["run", "--lf", "--report", "{}"],
+     "is not a report"),
+]  # fmt: skip
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("make", "argv", "says"), MADE, ids=[" ".join(a) for _, a, _ in MADE])
+def test_an_input_the_harness_cannot_use_is_a_usage_error_not_a_crash(
+    make, argv: list[str], says: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each of these reached main as a ValueError, KeyError or OSError, which main used to call usage;
+    now only a UsageError is, so each is raised as one where the input is read."""
+    made = make(tmp_path)
+    code = main([a.replace("{}", str(made)) for a in argv])
+    err = capsys.readouterr().err
+    assert (code, "Traceback" in err) == (2, False), err
+    assert says in err and len([line for line in err.splitlines() if "error" in line]) == 1, err
+
+
+@pytest.mark.parametrize("bug", [KeyError("no_such_key"), ValueError("bad value"), OSError("no such thing")])
+def test_a_harness_bug_is_a_crash_with_its_traceback_and_exit_3_not_a_usage_error(
+    bug: Exception, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise bug
+
+    monkeypatch.setattr(list_cases, "load_selected", broken)
+    assert main(["list"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and f"{type(bug).__name__}: {bug}" in err
+    assert "the harness crashed" in err
+
+
+def test_a_usage_error_is_exit_2_with_its_message_and_no_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(*args: object, **kwargs: object) -> None:
+        raise UsageError("--thing 3: give a thing")
+
+    monkeypatch.setattr(list_cases, "load_selected", refused)
+    assert main(["list"]) == 2
+    assert capsys.readouterr().err == "error: --thing 3: give a thing\n"
 
 
 def test_an_unpinned_reference_names_every_pinned_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,7 +180,6 @@ def test_k_takes_pytest_style_expressions(expression: str, kept: list[str]) -> N
 
 
 def test_list_into_a_closed_pipe_ends_quietly() -> None:
-    import subprocess
     import sys
 
     done = subprocess.run(

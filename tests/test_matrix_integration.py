@@ -15,7 +15,7 @@ from harness.engine import Session
 from harness.model import Status
 from harness.runners.manifest import ReferenceSpec
 from harness.tools.drift import drift_report
-from harness.tools.matrix import compared_fields, matrix_json, reference_outcomes, release_order
+from harness.tools.matrix import field_comparison_summary, matrix_json, reference_outcomes, release_order
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +62,7 @@ def test_each_release_passes_against_its_profile_and_node_shows_as_runtime_drift
 
 def test_a_release_without_core_memory_is_compared_as_absent(matrix_run) -> None:
     _, _, results = matrix_run
-    fields = compared_fields(results)
+    fields = field_comparison_summary(results)
     assert fields["0.25.9"]["coreMemory"] == {"summary": "compared-as-absent", "cases": {"compared-as-absent": 2}}
     assert fields["0.30.28"]["coreMemory"]["summary"] == "compared"
 

@@ -8,7 +8,7 @@ from harness.report.write import report_json
 from harness.runners.manifest import ReferenceSpec
 from harness.tools.drift import drift_report
 from harness.tools.gate import evaluate
-from harness.tools.matrix import compared_fields, matrix_json, reference_outcomes
+from harness.tools.matrix import field_comparison_summary, matrix_json, reference_outcomes
 from harness.verdict.diff import ABSENT_BOTH, BOTH
 
 FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
@@ -36,7 +36,7 @@ SPECS = [ReferenceSpec.parse(t) for t in ("npm:0.25.9", "npm:0.30.28", "npm:0.30
 
 
 def test_compared_fields_say_which_fields_each_reference_was_compared_on() -> None:
-    fields = compared_fields(RESULTS)
+    fields = field_comparison_summary(RESULTS)
     assert fields["0.25.9"]["coreMemory"] == {"summary": "compared-as-absent", "cases": {"compared-as-absent": 2}}
     assert fields["0.25.9"]["memfsRevision"]["summary"] == "mixed"
     assert fields["0.30.28"]["coreMemory"]["summary"] == "compared"

@@ -14,6 +14,7 @@ from harness.verdict.diff import (
     PORT_ONLY,
     REFERENCE_ONLY,
     differs,
+    field_diff_json,
     mapping_diff,
     observation_diffs,
     outcome_diff,
@@ -62,6 +63,29 @@ def test_the_port_lacking_a_field_is_absent_in_port() -> None:
     assert presence(ABSENT, NULL)["memfsRevision"] == PORT_ONLY
     signature = signature_of("r", ABSENT, NULL)
     assert signature is not None and signature.diffs == (("memfsRevision", "absent-in-reference"),)
+
+
+REVISION = Outcome("ok", record={**RECORD, "memfsRevision": "9f3c0d1"})
+
+
+def test_a_field_present_with_value_null_is_null_not_absent() -> None:
+    # both sides have memfsRevision; one holds null: a value difference, not a missing field
+    assert [(d.reference_present, d.port_present) for d in outcome_diff(NULL, REVISION)] == [(True, True)]
+    for reference, port, kind in [(NULL, REVISION, "null-in-reference"), (REVISION, NULL, "null-in-port")]:
+        signature = signature_of("r", reference, port)
+        assert signature is not None and signature.diffs == (("memfsRevision", kind),)
+    # and the report says null, 4 bytes, where a missing field is absent with no size
+    null_side = field_diff_json(outcome_diff(NULL, REVISION)[0])
+    assert (null_side["reference_bytes"], null_side["reference_context"]) == (4, "null")
+    absent_side = field_diff_json(outcome_diff(ABSENT, REVISION)[0])
+    assert (absent_side["reference_bytes"], absent_side["reference_context"]) == (None, "<absent>")
+    assert "absent" not in null_side["difference"] and "absent" in absent_side["difference"]
+
+
+def test_a_throw_against_a_record_names_the_side_that_has_no_throw_absent() -> None:
+    [diff] = outcome_diff(Outcome("thrown", thrown="RangeError: Invalid Date"), ABSENT)
+    assert (diff.field, diff.reference_present, diff.port_present) == ("thrown", True, False)
+    assert field_diff_json(diff)["port_bytes"] is None
 
 
 @pytest.mark.parametrize("fields", [None, ("content",)])

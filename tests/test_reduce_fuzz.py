@@ -117,7 +117,8 @@ def test_ddmin_finds_the_two_items_a_failure_needs() -> None:
         ("abc", "ab", "port-shorter"),
         ("ab", "abc", "port-longer"),
         ("abc", "abd", "text"),
-        (None, "x", "absent-in-reference"),
+        (None, "x", "null-in-reference"),  # a null the reference has; absence is FieldDiff's *_present
+        ("x", None, "null-in-port"),
     ],
 )
 def test_difference_kinds(reference, port, kind) -> None:

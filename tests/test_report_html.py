@@ -17,11 +17,21 @@ import jsonschema
 import pytest
 from report_examples import FAILURES, REFERENCES, case, mixed_report, record
 
-from harness.model import Outcome, RunReport, Status
-from harness.report.html import SHOW_AFTER, SHOW_BEFORE, diff_pair, glyph_html, render_html
+import harness.model
+from harness.model import GOLDEN, CaseResult, Outcome, RunReport, Status
+from harness.report.html import (
+    SHOW_AFTER,
+    SHOW_BEFORE,
+    diff_pair,
+    field_rows,
+    glyph_html,
+    render_html,
+    side_by_side,
+    verdict_fields,
+)
 from harness.report.reproduce import reproduce_commands, shell_quote
 from harness.report.write import report_json, write_reports
-from harness.verdict.diff import structured_diff
+from harness.verdict.diff import GOLDEN_FIELDS, SKILLS_FIELD, compared_fields, outcome_diff, structured_diff
 from harness.verdict.text import first_diff_offset, first_difference
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "harness" / "report" / "schema.json").read_text(encoding="utf-8"))
@@ -77,8 +87,22 @@ def test_a_value_that_is_a_prefix_of_the_other_marks_its_end() -> None:
 
 
 def test_an_absent_value_is_marked_absent() -> None:
-    pair = diff_pair(None, "x", "x")
-    assert marked(pair["reference"].html) == "absent"
+    pair = diff_pair(None, "x", "x", reference_present=False)
+    assert marked(pair["reference"].html) == "absent" and pair["reference"].described == "absent"
+
+
+def test_a_null_value_is_shown_as_null_not_as_absent() -> None:
+    pair = diff_pair(None, "x", "x")  # the reference has the field, and it is null
+    assert marked(pair["reference"].html) == "n" and pair["reference"].described == "4 bytes"
+    null = Outcome("ok", record={"content": "c", "memfsRevision": None})
+    revision = Outcome("ok", record={"content": "c", "memfsRevision": "9f3c"})
+    result = CaseResult("c", "0.32.18", "letta-code@0.32.14", Status.FAIL, (), "c.yaml",
+                        diffs=outcome_diff(null, revision), reference_outcome=null, port_outcome=revision)  # fmt: skip
+    rows = {row["field"]: row for row in field_rows(result)}
+    assert (rows["memfsRevision"]["reference"], rows["memfsRevision"]["port"]) == ("null", "4 bytes")
+    assert rows["coreMemory"]["reference"] == rows["coreMemory"]["port"] == "absent"
+    [side] = side_by_side(result, "r")
+    assert marked(side["reference"].html) == "n"
 
 
 def test_first_difference_gets_its_line_and_column() -> None:
@@ -295,3 +319,21 @@ def test_golden_checks_beside_one_reference_leave_the_grid_one_list() -> None:
     ok = Outcome("ok", record=record("m"))
     results = [case("a", Status.PASS, (), ok, ok), case("g", Status.PASS, ("golden",), None, ok, label="golden")]
     assert '<div id="grid" class="one">' in render_html(RunReport(results, [], [], ["conformance"]))
+
+
+def test_the_fields_a_result_compared_come_from_the_one_rule_in_verdict_diff() -> None:
+    """A result carrying no `compared` (built by hand, or read from an old report) is asked of
+    verdict.diff.compared_fields, so a client-skills record lists systemPromptWithSkills too."""
+    both = Outcome("ok", record={"content": "c", SKILLS_FIELD: "c\n<available_skills/>"})
+    result = CaseResult("c", "0.34.12", "letta-code@0.34.12", Status.PASS, (), "c.yaml",
+                        reference_outcome=both, port_outcome=both)  # fmt: skip
+    assert verdict_fields(result) == list(compared_fields(both, both)) and SKILLS_FIELD in verdict_fields(result)
+    golden = CaseResult("g", GOLDEN, "spec-v2", Status.PASS, (), "g.yaml", port_outcome=both)
+    assert verdict_fields(golden) == list(GOLDEN_FIELDS)
+
+
+def test_reproduce_asks_harness_model_which_label_is_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(harness.model, "GOLDEN", "spec-only")  # one owner of the label: renaming it is one edit
+    result = CaseResult("c", "spec-only", "letta-code@0.32.14", Status.FAIL, (), "c.yaml")
+    [rerun] = reproduce_commands(result)
+    assert "--reference" not in rerun and "--profile" not in rerun

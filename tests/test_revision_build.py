@@ -457,4 +457,4 @@ def test_the_commands_register_on_a_parser() -> None:
     args = parser.parse_args(["history", "--git", "/clone", "--from", "a497fcee4", "--out", "out"])
     assert (args.func, args.start, args.end) == (history_cli.cmd_history, "a497fcee4", "HEAD")
     assert parser.parse_args(["upstream-head", "--git", "/clone"]).func is history_cli.cmd_head
-    assert issubclass(UnknownRevisionProfile, ValueError)  # conformance's main turns it into exit 2
+    assert issubclass(UnknownRevisionProfile, ValueError)  # cli.common.check_profile makes it a UsageError: exit 2

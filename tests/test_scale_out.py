@@ -18,13 +18,14 @@ from hypothesis import strategies as st
 from harness.cases.load import load_scenarios
 from harness.cli import main as cli
 from harness.engine import Session
-from harness.model import CompileRequest, Outcome, RunReport, Scenario, ScenarioError
+from harness.model import CaseResult, CompileRequest, Outcome, RunReport, Scenario, ScenarioError, Status
 from harness.report.merge import MergeError, merge_reports
 from harness.report.write import report_json, result_from_json, result_json, write_reports
 from harness.runners.base import Runner
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.tools.shard import Shard, partition, shard_of
+from harness.verdict.diff import outcome_diff
 from memfs_prompt import profile_for_release
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -149,6 +150,37 @@ def test_a_result_read_back_from_report_json_writes_the_same_entry(corpus, tmp_p
         for result in report.results:
             entry = json.loads(json.dumps(result_json(result, timing)))
             assert result_json(result_from_json(entry), timing) == entry
+
+
+def test_a_field_one_side_lacks_stays_absent_through_a_merge(tmp_path: Path) -> None:
+    """The port lacks memfsRevision, the reference has it as null: read back from report.json (as a merge
+    does), the diff still says which side lacks the field, not 8 bytes of `<absent>` on both."""
+    reference = Outcome("ok", record={"content": "c", "memfsRevision": None, "extra": "only here"})
+    port = Outcome("ok", record={"content": "c", "extra2": "only here"})
+    diffs = outcome_diff(reference, port, None)
+    assert [(d.field, d.reference_present, d.port_present) for d in diffs] == [
+        ("extra", True, False), ("extra2", False, True), ("memfsRevision", True, False)]  # fmt: skip
+    result = CaseResult("c", "0.32.18", "letta-code@0.32.14", Status.FAIL, (), "c.yaml", diffs=diffs,
+                        reference_outcome=reference, port_outcome=port, baseline="0.32.18",
+                        runtime_diffs=diffs)  # fmt: skip
+    entry = json.loads(json.dumps(result_json(result, False)))
+    back = result_from_json(entry)
+    for read in (back.diffs, back.runtime_diffs):
+        assert [(d.field, d.reference_present, d.port_present) for d in read] == [
+            (d.field, d.reference_present, d.port_present) for d in diffs]  # fmt: skip
+    assert result_json(back, False) == entry
+    write_reports(RunReport([result], [], [], ["conformance", "run"], timing=False), tmp_path / "one")
+    merged = report_json(merge_reports([tmp_path / "one"], ["conformance", "merge-reports"]))
+    sizes = [(d["field"], d["reference_bytes"], d["port_bytes"]) for d in merged["results"][0]["diffs"]]
+    assert sizes == [("extra", 9, None), ("extra2", None, 9), ("memfsRevision", 4, None)]
+
+
+def test_merge_reports_into_a_file_is_a_usage_error(corpus, tmp_path: Path, capsys) -> None:
+    write_reports(run_report(corpus[:2], tmp_path / "cache"), tmp_path / "one")
+    (tmp_path / "out").write_text("a file where the merged report should go")
+    assert cli.main(["merge-reports", str(tmp_path / "one"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'out'}: cannot write there" in err and "Traceback" not in err
 
 
 def test_overlapping_shards_are_an_error_naming_both_files(corpus, tmp_path: Path) -> None:

@@ -35,7 +35,6 @@ DEFAULT_INPUTS: dict[str, Any] = {
     "previous_message_count": 0,
     "include_memfs": True,
 }
-KINDS = ("compile", "lifecycle")
 MAX_SCENARIO_BYTES = 1024 * 1024  # a scenario is a description; big content comes from `repeat` or `generate`
 
 

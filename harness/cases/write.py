@@ -238,10 +238,6 @@ def write_case(doc: dict[str, Any], out_dir: Path, *, overwrite: bool = False) -
     return path
 
 
-def model_paths(model: RepoModel) -> list[bytes]:
-    return sorted(model.head)
-
-
 def model_size(model: RepoModel) -> tuple[int, int, int]:
     """(files at HEAD, bytes at HEAD, commits), for shrink reports."""
     return len(model.head), sum(len(b.data) for b in model.head.values()), len(model.commits)

@@ -28,6 +28,8 @@ def checked(args: argparse.Namespace) -> tuple[Path, Path]:
     if not memory_dir.is_dir():
         raise UsageError(f"memory directory {memory_dir}: not a directory")
     out = Path(args.out) if args.out else PROJECT_CASES / "compile"
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: not a directory")
     if (out / f"{args.id}.yaml").exists():
         raise UsageError(f"{out / f'{args.id}.yaml'} already exists; choose another --id (or remove the file)")
     return memory_dir, out

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,8 @@ from harness.runners.manifest import (
     pinned_references,
     pinned_versions,
 )
+from harness.runners.references import profile_for_reference
+from harness.runners.revision_source import BuildError
 from letta_profiles import resolve_profile_name
 
 DEFAULT_CASES = Path("cases")
@@ -157,8 +161,9 @@ def jobs_count(text: str) -> int:
 
 def reference_specs(args: argparse.Namespace) -> list[ReferenceSpec]:
     """The references a command named (`--reference`, one or many), or the pinned default, each checked
-    before anything runs (check_reference); `--profile` is checked here too."""
+    before anything runs (check_reference, then `--profile`, then check_profile)."""
     given = args.reference if isinstance(args.reference, list) else [args.reference] if args.reference else []
+    override = getattr(args, "profile", None)
     specs = []
     for text in given or [default_reference()]:
         try:
@@ -167,11 +172,13 @@ def reference_specs(args: argparse.Namespace) -> list[ReferenceSpec]:
             raise UsageError(str(error)) from None
         check_reference(spec, text)
         specs.append(spec)
-    if getattr(args, "profile", None):
+    if override:
         try:
-            resolve_profile_name(args.profile)
+            resolve_profile_name(override)
         except KeyError as error:
             raise UsageError(f"--profile: {error.args[0]}") from None
+    for spec in specs:
+        check_profile(spec, override)
     return specs
 
 
@@ -214,6 +221,19 @@ def expectations_of(args: argparse.Namespace, impls: list[ImplSpec]) -> list[Any
     return list(loaded.values())
 
 
+def check_profile(spec: ReferenceSpec, override: str | None) -> None:
+    """The reference is judged with some profile (runners.references.profile_for_reference): a release
+    version no profile maps, a git revision without one, a git: path that is no clone are UsageErrors."""
+    try:
+        profile_for_reference(spec, override)
+    except ValueError as error:  # the message names the reference and the fix
+        raise UsageError(str(error)) from None
+    except BuildError as error:  # git could not read the clone or the revision
+        raise UsageError(f"--reference {spec.cli}: {error}") from None
+    except KeyError as error:  # git:PATH@REV#PROFILE naming no profile
+        raise UsageError(f"--reference {spec.cli}: {error.args[0]}") from None
+
+
 def check_reference(spec: ReferenceSpec, text: str) -> None:
     """A release must be pinned (or accepted for this run), a bundle must be a file, a checkout a directory."""
     if spec.is_release:
@@ -229,6 +249,17 @@ def check_reference(spec: ReferenceSpec, text: str) -> None:
         raise UsageError(f"--reference {text}: no such bundle file {path}")
     if spec.kind == "checkout" and not (path / "package.json").is_file():
         raise UsageError(f"--reference {text}: {path} is not a letta-code checkout (no package.json)")
+
+
+@contextmanager
+def writing(path: str | Path, what: str) -> Iterator[Path]:
+    """Writing into a file or directory the command line named (`--report DIR`, `--out DIR`): an OSError
+    there (a file where the directory should be, no permission, a full disk) is one UsageError naming
+    the option and the path (exit 2), not a crash."""
+    try:
+        yield Path(path)
+    except OSError as error:
+        raise UsageError(f"{what} {path}: cannot write there ({error.strerror or error})") from None
 
 
 def existing(path: Path, what: str) -> Path:

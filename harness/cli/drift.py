@@ -6,13 +6,17 @@ import argparse
 import json
 from pathlib import Path
 
-from harness.cli.common import DEFAULT_CASES, Commands
+from harness.cli.common import DEFAULT_CASES, Commands, UsageError
+from harness.report.stored import ReportError
 from harness.tools.drift import drift_markdown
 from harness.tools.matrix import drift_from_report
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    report = drift_from_report(Path(args.report_json), args.paths or [DEFAULT_CASES])
+    try:
+        report = drift_from_report(Path(args.report_json), args.paths or [DEFAULT_CASES])
+    except ReportError as error:  # not a readable report.json: the message names the file
+        raise UsageError(str(error)) from None
     text = drift_markdown(report)
     if args.json:
         print(json.dumps(report.to_json(), indent=1))

@@ -32,6 +32,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise UsageError(f"--seconds {args.seconds}: give a positive number")
     args.cases = str(existing(Path(args.cases) if args.cases else PROJECT_CASES / "compile", "--cases"))
     args.out = args.out or str(PROJECT_CASES / "compile")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out}: not a directory")
     with (
         tempfile.TemporaryDirectory(prefix="letta-fuzz-", dir=scratch_parent()) as tmp,
         Session(specs, implementations=impls, cache=Path(tmp), profile_override=args.profile) as session,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cli.common import Commands
+from harness.cli.common import Commands, UsageError, writing
 from harness.engine import Session
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.runners.manifest import ReferenceSpec, default_reference
@@ -35,7 +35,7 @@ from harness.tools.history import (
     locate_lifecycle_changes,
     table_markdown,
 )
-from harness.tools.history_scan import ScanRow, first_parent_commits, scan
+from harness.tools.history_scan import Commit, ScanRow, first_parent_commits, scan
 from harness.tools.revision_corpus import (
     bisect_commits,
     head_gate,
@@ -54,10 +54,25 @@ def _scan_progress(total: int) -> Callable[[int, ScanRow], None]:
     return report
 
 
+def _commits(repo: Path, start: str, end: str) -> list[Commit]:
+    """first_parent_commits, a repository or range git cannot give being the command line's UsageError."""
+    try:
+        return first_parent_commits(repo, start, end)
+    except (ValueError, BuildError) as error:  # not a clone, a revision it lacks, --to not after --from
+        raise UsageError(f"--git {repo}: {error}") from None
+
+
+def _release(text: str) -> ReferenceSpec:
+    try:
+        return ReferenceSpec.parse(text)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     repo = Path(args.git).expanduser().resolve()
-    commits = first_parent_commits(repo, args.start, args.end)
+    commits = _commits(repo, args.start, args.end)
     rows = scan(repo, commits, exhaustive=args.exhaustive, progress=_scan_progress(len(commits)))
     scanned = time.perf_counter() - started
     print(f"scan: {len(commits)} commits in {scanned:.1f} s", file=sys.stderr)
@@ -78,25 +93,25 @@ def cmd_history(args: argparse.Namespace) -> int:
         text += lifecycle_markdown(located)
     print(text)
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "history.md").write_text(text, encoding="utf-8")
-        data = {
-            "repo": str(repo), "from": args.start, "to": args.end, "seconds": round(seconds, 1),
-            "scan_seconds": round(scanned, 1), "rows": [asdict(r) for r in rows],
-            "changes": [{**asdict(c), "output_changing": c.output_changing} for c in found],
-            "lifecycle_changes": [asdict(c) for c in located],
-            "corpus_seconds": {m: round(r.seconds, 1) for m, r in runs.items()},
-            "errors": {m: r.errors for m, r in runs.items() if r.errors},
-        }  # fmt: skip
-        (out / "history.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        with writing(args.out, "--out") as out:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "history.md").write_text(text, encoding="utf-8")
+            data = {
+                "repo": str(repo), "from": args.start, "to": args.end, "seconds": round(seconds, 1),
+                "scan_seconds": round(scanned, 1), "rows": [asdict(r) for r in rows],
+                "changes": [{**asdict(c), "output_changing": c.output_changing} for c in found],
+                "lifecycle_changes": [asdict(c) for c in located],
+                "corpus_seconds": {m: round(r.seconds, 1) for m, r in runs.items()},
+                "errors": {m: r.errors for m, r in runs.items() if r.errors},
+            }  # fmt: skip
+            (out / "history.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     repo = Path(args.git).expanduser().resolve()
-    commits = first_parent_commits(repo, args.start, args.end)
+    commits = _commits(repo, args.start, args.end)
     rows = scan(repo, commits, exhaustive=args.exhaustive, progress=_scan_progress(len(commits)))
     previous = None
     for row in rows:
@@ -141,7 +156,7 @@ def cmd_equal(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     reference = GitReference(Path(args.git).expanduser().resolve(), args.rev)
     spec = reference.spec()
-    npm = ReferenceSpec.parse(args.release)
+    npm = _release(args.release)
     scenarios = load_cases(args.paths, args.k)
     runs = run_references([npm, spec], {spec.value: reference}, scenarios, timeout=args.timeout)
     built, released = runs[spec.label], runs[npm.label]
@@ -196,7 +211,7 @@ def cmd_head(args: argparse.Namespace) -> int:
     (behaviour the port, which follows releases, does not follow yet) or when HEAD could not be built."""
     started = time.perf_counter()
     repo = Path(args.git).expanduser().resolve()
-    release = ReferenceSpec.parse(args.release or default_reference())
+    release = _release(args.release or default_reference())
     try:
         build = build_revision(repo, args.rev, lifecycle=True)
     except BuildError as error:
@@ -221,8 +236,9 @@ def cmd_head(args: argparse.Namespace) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "upstream-head.md").write_text(text, encoding="utf-8")
+        with writing(args.out, "--out") as out:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "upstream-head.md").write_text(text, encoding="utf-8")
     return 0 if verdict == "ok" else 1
 
 
@@ -293,7 +309,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     equal.add_argument("--cases", dest="paths", action="append", type=Path)
     equal.set_defaults(func=cmd_equal)
     args = parser.parse_args(list(argv) if argv is not None else None)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import argparse
 import os
 import signal
 import sys
+import traceback
 
 from harness.cli import (
     add_case,
@@ -35,6 +36,10 @@ COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, ad
             bisect, mutation, determinism, pin, history)  # fmt: skip
 
 
+USAGE = 2  # a UsageError: a wrong input, one message
+CRASH = 3  # anything else raised: a harness bug, with its traceback
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conformance", description="Differential conformance harness for letta-code's memory compiler."
@@ -45,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM cleans up as Ctrl-C does: reference processes, staging directories
 
 
@@ -56,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except UsageError as error:  # checked before the first case runs: one error
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return USAGE
     except BrokenPipeError:  # `conformance list | head`: the reader has had enough
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush does not fail again
@@ -64,12 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (KeyError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except OSError as error:  # e.g. the report directory is not writable, or the disk is full
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except Exception:  # anything else is a bug of the harness (or the machine): never passed off as usage
+        traceback.print_exc()
+        print("error: the harness crashed (the traceback above); this is not a usage error", file=sys.stderr)
+        return CRASH
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from harness.cli.common import (
@@ -25,6 +24,7 @@ from harness.cli.common import (
     load_selected,
     reference_specs,
     select,
+    writing,
 )
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
@@ -120,9 +120,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     markdown = drift_markdown(drift)
     print(markdown.splitlines()[-1])
     if args.report:
-        paths = write_reports(report, Path(args.report))
-        (Path(args.report) / "drift.md").write_text(markdown, encoding="utf-8")
-        print(f"reports: {paths['html']} {paths['json']} {paths['junit']} {Path(args.report) / 'drift.md'}")
+        with writing(args.report, "--report") as directory:
+            paths = write_reports(report, directory)
+            (directory / "drift.md").write_text(markdown, encoding="utf-8")
+        print(f"reports: {paths['html']} {paths['json']} {paths['junit']} {directory / 'drift.md'}")
     if gate is not None:
         print(render_gate(gate), end="")
         return 0 if gate.ok and not load_errors else 1

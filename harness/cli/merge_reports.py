@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.cli.common import Commands
+from harness.cli.common import Commands, writing
 from harness.report.merge import MergeError, merge_reports
 from harness.report.write import write_reports
 
@@ -17,7 +17,8 @@ def cmd_merge_reports(args: argparse.Namespace) -> int:
     except MergeError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    paths = write_reports(report, Path(args.out))
+    with writing(args.out, "--out") as directory:
+        paths = write_reports(report, directory)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
     print(f"{len(report.results)} results from {len(args.reports)} reports: {summary}")
     print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")

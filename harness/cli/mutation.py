@@ -7,7 +7,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.cli.common import Commands, add_paths, add_reference
+import yaml
+
+from harness.cli.common import Commands, UsageError, add_paths, add_reference, existing
 from harness.runners.manifest import REPO_ROOT
 from harness.tools import mutation as tool
 
@@ -32,7 +34,11 @@ def cmd_mutation(args: argparse.Namespace) -> int:
     if args.check:
         return tool.check(args.check, paths, args.package)
 
-    mutants = tool.load_mutants(args.mutants or [tool.DEFAULT_MUTANTS])
+    files = [existing(p, "--mutants") for p in args.mutants or [tool.DEFAULT_MUTANTS]]
+    try:
+        mutants = tool.load_mutants(files)
+    except (ValueError, yaml.YAMLError) as error:  # a mutant without its keys, an id used twice, bad YAML
+        raise UsageError(str(error)) from None
     if args.k:
         words = [w for w in args.k.split(",") if w]
         mutants = [m for m in mutants if any(w in m.id for w in words)]

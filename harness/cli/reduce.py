@@ -10,7 +10,16 @@ from pathlib import Path
 
 from harness.cases.load import load_scenario
 from harness.cases.write import CaseExists, write_case
-from harness.cli.common import Commands, add_impl, add_profile, add_reference, existing, impl_specs, reference_specs
+from harness.cli.common import (
+    Commands,
+    add_impl,
+    add_profile,
+    add_reference,
+    existing,
+    impl_specs,
+    reference_specs,
+    writing,
+)
 from harness.engine import Session
 from harness.model import FoundBy, ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
@@ -56,7 +65,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     found_by = None if seed is None else FoundBy(spec.cli, profile, seed)
     doc = reduced_document(reduction, args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id), origin, tags, found_by)
     try:
-        path = write_case(doc, out_dir, overwrite=args.force)
+        with writing(out_dir, "--out"):
+            path = write_case(doc, out_dir, overwrite=args.force)
     except CaseExists as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

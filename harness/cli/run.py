@@ -28,6 +28,7 @@ from harness.cli.common import (
     load_selected,
     maxfail,
     reference_specs,
+    writing,
 )
 from harness.cli.terminal import Progress, durations_lines, print_conformance, summary_lines
 from harness.engine import Session
@@ -48,16 +49,24 @@ def last_failed(report_dir: str | None) -> set[str]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"--lf: no previous report at {path}") from None
+    except OSError as error:
+        raise UsageError(f"--lf: cannot read {path} ({error.strerror or error})") from None
     except ValueError as error:
         raise UsageError(f"--lf: {path} is not a report ({error})") from None
-    return {r["case"] for r in data.get("results", []) if Status(r["status"]).failing}
+    try:
+        return {r["case"] for r in data.get("results", []) if Status(r["status"]).failing}
+    except (AttributeError, KeyError, TypeError, ValueError) as bad:  # JSON, but not a report's results
+        raise UsageError(f"--lf: {path} is not a report ({type(bad).__name__}: {bad})") from None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     specs = apply_runtime(reference_specs(args), args)  # every reference checked before a case loads
     args.impls = impl_specs(args)
     args.loaded_expectations = expectations_of(args, args.impls)
-    shard = Shard.parse(args.shard) if args.shard else None
+    try:
+        shard = Shard.parse(args.shard) if args.shard else None
+    except ValueError as bad:  # the message shows the form to use
+        raise UsageError(str(bad)) from None
     rerun = last_failed(args.report) if args.last_failed else None
     scenarios, load_errors = load_selected(args.paths, args.k)
     for error in load_errors:
@@ -93,7 +102,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
     print(f"{len(results)} results: {summary} in {seconds:.1f} s")
     if args.report:
-        paths = write_reports(report, Path(args.report))
+        with writing(args.report, "--report") as directory:
+            paths = write_reports(report, directory)
         print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
@@ -141,7 +151,10 @@ def apply_runtime(specs: list[ReferenceSpec], args: argparse.Namespace) -> list[
     runtime, locale = getattr(args, "runtime", None), getattr(args, "locale", None)
     if not runtime and not locale:
         return specs
-    return [s if s.is_variant else s.with_runtime(runtime or s.runtime, locale) for s in specs]
+    try:
+        return [s if s.is_variant else s.with_runtime(runtime or s.runtime, locale) for s in specs]
+    except ValueError as error:  # the Letta server has no runtime variants
+        raise UsageError(f"--runtime/--locale: {error}") from None
 
 
 def register(commands: Commands) -> None:

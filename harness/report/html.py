@@ -27,7 +27,7 @@ from harness.model import GOLDEN, CaseResult, RunReport, Status, is_golden
 from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands
 from harness.report.summary import COLUMNS, FAMILIES, summarize
-from harness.verdict.diff import COMPARED_FIELDS, field_diff_json
+from harness.verdict.diff import GOLDEN_FIELDS, compared_fields, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
 from harness.verdict.view import view_of
 from harness.versions import release_key
@@ -74,8 +74,11 @@ class Side:
         return "absent" if self.absent else f"{self.size} bytes"
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else value if isinstance(value, str) else repr(value)
+def _text(value: Any, present: bool) -> str | None:
+    """A value as shown: None when the side lacks the field, `null` for a null it has."""
+    if not present:
+        return None
+    return "null" if value is None else value if isinstance(value, str) else repr(value)
 
 
 def _side(text: str | None, index: int, anchor: str, before: int, after: int) -> Side:
@@ -93,9 +96,11 @@ def _side(text: str | None, index: int, anchor: str, before: int, after: int) ->
     return Side(html, len(as_bytes(text)), encode(text[:start]), encode(text[end:]))
 
 
-def diff_pair(reference: Any, port: Any, anchor: str, before: int = SHOW_BEFORE, after: int = SHOW_AFTER) -> dict:
-    """Both sides of a differing value, the first differing character marked, and where it is."""
-    ref_text, port_text = _text(reference), _text(port)
+def diff_pair(reference: Any, port: Any, anchor: str, before: int = SHOW_BEFORE, after: int = SHOW_AFTER, *,
+              reference_present: bool = True, port_present: bool = True) -> dict:  # fmt: skip
+    """Both sides of a differing value, the first differing character marked, and where it is; a side
+    that lacks the value (`*_present` False) is marked absent, a null it has is shown as `null`."""
+    ref_text, port_text = _text(reference, reference_present), _text(port, port_present)
     index = first_difference(ref_text or "", port_text or "") or 0
     if ref_text is None or port_text is None:
         index = 0
@@ -117,7 +122,8 @@ def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
     views = []
     seen: dict[Any, str] = {}
     for number, diff in enumerate(result.diffs):
-        pair = diff_pair(diff.reference, diff.port, f"{anchor}-d{number}")
+        pair = diff_pair(diff.reference, diff.port, f"{anchor}-d{number}", reference_present=diff.reference_present,
+                         port_present=diff.port_present)  # fmt: skip
         lines = unified_lines(diff.reference, diff.port)
         key = diff_key(lines) if lines else None
         same_as = seen.get(key) if key else None
@@ -130,19 +136,22 @@ def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
     return views
 
 
-def compared_fields(result: CaseResult) -> list[str]:
-    """The record fields (for a lifecycle probe, the observations) this result's verdict compared
-    (none when a side could not run)."""
+def verdict_fields(result: CaseResult) -> list[str]:
+    """The record fields (for a lifecycle probe, the observations) this result's verdict compared: those
+    verdict.diff.compared_fields chose (kept in `result.compared` with how each was compared), GOLDEN_FIELDS
+    for a golden check, `thrown` when a side threw, none when a side could not run."""
     if result.turns:
         return observations(result)
     statuses = [o.status for o in (result.reference_outcome, result.port_outcome) if o is not None]
     if "error" in statuses or result.port_outcome is None:
         return []
     if is_golden(result.reference):
-        return ["coreMemory"] if statuses == ["ok"] else []
+        return list(GOLDEN_FIELDS) if statuses == ["ok"] else []
     if "thrown" in statuses:
         return ["thrown"]
-    return list(result.compared or COMPARED_FIELDS)  # the reference's comparison view (harness.verdict.view)
+    if result.compared:  # the reference's comparison view (harness.verdict.view)
+        return list(result.compared)
+    return list(compared_fields(result.reference_outcome or result.port_outcome, result.port_outcome))
 
 
 def field_rows(result: CaseResult) -> list[dict[str, Any]]:
@@ -156,18 +165,18 @@ def field_rows(result: CaseResult) -> list[dict[str, Any]]:
         seen = view_of(result.compared).apply(result.reference_outcome, result.port_outcome)
         ref_record, port_record = seen[0].record or {}, seen[1].record or {}
     rows = []
-    for name in compared_fields(result):
+    for name in verdict_fields(result):
         diff = diffs.get(name)
         if diff is not None:
-            ref_value, port_value = diff.reference, diff.port
+            ref_side, port_side = (diff.reference, diff.reference_present), (diff.port, diff.port_present)
         else:
-            port_value = port_record.get(name)
-            ref_value = ref_record.get(name) if result.reference_outcome is not None else port_value
+            port_side = (port_record.get(name), name in port_record)
+            ref_side = (ref_record.get(name), name in ref_record) if result.reference_outcome is not None else port_side
         rows.append(
             {
                 "field": name,
-                "reference": _size(ref_value),
-                "port": _size(port_value),
+                "reference": _size(*ref_side),
+                "port": _size(*port_side),
                 "differs": diff is not None,
                 "offset": diff.offset if diff else None,
             }
@@ -175,8 +184,9 @@ def field_rows(result: CaseResult) -> list[dict[str, Any]]:
     return rows
 
 
-def _size(value: Any) -> str:
-    if value is None:
+def _size(value: Any, present: bool) -> str:
+    """A compared field's size as the field table shows it: `absent` only for a side that lacks it."""
+    if not present:
         return "absent"
     if isinstance(value, str):
         return f"{len(value.encode('utf-8', 'surrogatepass'))} bytes"

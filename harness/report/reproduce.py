@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from harness.model import CaseResult
+from harness.model import CaseResult, is_golden
 from harness.port_command import cli_args
 
 _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
@@ -13,7 +13,7 @@ _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
 
 def reproduce_commands(result: CaseResult) -> list[str]:
     """Shell commands, most general first: rerun the case; compile its repository with the port; diff both sides."""
-    golden = result.reference == "golden"
+    golden = is_golden(result.reference)
     reference = "" if golden else f" --reference {shell_quote(_reference_arg(result))}"
     profile = "" if golden or not result.profile else f" --profile {shell_quote(result.profile)}"
     cmds = [f"conformance run {shell_quote(result.path)}{reference}{profile} -k {shell_quote(result.case_id)}"]

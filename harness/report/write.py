@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
-from harness.report.html import compared_fields, render_html
+from harness.report.html import render_html, verdict_fields
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
 from harness.report.stored import SCHEMA, dumps, expanded, full_entry, store
@@ -43,7 +43,7 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "description": result.description,
         "pins": result.pins,
         "reasons": result.reasons,
-        "compared_fields": compared_fields(result),
+        "compared_fields": verdict_fields(result),
         "diffs": [field_diff_json(d) for d in result.diffs],
         "structured_diff": result.structured,
         "request": result.request,
@@ -94,10 +94,7 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
     values = data.get("diff_values") or [
         {"reference": _side_value(reference, d["field"]), "port": _side_value(port, d["field"])} for d in data["diffs"]
     ]
-    diffs = [
-        FieldDiff(d["field"], v["reference"], v["port"], d["offset"])
-        for d, v in zip(data["diffs"], values, strict=True)
-    ]
+    diffs = [_diff_from_json(d, v["reference"], v["port"]) for d, v in zip(data["diffs"], values, strict=True)]
     return CaseResult(
         case_id=data["case"], reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
         tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
@@ -112,7 +109,13 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
 
 def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
     pairs = zip(data.get("runtime_diffs", []), data.get("runtime_diff_values", []), strict=True)
-    return [FieldDiff(d["field"], v["baseline"], v["variant"], d["offset"]) for d, v in pairs]
+    return [_diff_from_json(d, v["baseline"], v["variant"]) for d, v in pairs]
+
+
+def _diff_from_json(entry: dict[str, Any], reference: Any, port: Any) -> FieldDiff:
+    """A FieldDiff back from its report.json entry (field_diff_json): a side whose size is null lacks the field."""
+    return FieldDiff(entry["field"], reference, port, entry["offset"],
+                     entry["reference_bytes"] is not None, entry["port_bytes"] is not None)  # fmt: skip
 
 
 def result_order(result: CaseResult) -> tuple[Any, ...]:

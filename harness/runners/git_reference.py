@@ -196,7 +196,3 @@ class GitReferenceRunner(BunReferenceRunner):
         if self.lifecycle_error:
             info["lifecycle_error"] = self.lifecycle_error
         return info
-
-
-def commit_of(reference: GitReference) -> str:
-    return resolve_commit(reference.repo.expanduser().resolve(), reference.rev)

@@ -97,7 +97,7 @@ def matrix_specs(
     return with_baselines(list(dict.fromkeys(specs)))
 
 
-def compared_fields(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
+def field_comparison_summary(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
     """Per reference, per field: how many cases compared it byte for byte, as absent on both sides,
     or found it on one side only; and a one-word summary (`compared`, `compared-as-absent`, `mixed`)."""
     out: dict[str, dict[str, Any]] = {}
@@ -137,7 +137,7 @@ def matrix_json(results: list[CaseResult], specs: list[ReferenceSpec], seconds: 
             for s in specs
         ],
         "cases": cases,
-        "compared_fields": compared_fields(results),
+        "compared_fields": field_comparison_summary(results),
         "runtime_effects": runtime_effects,
     }  # fmt: skip
     if seconds is not None:

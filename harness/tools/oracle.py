@@ -107,7 +107,6 @@ class Oracle:
         self.reference = reference
         self.workdir = session.cache / "candidates"  # only names the in-memory scenarios; nothing is written there
         self.memo: dict[str, dict[str, Signature | None]] = {}
-        self.calls = 0
         self.stats = OracleStats()
         self.errors: list[str] = []  # candidates that could not be built, or a reference that could not run
         self._serial = 0
@@ -191,7 +190,6 @@ class Oracle:
 
     def signature(self, candidate: Candidate) -> Signature | None:
         """The signature against `reference` (default: the session's first reference)."""
-        self.calls += 1
         sigs = self.signatures(candidate)
         label = self.reference or next(iter(sigs), None)
         return sigs.get(label) if label else None

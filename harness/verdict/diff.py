@@ -24,6 +24,8 @@ COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memf
 # clientSkills)`): answered only for a request that gives `clientSkills`, and then compared like the rest.
 SKILLS_FIELD = "systemPromptWithSkills"
 OPTIONAL_FIELDS = (SKILLS_FIELD,)
+# What a golden case's `expect` quotes from the spec, compared on the port alone (verdict.judge.judge_golden).
+GOLDEN_FIELDS = ("coreMemory",)
 SUMMARY_CHARS = 2048  # longer strings are summarised in structured diffs
 
 _MISSING = object()
@@ -77,7 +79,9 @@ def outcome_diff(
     if reference.status == "thrown" or port.status == "thrown":
         if reference.status == port.status:
             return []
-        return [FieldDiff("thrown", reference.thrown, port.thrown, 0)]
+        # a side that did not throw has no `thrown` at all
+        return [FieldDiff("thrown", reference.thrown, port.thrown, 0, reference.status == "thrown",
+                          port.status == "thrown")]  # fmt: skip
     ref_record, port_record = reference.record or {}, port.record or {}
     names = (
         list(compared_fields(reference, port, fields, optional))
@@ -87,8 +91,7 @@ def outcome_diff(
     diffs = []
     for name in mapping_diff(ref_record, port_record, names):
         in_ref, in_port = name in ref_record, name in port_record
-        ref_bytes = as_bytes(ref_record[name]) if in_ref else ABSENT.encode()
-        port_bytes = as_bytes(port_record[name]) if in_port else ABSENT.encode()
+        ref_bytes, port_bytes = as_bytes(ref_record.get(name), in_ref), as_bytes(port_record.get(name), in_port)
         offset = first_diff_offset(ref_bytes, port_bytes)
         diffs.append(FieldDiff(name, ref_record.get(name), port_record.get(name), offset or 0, in_ref, in_port))
     return diffs
@@ -123,7 +126,7 @@ def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPAR
 def field_diff_json(diff: FieldDiff) -> dict[str, Any]:
     """A FieldDiff as report.json writes it: offset, sizes (null for a side that lacks the field), the
     first differing characters named, and the bytes around the offset on each side (cut at characters)."""
-    ref_bytes, port_bytes = as_bytes(diff.reference), as_bytes(diff.port)
+    ref_bytes, port_bytes = as_bytes(diff.reference, diff.reference_present), as_bytes(diff.port, diff.port_present)
     offset = diff.offset or 0
     return {
         "field": diff.field,

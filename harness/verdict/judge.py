@@ -24,7 +24,7 @@ from harness.model import (
     StepRow,
 )
 from harness.runners.manifest import ReferenceSpec
-from harness.verdict.diff import COMPARED_FIELDS, differs, outcome_diff, shown, value_of
+from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS, differs, outcome_diff, shown, value_of
 from harness.verdict.view import LETTA_CODE, ComparisonView
 
 
@@ -131,7 +131,7 @@ def judge_golden(
     if impl.status != "ok":
         return Status.ERROR, [], [f"{impl_label} did not produce a record: {impl.thrown}"]
     golden = Outcome("ok", record={"coreMemory": expect.get("coreMemory")})
-    diffs = outcome_diff(golden, impl, ("coreMemory",), optional=())
+    diffs = outcome_diff(golden, impl, GOLDEN_FIELDS, optional=())
     reasons = [f"expected bytes from {expect.get('source')} (no runnable reference)"]
     size = expect.get("coreMemory_bytes")
     actual = len(((impl.record or {}).get("coreMemory") or "").encode("utf-8"))

@@ -4,8 +4,9 @@ Built on verdict.diff.outcome_diff, so whatever `run` calls a difference, `reduc
 A shrunk case must diverge "the same way" as the case it came from: against the same
 reference, in the same fields, with the same kind of difference. The kind is deliberately
 coarse (an order change, a whitespace-only change, text missing or extra on the port's side,
-other text, a throw on one side, a port crash) so that shrinking keeps the bug while its
-bytes change.
+other text, a field one side lacks, a null against a value, a throw on one side, a port crash) so
+that shrinking keeps the bug while its bytes change. Whether a side has a field at all is
+FieldDiff's `*_present` (field_kind); a null it has is a value like any other (difference_kind).
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ def _without_space(text: str) -> str:
 
 
 def difference_kind(reference: Any, port: Any) -> str:
-    """One word for how port's value differs from reference's (None: that side has no value)."""
+    """One word for how port's value differs from reference's, both present (None is a JSON null there;
+    a side that lacks the field is field_kind's to say)."""
     if reference is None:
-        return "absent-in-reference"
+        return "null-in-reference"
     if port is None:
-        return "absent-in-port"
+        return "null-in-port"
     if not isinstance(reference, str) or not isinstance(port, str):
         return "value"
     if sorted(reference) == sorted(port):
@@ -78,7 +80,8 @@ def signature_of(reference_label: str, reference: Outcome, port: Outcome) -> Sig
 
 
 def field_kind(diff: FieldDiff) -> str:
-    """difference_kind of one outcome_diff entry; a field one side lacks is absent there even beside a null."""
+    """The kind of one outcome_diff entry: absent on the side that lacks the field (`*_present`), else
+    difference_kind of the two values (a null there is present, never called absent)."""
     if not diff.reference_present:
         return "absent-in-reference"
     if not diff.port_present:

@@ -1,6 +1,6 @@
 """Showing bytes to people: invisible characters as named glyphs, the first differing index, context around it.
 
-Owns how a value becomes bytes for a diff (`as_bytes`, with ABSENT for a value a side lacks) and how
+Owns how a value becomes bytes for a diff (`as_bytes`: ABSENT for a value a side lacks, `null` for a null) and how
 those bytes are made readable; standard library only.
 """
 
@@ -86,9 +86,13 @@ def first_diff_offset(left: bytes, right: bytes) -> int | None:
     return first_difference(left, right)
 
 
-def as_bytes(value: Any) -> bytes:
-    if value is None:
+def as_bytes(value: Any, present: bool = True) -> bytes:
+    """A value's bytes in a diff: ABSENT when the side does not have it at all (`present` False), `null`
+    for a JSON null it has (null and absent differ), a string's UTF-8, anything else's repr."""
+    if not present:
         return ABSENT.encode()
+    if value is None:
+        return b"null"
     text = value if isinstance(value, str) else repr(value)
     return text.encode("utf-8", "surrogatepass")
 
