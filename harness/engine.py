@@ -306,7 +306,7 @@ class Session:
         return CaseResult(
             case_id=scenario.id, reference=label, profile=profile, status=status, tags=scenario.tags,
             path=str(scenario.path), description=scenario.description, pins=scenario.pins, diffs=diffs,
-            reasons=reasons, reference_outcome=reference, port_outcome=outcome,
+            reasons=reasons, reference_outcome=reference, impl_outcome=outcome,
             structured=structured_diff(_expected_record(scenario, compared_ref), compared_impl.record) if diffs else "",
             memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
             seconds=time.perf_counter() - started, implementation=impl.label,

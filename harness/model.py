@@ -240,17 +240,18 @@ class Outcome:
 
 @dataclass(frozen=True)
 class FieldDiff:
-    """One differing field (or text): both values, and the first differing byte of their UTF-8 encodings.
+    """One differing field (or text): the reference's and the implementation's values, and the first differing
+    byte of their UTF-8 encodings.
 
     A value a side does not have at all is `None` with `*_present` False (null and absent differ).
     """
 
     field: str
     reference: Any
-    port: Any
+    impl: Any  # the implementation under test's value
     offset: int | None
     reference_present: bool = True
-    port_present: bool = True
+    impl_present: bool = True
 
 
 # --- lifecycle replays -----------------------------------------------------------------------------
@@ -308,7 +309,7 @@ class CaseResult:
     diffs: list[FieldDiff] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     reference_outcome: Outcome | None = None
-    port_outcome: Outcome | None = None
+    impl_outcome: Outcome | None = None
     structured: str = ""
     memory_dir: str = ""
     request: dict[str, Any] = field(default_factory=dict)

@@ -126,7 +126,7 @@ class ScenarioItem(pytest.Item):
             lines += [f"    {reason}" for reason in result.reasons]
             for diff in result.diffs:
                 lines.append("    " + render_field_diff(diff).replace("\n", "\n    "))
-            for outcome in (result.reference_outcome, result.port_outcome):
+            for outcome in (result.reference_outcome, result.impl_outcome):
                 if outcome is not None and outcome.stderr:
                     lines.append("    stderr:\n      " + outcome.stderr.replace("\n", "\n      "))
         return "\n".join(lines)

@@ -37,7 +37,7 @@ def case(case_id: str, status: str, tags: tuple[str, ...], reference: Outcome | 
     diffs = outcome_diff(reference, port) if reference and port and status in (Status.FAIL, Status.KNOWN) else []
     return CaseResult(case_id, label, f"letta-code@{label}", status, tags, f"cases/compile/{case_id}.yaml",
                       description=f"fabricated {status} case", diffs=diffs, reference_outcome=reference,
-                      port_outcome=port, request=request(case_id), seconds=0.1, **extra)  # type: ignore[arg-type]  # fmt: skip
+                      impl_outcome=port, request=request(case_id), seconds=0.1, **extra)  # type: ignore[arg-type]  # fmt: skip
 
 
 def lifecycle_turns() -> list[dict[str, object]]:

@@ -124,7 +124,7 @@ def test_the_one_diff_compares_the_prompt_with_skills_when_either_side_has_it() 
     [diff] = outcome_diff(same, other)
     assert (diff.field, diff.offset) == (SKILLS_FIELD, len("c\n\n<available_skills>"))
     [missing] = outcome_diff(same, plain)
-    assert (missing.field, missing.port_present) == (SKILLS_FIELD, False)
+    assert (missing.field, missing.impl_present) == (SKILLS_FIELD, False)
     signature = signature_of("0.34.12", same, other)
     assert signature is not None and [name for name, _ in signature.diffs] == [SKILLS_FIELD]
 

@@ -158,7 +158,7 @@ def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run
     ):
         outcome = record(text, core=label != "0.25.9")  # 0.25.x has no coreMemory
         results.append(CaseResult("connectors", label, f"letta-code@{label}", Status.PASS, (), "cases/compile/c.yaml",
-                                  reference_outcome=outcome, port_outcome=outcome))  # fmt: skip
+                                  reference_outcome=outcome, impl_outcome=outcome))  # fmt: skip
     scenarios, labels = [case("connectors")], specs("0.25.9", "0.30.28", "0.31.12")
     live = drift_report(reference_outcomes(results), scenarios, labels, ORDER)
     directory = write_reports(RunReport(results, [], [], ["conformance", "matrix"], timing=False), tmp_path)["json"]

@@ -11,7 +11,7 @@ from harness.tools.drift import changes
 from harness.verdict.diff import (
     ABSENT_BOTH,
     BOTH,
-    PORT_ONLY,
+    IMPL_ONLY,
     REFERENCE_ONLY,
     differs,
     field_diff_json,
@@ -40,7 +40,7 @@ def test_the_rule_for_one_value() -> None:
 
 def test_null_and_absent_differ_in_every_caller() -> None:
     diffs = outcome_diff(NULL, ABSENT)
-    assert [(d.field, d.reference_present, d.port_present) for d in diffs] == [("memfsRevision", True, False)]
+    assert [(d.field, d.reference_present, d.impl_present) for d in diffs] == [("memfsRevision", True, False)]
     assert presence(NULL, ABSENT)["memfsRevision"] == REFERENCE_ONLY
     assert judge(SCENARIO, "0.32.18", NULL, ABSENT)[0] == Status.FAIL
     signature = signature_of("0.32.18", NULL, ABSENT)
@@ -60,7 +60,7 @@ def test_absent_on_both_sides_is_agreement_everywhere() -> None:
 
 
 def test_the_port_lacking_a_field_is_absent_in_port() -> None:
-    assert presence(ABSENT, NULL)["memfsRevision"] == PORT_ONLY
+    assert presence(ABSENT, NULL)["memfsRevision"] == IMPL_ONLY
     signature = signature_of("r", ABSENT, NULL)
     assert signature is not None and signature.diffs == (("memfsRevision", "absent-in-reference"),)
 
@@ -70,7 +70,7 @@ REVISION = Outcome("ok", record={**RECORD, "memfsRevision": "9f3c0d1"})
 
 def test_a_field_present_with_value_null_is_null_not_absent() -> None:
     # both sides have memfsRevision; one holds null: a value difference, not a missing field
-    assert [(d.reference_present, d.port_present) for d in outcome_diff(NULL, REVISION)] == [(True, True)]
+    assert [(d.reference_present, d.impl_present) for d in outcome_diff(NULL, REVISION)] == [(True, True)]
     for reference, port, kind in [(NULL, REVISION, "null-in-reference"), (REVISION, NULL, "null-in-port")]:
         signature = signature_of("r", reference, port)
         assert signature is not None and signature.diffs == (("memfsRevision", kind),)
@@ -84,8 +84,8 @@ def test_a_field_present_with_value_null_is_null_not_absent() -> None:
 
 def test_a_throw_against_a_record_names_the_side_that_has_no_throw_absent() -> None:
     [diff] = outcome_diff(Outcome("thrown", thrown="RangeError: Invalid Date"), ABSENT)
-    assert (diff.field, diff.reference_present, diff.port_present) == ("thrown", True, False)
-    assert field_diff_json(diff)["port_bytes"] is None
+    assert (diff.field, diff.reference_present, diff.impl_present) == ("thrown", True, False)
+    assert field_diff_json(diff)["impl_bytes"] is None
 
 
 @pytest.mark.parametrize("fields", [None, ("content",)])

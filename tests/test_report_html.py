@@ -97,7 +97,7 @@ def test_a_null_value_is_shown_as_null_not_as_absent() -> None:
     null = Outcome("ok", record={"content": "c", "memfsRevision": None})
     revision = Outcome("ok", record={"content": "c", "memfsRevision": "9f3c"})
     result = CaseResult("c", "0.32.18", "letta-code@0.32.14", Status.FAIL, (), "c.yaml",
-                        diffs=outcome_diff(null, revision), reference_outcome=null, port_outcome=revision)  # fmt: skip
+                        diffs=outcome_diff(null, revision), reference_outcome=null, impl_outcome=revision)  # fmt: skip
     rows = {row["field"]: row for row in field_rows(result)}
     assert (rows["memfsRevision"]["reference"], rows["memfsRevision"]["port"]) == ("null", "4 bytes")
     assert rows["coreMemory"]["reference"] == rows["coreMemory"]["port"] == "absent"
@@ -326,9 +326,9 @@ def test_the_fields_a_result_compared_come_from_the_one_rule_in_verdict_diff() -
     verdict.diff.compared_fields, so a client-skills record lists systemPromptWithSkills too."""
     both = Outcome("ok", record={"content": "c", SKILLS_FIELD: "c\n<available_skills/>"})
     result = CaseResult("c", "0.34.12", "letta-code@0.34.12", Status.PASS, (), "c.yaml",
-                        reference_outcome=both, port_outcome=both)  # fmt: skip
+                        reference_outcome=both, impl_outcome=both)  # fmt: skip
     assert verdict_fields(result) == list(compared_fields(both, both)) and SKILLS_FIELD in verdict_fields(result)
-    golden = CaseResult("g", GOLDEN, "spec-v2", Status.PASS, (), "g.yaml", port_outcome=both)
+    golden = CaseResult("g", GOLDEN, "spec-v2", Status.PASS, (), "g.yaml", impl_outcome=both)
     assert verdict_fields(golden) == list(GOLDEN_FIELDS)
 
 

@@ -190,7 +190,7 @@ def result(case_id: str, status: str, reference: str = "0.32.18") -> CaseResult:
     diffs = outcome_diff(ok(coreMemory="m\r"), ok()) if status in (Status.FAIL, Status.KNOWN) else []
     return CaseResult(
         case_id, reference, "letta-code@0.32.17", status, ("tag-a",), f"cases/compile/{case_id}.yaml",
-        description="d", diffs=diffs, reasons=[f"because {status}"], reference_outcome=ok(), port_outcome=ok(),
+        description="d", diffs=diffs, reasons=[f"because {status}"], reference_outcome=ok(), impl_outcome=ok(),
         request={"memoryDir": "/m", "system": "S", "agentId": "a", "conversationId": "c",
                  "now": "2026-01-02T03:04:05.678Z", "previousMessageCount": 0, "includeMemfs": True},
         seconds=0.5,

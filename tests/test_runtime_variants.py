@@ -12,7 +12,7 @@ from harness.model import CompileRequest, Outcome, Status
 from harness.runners.base import Runner
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.references import with_baselines
-from harness.verdict.diff import ABSENT_BOTH, BOTH, PORT_ONLY, REFERENCE_ONLY, outcome_diff, presence
+from harness.verdict.diff import ABSENT_BOTH, BOTH, IMPL_ONLY, REFERENCE_ONLY, outcome_diff, presence
 
 BASE = {"content": "c", "compiledAt": "t", "rawSystemHash": "h"}
 
@@ -30,7 +30,7 @@ def test_a_field_only_one_side_returns_is_a_difference_even_when_null() -> None:
         "coreMemory"
     ]
     assert presence(Outcome("ok", record=with_null), Outcome("ok", record=BASE))["coreMemory"] == REFERENCE_ONLY
-    assert presence(Outcome("ok", record=BASE), Outcome("ok", record=with_null))["coreMemory"] == PORT_ONLY
+    assert presence(Outcome("ok", record=BASE), Outcome("ok", record=with_null))["coreMemory"] == IMPL_ONLY
 
 
 def test_baselines_are_added_before_their_variants_once() -> None:

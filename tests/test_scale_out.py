@@ -158,20 +158,20 @@ def test_a_field_one_side_lacks_stays_absent_through_a_merge(tmp_path: Path) -> 
     reference = Outcome("ok", record={"content": "c", "memfsRevision": None, "extra": "only here"})
     port = Outcome("ok", record={"content": "c", "extra2": "only here"})
     diffs = outcome_diff(reference, port, None)
-    assert [(d.field, d.reference_present, d.port_present) for d in diffs] == [
+    assert [(d.field, d.reference_present, d.impl_present) for d in diffs] == [
         ("extra", True, False), ("extra2", False, True), ("memfsRevision", True, False)]  # fmt: skip
     result = CaseResult("c", "0.32.18", "letta-code@0.32.14", Status.FAIL, (), "c.yaml", diffs=diffs,
-                        reference_outcome=reference, port_outcome=port, baseline="0.32.18",
+                        reference_outcome=reference, impl_outcome=port, baseline="0.32.18",
                         runtime_diffs=diffs)  # fmt: skip
     entry = json.loads(json.dumps(result_json(result, False)))
     back = result_from_json(entry)
     for read in (back.diffs, back.runtime_diffs):
-        assert [(d.field, d.reference_present, d.port_present) for d in read] == [
-            (d.field, d.reference_present, d.port_present) for d in diffs]  # fmt: skip
+        assert [(d.field, d.reference_present, d.impl_present) for d in read] == [
+            (d.field, d.reference_present, d.impl_present) for d in diffs]  # fmt: skip
     assert result_json(back, False) == entry
     write_reports(RunReport([result], [], [], ["conformance", "run"], timing=False), tmp_path / "one")
     merged = report_json(merge_reports([tmp_path / "one"], ["conformance", "merge-reports"]))
-    sizes = [(d["field"], d["reference_bytes"], d["port_bytes"]) for d in merged["results"][0]["diffs"]]
+    sizes = [(d["field"], d["reference_bytes"], d["impl_bytes"]) for d in merged["results"][0]["diffs"]]
     assert sizes == [("extra", 9, None), ("extra2", None, 9), ("memfsRevision", 4, None)]
 
 

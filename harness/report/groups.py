@@ -86,7 +86,7 @@ def unified_lines(reference: Any, port: Any) -> list[tuple[str, str]] | None:
     start = max(0, start - 3)
     left, right = left[start : start + DIFF_INPUT_LINES], right[start : start + DIFF_INPUT_LINES]
     lines: list[tuple[str, str]] = []
-    for line in list(difflib.unified_diff(left, right, "reference", "port", n=2, lineterm=""))[2:]:
+    for line in list(difflib.unified_diff(left, right, "reference", "implementation", n=2, lineterm=""))[2:]:
         if line.startswith("@@"):
             numbers = [int(n) + (start if i in (0, 2) else 0) for i, n in enumerate(_NUMBERS.findall(line)[:4])]
             label = f"@@ -{numbers[0]},{numbers[1]} +{numbers[2]},{numbers[3]} @@" if len(numbers) == 4 else line

@@ -97,10 +97,10 @@ def _side(text: str | None, index: int, anchor: str, before: int, after: int) ->
 
 
 def diff_pair(reference: Any, port: Any, anchor: str, before: int = SHOW_BEFORE, after: int = SHOW_AFTER, *,
-              reference_present: bool = True, port_present: bool = True) -> dict:  # fmt: skip
+              reference_present: bool = True, impl_present: bool = True) -> dict:  # fmt: skip
     """Both sides of a differing value, the first differing character marked, and where it is; a side
     that lacks the value (`*_present` False) is marked absent, a null it has is shown as `null`."""
-    ref_text, port_text = _text(reference, reference_present), _text(port, port_present)
+    ref_text, port_text = _text(reference, reference_present), _text(port, impl_present)
     index = first_difference(ref_text or "", port_text or "") or 0
     if ref_text is None or port_text is None:
         index = 0
@@ -122,9 +122,9 @@ def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
     views = []
     seen: dict[Any, str] = {}
     for number, diff in enumerate(result.diffs):
-        pair = diff_pair(diff.reference, diff.port, f"{anchor}-d{number}", reference_present=diff.reference_present,
-                         port_present=diff.port_present)  # fmt: skip
-        lines = unified_lines(diff.reference, diff.port)
+        pair = diff_pair(diff.reference, diff.impl, f"{anchor}-d{number}", reference_present=diff.reference_present,
+                         impl_present=diff.impl_present)  # fmt: skip
+        lines = unified_lines(diff.reference, diff.impl)
         key = diff_key(lines) if lines else None
         same_as = seen.get(key) if key else None
         if key and same_as is None:
@@ -142,8 +142,8 @@ def verdict_fields(result: CaseResult) -> list[str]:
     for a golden check, `thrown` when a side threw, none when a side could not run."""
     if result.turns:
         return observations(result)
-    statuses = [o.status for o in (result.reference_outcome, result.port_outcome) if o is not None]
-    if "error" in statuses or result.port_outcome is None:
+    statuses = [o.status for o in (result.reference_outcome, result.impl_outcome) if o is not None]
+    if "error" in statuses or result.impl_outcome is None:
         return []
     if is_golden(result.reference):
         return list(GOLDEN_FIELDS) if statuses == ["ok"] else []
@@ -151,7 +151,7 @@ def verdict_fields(result: CaseResult) -> list[str]:
         return ["thrown"]
     if result.compared:  # the reference's comparison view (harness.verdict.view)
         return list(result.compared)
-    return list(compared_fields(result.reference_outcome or result.port_outcome, result.port_outcome))
+    return list(compared_fields(result.reference_outcome or result.impl_outcome, result.impl_outcome))
 
 
 def field_rows(result: CaseResult) -> list[dict[str, Any]]:
@@ -159,16 +159,16 @@ def field_rows(result: CaseResult) -> list[dict[str, Any]]:
     if result.turns:
         return []  # a lifecycle probe's comparisons are its turn table
     diffs = {d.field: d for d in result.diffs}
-    port_record = (result.port_outcome.record if result.port_outcome else None) or {}
+    port_record = (result.impl_outcome.record if result.impl_outcome else None) or {}
     ref_record = (result.reference_outcome.record if result.reference_outcome else None) or {}
-    if result.port_outcome is not None and result.reference_outcome is not None:
-        seen = view_of(result.compared).apply(result.reference_outcome, result.port_outcome)
+    if result.impl_outcome is not None and result.reference_outcome is not None:
+        seen = view_of(result.compared).apply(result.reference_outcome, result.impl_outcome)
         ref_record, port_record = seen[0].record or {}, seen[1].record or {}
     rows = []
     for name in verdict_fields(result):
         diff = diffs.get(name)
         if diff is not None:
-            ref_side, port_side = (diff.reference, diff.reference_present), (diff.port, diff.port_present)
+            ref_side, port_side = (diff.reference, diff.reference_present), (diff.impl, diff.impl_present)
         else:
             port_side = (port_record.get(name), name in port_record)
             ref_side = (ref_record.get(name), name in ref_record) if result.reference_outcome is not None else port_side

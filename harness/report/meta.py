@@ -48,7 +48,7 @@ def run_metadata(
     """The `run` section of report.json; `seconds`/`started` (a POSIX time) are None without timing."""
     run: dict[str, Any] = {
         "command": command,
-        "port": {"version": port_version(), "commit": port_commit()},
+        "harness": {"version": port_version(), "commit": port_commit()},
         "references": references,
     }
     if started is not None and seconds is not None:  # under `timing`, as every value that changes run to run

@@ -1,7 +1,7 @@
 """How report.json stores its results, and reading them back: the one owner of the file's layout.
 
 A full-matrix report holds hundreds of cases times 35 references, nearly all passing, so schema
-`letta-conformance/report/2` writes each thing once:
+`letta-conformance/report/3` writes each thing once:
 
 - `cases`: per case id, what comes from the scenario (`tags`, `path`, `description`, `pins`) and the
   compile `request`; a result repeats one of them only where its own value differs.
@@ -32,8 +32,8 @@ from typing import Any
 
 from harness.model import DEFAULT_IMPLEMENTATION, Status
 
-SCHEMA = "letta-conformance/report/2"
-READABLE = ("letta-conformance/report/1", SCHEMA)  # schema 1: every field inline in every result
+SCHEMA = "letta-conformance/report/3"
+READABLE = (SCHEMA,)  # report/2 and older named the side under test `port`: rerun to compare with them
 CASE_FIELDS = ("tags", "path", "description", "pins", "request")
 SHARED_CHARS = 200  # a record value this long or longer is named by digest
 ADDED_CHARS = 16_000  # a value some of its case's records lack is kept up to this length (drift: "added")
@@ -43,7 +43,7 @@ SAME_TURN = {"same_as": "impl"}
 PREVIOUS = {"same_as": "previous"}  # in a passing result: the value of the case's previous result in the file
 INHERITED = ("reference_outcome", "field_comparison", "compared_fields", "turns")  # the keys PREVIOUS stands in
 _EMPTY_WHEN_PASSING = {"reasons": [], "diffs": [], "structured_diff": "", "turns": []}
-_SIDES = ("reference_outcome", "port_outcome")
+_SIDES = ("reference_outcome", "impl_outcome")
 
 
 class ReportError(Exception):
@@ -63,7 +63,12 @@ def read_report(path: Path) -> tuple[Path, dict[str, Any]]:
         raise ReportError(f"{file}: not JSON ({error})") from None
     if not isinstance(data, dict) or data.get("schema") not in READABLE:
         got = data.get("schema") if isinstance(data, dict) else None
-        raise ReportError(f"{file}: schema {got!r}, expected {SCHEMA!r} (a report.json from `conformance run`)")
+        older = (
+            " (written by an older letta-conformance: run it again)"
+            if str(got).startswith("letta-conformance/")
+            else ""
+        )
+        raise ReportError(f"{file}: schema {got!r}, expected {SCHEMA!r} (a report.json from `conformance run`){older_note}")
     return file, data
 
 
@@ -157,8 +162,8 @@ def _compact_passing(entry: dict[str, Any]) -> None:
             del entry[key]
     if entry.get("compared_fields") == list(entry.get("field_comparison", {})):
         del entry["compared_fields"]
-    if entry.get("port_outcome") is not None and entry["port_outcome"] == entry.get("reference_outcome"):
-        entry["port_outcome"] = dict(SAME)
+    if entry.get("impl_outcome") is not None and entry["impl_outcome"] == entry.get("reference_outcome"):
+        entry["impl_outcome"] = dict(SAME)
     if entry.get("turns"):
         entry["turns"] = [
             {**t, "reference": dict(SAME_TURN)} if t.get("reference") and t["reference"] == t.get("impl") else t
@@ -217,8 +222,8 @@ def full_entry(entry: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
         full.setdefault(key, type(empty)())
     if "compared_fields" not in full:
         full["compared_fields"] = list(full.get("field_comparison", {}))
-    if full.get("port_outcome") == SAME:
-        full["port_outcome"] = full["reference_outcome"]
+    if full.get("impl_outcome") == SAME:
+        full["impl_outcome"] = full["reference_outcome"]
     full["turns"] = [{**t, "reference": t["impl"]} if t.get("reference") == SAME_TURN else t for t in full["turns"]]
     return full
 

@@ -48,7 +48,7 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "structured_diff": result.structured,
         "request": result.request,
         "reference_outcome": outcome(result.reference_outcome),
-        "port_outcome": outcome(result.port_outcome),
+        "impl_outcome": outcome(result.impl_outcome),
         "turns": result.turns,
         "reproduce": reproduce_commands(result),
         "field_comparison": result.compared,
@@ -57,15 +57,15 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         data["baseline"] = result.baseline
         data["runtime_diffs"] = [field_diff_json(d) for d in result.runtime_diffs]
         # the baseline's values are in no outcome of this result: kept so that a merge can rebuild the diffs
-        data["runtime_diff_values"] = [{"baseline": d.reference, "variant": d.port} for d in result.runtime_diffs]
-    if result.diffs and (result.reference_outcome is None or result.port_outcome is None):
+        data["runtime_diff_values"] = [{"baseline": d.reference, "variant": d.impl} for d in result.runtime_diffs]
+    if result.diffs and (result.reference_outcome is None or result.impl_outcome is None):
         # golden and lifecycle results: the differing values are in no outcome, so a merge could not rebuild them
-        data["diff_values"] = [{"reference": d.reference, "port": d.port} for d in result.diffs]
+        data["diff_values"] = [{"reference": d.reference, "impl": d.impl} for d in result.diffs]
     if timing:
         data["timing"] = {
             "seconds": round(result.seconds, 4),
             "reference_ms": round(result.reference_outcome.elapsed_ms, 3) if result.reference_outcome else None,
-            "port_ms": round(result.port_outcome.elapsed_ms, 3) if result.port_outcome else None,
+            "impl_ms": round(result.impl_outcome.elapsed_ms, 3) if result.impl_outcome else None,
         }
     return data
 
@@ -90,15 +90,15 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         data = expanded(data, outputs)
     timing = data.get("timing") or {}
     reference = _outcome_from_json(data["reference_outcome"], timing.get("reference_ms"))
-    port = _outcome_from_json(data["port_outcome"], timing.get("port_ms"))
+    port = _outcome_from_json(data["impl_outcome"], timing.get("impl_ms"))
     values = data.get("diff_values") or [
-        {"reference": _side_value(reference, d["field"]), "port": _side_value(port, d["field"])} for d in data["diffs"]
+        {"reference": _side_value(reference, d["field"]), "impl": _side_value(port, d["field"])} for d in data["diffs"]
     ]
-    diffs = [_diff_from_json(d, v["reference"], v["port"]) for d, v in zip(data["diffs"], values, strict=True)]
+    diffs = [_diff_from_json(d, v["reference"], v["impl"]) for d, v in zip(data["diffs"], values, strict=True)]
     return CaseResult(
         case_id=data["case"], reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
         tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
-        diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, port_outcome=port,
+        diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, impl_outcome=port,
         structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),
         request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
         compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
@@ -115,7 +115,7 @@ def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
 def _diff_from_json(entry: dict[str, Any], reference: Any, port: Any) -> FieldDiff:
     """A FieldDiff back from its report.json entry (field_diff_json): a side whose size is null lacks the field."""
     return FieldDiff(entry["field"], reference, port, entry["offset"],
-                     entry["reference_bytes"] is not None, entry["port_bytes"] is not None)  # fmt: skip
+                     entry["reference_bytes"] is not None, entry["impl_bytes"] is not None)  # fmt: skip
 
 
 def result_order(result: CaseResult) -> tuple[Any, ...]:

@@ -59,10 +59,10 @@ def change_details(
     for diff in outcome_diff(before, after, fields):
         if diff.field == "thrown":
             found.append(("thrown (now throws)" if after.status == "thrown" else "thrown (no longer throws)", diff))
-        elif diff.reference_present != diff.port_present:
-            found.append((f"{diff.field} ({'added' if diff.port_present else 'removed'})", diff))
-        elif diff.field in TEXT_FIELDS and isinstance(diff.reference, str) and isinstance(diff.port, str):
-            a, b = sections(diff.reference), sections(diff.port)
+        elif diff.reference_present != diff.impl_present:
+            found.append((f"{diff.field} ({'added' if diff.impl_present else 'removed'})", diff))
+        elif diff.field in TEXT_FIELDS and isinstance(diff.reference, str) and isinstance(diff.impl, str):
+            a, b = sections(diff.reference), sections(diff.impl)
             changed = [s for s in sorted(set(a) | set(b)) if a.get(s) != b.get(s)]
             found += [(f"{diff.field}/{s}", _section_diff(diff.field, s, a, b)) for s in changed] or [
                 (diff.field, diff)
@@ -95,8 +95,8 @@ def described(diff: FieldDiff) -> dict[str, Any]:
     byte, the characters there named, and the bytes around it on both sides (verdict.diff.field_diff_json)."""
     info = field_diff_json(diff)
     return {"field": diff.field, "offset": info["offset"], "difference": info["difference"],
-            "before_bytes": info["reference_bytes"], "after_bytes": info["port_bytes"],
-            "before_context": info["reference_context"], "after_context": info["port_context"]}  # fmt: skip
+            "before_bytes": info["reference_bytes"], "after_bytes": info["impl_bytes"],
+            "before_context": info["reference_context"], "after_context": info["impl_context"]}  # fmt: skip
 
 
 @dataclass(frozen=True)

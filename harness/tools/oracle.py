@@ -175,17 +175,17 @@ class Oracle:
     def _judge(self, results: list[Any]) -> dict[str, Signature | None]:
         out: dict[str, Signature | None] = {}
         for result in results:
-            if result.port_outcome is not None:
-                self.stats.port += (result.port_outcome.elapsed_ms or 0.0) / 1000
+            if result.impl_outcome is not None:
+                self.stats.port += (result.impl_outcome.elapsed_ms or 0.0) / 1000
             if result.reference_outcome is not None:
                 self.stats.reference += (result.reference_outcome.elapsed_ms or 0.0) / 1000
-            if result.reference_outcome is None or result.port_outcome is None:
+            if result.reference_outcome is None or result.impl_outcome is None:
                 self.errors.append(f"[{result.reference}] " + "; ".join(result.reasons))
                 out[result.reference] = None
                 continue
             if result.reference_outcome.status == "error":
                 self.errors.append(f"[{result.reference}] reference could not run: {result.reference_outcome.error}")
-            out[result.reference] = signature_of(result.reference, result.reference_outcome, result.port_outcome)
+            out[result.reference] = signature_of(result.reference, result.reference_outcome, result.impl_outcome)
         return out
 
     def signature(self, candidate: Candidate) -> Signature | None:

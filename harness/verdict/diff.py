@@ -91,8 +91,8 @@ def outcome_diff(
     diffs = []
     for name in mapping_diff(ref_record, port_record, names):
         in_ref, in_port = name in ref_record, name in port_record
-        ref_bytes, port_bytes = as_bytes(ref_record.get(name), in_ref), as_bytes(port_record.get(name), in_port)
-        offset = first_diff_offset(ref_bytes, port_bytes)
+        ref_bytes, impl_bytes = as_bytes(ref_record.get(name), in_ref), as_bytes(port_record.get(name), in_port)
+        offset = first_diff_offset(ref_bytes, impl_bytes)
         diffs.append(FieldDiff(name, ref_record.get(name), port_record.get(name), offset or 0, in_ref, in_port))
     return diffs
 
@@ -101,7 +101,7 @@ def outcome_diff(
 BOTH = "compared"  # both records have it: compared byte for byte
 ABSENT_BOTH = "compared-as-absent"  # neither has it (0.25.x has no coreMemory): the port must not have it either
 REFERENCE_ONLY = "reference-only"  # a difference: the port lacks a field the reference returns
-PORT_ONLY = "port-only"  # a difference: the port returns a field the reference does not
+IMPL_ONLY = "impl-only"  # a difference: the port returns a field the reference does not
 THROWN = "thrown"  # one side or both threw: the records are not compared field by field
 
 
@@ -117,7 +117,7 @@ def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPAR
         if in_ref and in_port:
             states[name] = BOTH
         elif in_ref or in_port:
-            states[name] = REFERENCE_ONLY if in_ref else PORT_ONLY
+            states[name] = REFERENCE_ONLY if in_ref else IMPL_ONLY
         else:
             states[name] = ABSENT_BOTH
     return states
@@ -126,18 +126,18 @@ def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPAR
 def field_diff_json(diff: FieldDiff) -> dict[str, Any]:
     """A FieldDiff as report.json writes it: offset, sizes (null for a side that lacks the field), the
     first differing characters named, and the bytes around the offset on each side (cut at characters)."""
-    ref_bytes, port_bytes = as_bytes(diff.reference, diff.reference_present), as_bytes(diff.port, diff.port_present)
+    ref_bytes, impl_bytes = as_bytes(diff.reference, diff.reference_present), as_bytes(diff.impl, diff.impl_present)
     offset = diff.offset or 0
     return {
         "field": diff.field,
         "offset": diff.offset,
         "reference_bytes": len(ref_bytes) if diff.reference_present else None,
-        "port_bytes": len(port_bytes) if diff.port_present else None,
+        "impl_bytes": len(impl_bytes) if diff.impl_present else None,
         "difference": describe_difference(
-            ref_bytes, port_bytes, offset, reference_present=diff.reference_present, port_present=diff.port_present
+            ref_bytes, impl_bytes, offset, reference_present=diff.reference_present, impl_present=diff.impl_present
         ),
         "reference_context": around(ref_bytes, offset) if diff.reference_present else ABSENT,
-        "port_context": around(port_bytes, offset) if diff.port_present else ABSENT,
+        "impl_context": around(impl_bytes, offset) if diff.impl_present else ABSENT,
     }
 
 
@@ -150,9 +150,9 @@ def render_field_diff(diff: FieldDiff) -> str:
     info = field_diff_json(diff)
     return (
         f"{diff.field}: first difference at byte {diff.offset}: {info['difference']} "
-        f"(reference {_size(info['reference_bytes'])}, port {_size(info['port_bytes'])})\n"
+        f"(reference {_size(info['reference_bytes'])}, port {_size(info['impl_bytes'])})\n"
         f"  reference: …{info['reference_context']}…\n"
-        f"  port:      …{info['port_context']}…"
+        f"  port:      …{info['impl_context']}…"
     )
 
 

@@ -84,9 +84,9 @@ def field_kind(diff: FieldDiff) -> str:
     difference_kind of the two values (a null there is present, never called absent)."""
     if not diff.reference_present:
         return "absent-in-reference"
-    if not diff.port_present:
+    if not diff.impl_present:
         return "absent-in-port"
-    return difference_kind(diff.reference, diff.port)
+    return difference_kind(diff.reference, diff.impl)
 
 
 def pick_divergence(

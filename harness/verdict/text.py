@@ -147,12 +147,12 @@ def _char_at(data: bytes, start: int) -> str:
 
 
 def describe_difference(reference: bytes, port: bytes, offset: int, *, reference_present: bool = True,
-                        port_present: bool = True) -> str:  # fmt: skip
-    """The first differing characters, named: `reference U+0020 SPACE, port U+0062 LATIN SMALL LETTER B`.
+                        impl_present: bool = True) -> str:  # fmt: skip
+    """The first differing characters, named: `reference U+0020 SPACE, implementation U+0062 LATIN SMALL LETTER B`.
 
     Starts at the character that holds byte `offset` (both sides share the bytes before it).
     """
     start = char_start(reference if len(reference) > offset else port, offset)
     left = _char_at(reference, start) if reference_present else "absent (no such field)"
-    right = _char_at(port, start) if port_present else "absent (no such field)"
-    return f"reference {left}, port {right}"
+    right = _char_at(port, start) if impl_present else "absent (no such field)"
+    return f"reference {left}, implementation {right}"
