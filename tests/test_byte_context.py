@@ -23,20 +23,24 @@ def test_a_real_replacement_character_and_an_invalid_byte_read_differently() -> 
 
 
 def test_the_differing_characters_are_named() -> None:
-    assert describe_difference(b"a b", b"abb", 1) == "reference U+0020 SPACE, port U+0062 LATIN SMALL LETTER B"
+    assert (
+        describe_difference(b"a b", b"abb", 1) == "reference U+0020 SPACE, implementation U+0062 LATIN SMALL LETTER B"
+    )
     ref, port = "hé".encode(), "hè".encode()
     offset = first_diff_offset(ref, port)
     assert offset == 2  # inside the character: both start with 0xC3
     assert describe_difference(ref, port, offset) == (
-        "reference U+00E9 LATIN SMALL LETTER E WITH ACUTE, port U+00E8 LATIN SMALL LETTER E WITH GRAVE"
+        "reference U+00E9 LATIN SMALL LETTER E WITH ACUTE, implementation U+00E8 LATIN SMALL LETTER E WITH GRAVE"
     )
-    assert describe_difference(b"a\r", b"a", 1) == "reference U+000D CR (control), port the end (no more bytes)"
+    assert (
+        describe_difference(b"a\r", b"a", 1) == "reference U+000D CR (control), implementation the end (no more bytes)"
+    )
 
 
 def test_terminal_and_report_json_say_the_same_and_absent_is_not_eight_bytes() -> None:
     diff = FieldDiff("coreMemory", "x y", "xyy", 1)
     info = field_diff_json(diff)
-    assert info["difference"] == "reference U+0020 SPACE, port U+0079 LATIN SMALL LETTER Y"
+    assert info["difference"] == "reference U+0020 SPACE, implementation U+0079 LATIN SMALL LETTER Y"
     assert info["difference"] in render_field_diff(diff)
     missing = field_diff_json(FieldDiff("coreMemory", "abc", None, 0, True, False))
     assert missing["impl_bytes"] is None and "absent" in missing["difference"]

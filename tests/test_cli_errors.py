@@ -49,7 +49,12 @@ WRONG = [
     (["show", ".", "--reference", "0.0.1"], "conformance pin"),
     (["merge-reports", "/no/such", "--out", "out"], "cannot read"),
     (["run", "--shard", "4/3"], "--shard '4/3': K must be between 1 and N"),
-    (["run", "--runtime", "node", "--reference", "letta-server:0.16.8"], "has no runtime or locale variants"),
+    (
+        ["run", "--reference", "letta-server:0.16.8"],
+        "is an implementation under test, compared with letta-code references: --impl letta-server:0.16.8",
+    ),
+    (["run", "--impl", "pyhton"], "--impl 'pyhton': use python, python-cli"),
+    (["run", "--impl", "cmd:no-such-program-here --serve"], "no program 'no-such-program-here' on PATH"),
     (["run", "--reference", "git:@HEAD"], "use git:PATH or git:PATH@REV"),
     (["run", "--reference", "git:/no/such"], "--reference git:/no/such: git rev-parse"),
     (["drift", "/no/such/report.json"], "/no/such/report.json: cannot read it"),

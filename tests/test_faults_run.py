@@ -263,7 +263,7 @@ def test_x_stops_after_the_first_failure_and_the_summary_names_it(
     assert "stopped after 1 failing result(s)" in err
     assert "=== 1 failing result(s) ===" in out and "FAIL b [" in out and "coreMemory byte" in out
     assert "=== slowest 2 result(s) ===" in out
-    assert report["run"]["command"][:2] == ["conformance", "run"] or report["run"]["port"]["version"]
+    assert report["run"]["command"][:2] == ["conformance", "run"] or report["run"]["harness"]["version"]
 
 
 def test_lf_reruns_only_what_failed_in_the_previous_report(tmp_path: Path, bin_dir: Path) -> None:

@@ -84,9 +84,9 @@ def python_reference_session(tmp_path: Path, breakage=None) -> Session:
     """Reference: the correct Python profile for RELEASE. Port: broken by `breakage` (or not)."""
     reference = PythonPortRunner(profile_for_release(RELEASE))
     reference.name = "python-correct"
-    port_factory = (lambda profile, env: BrokenPort(profile, env, breakage)) if breakage else None
+    impl_factory = (lambda impl, profile, context: BrokenPort(profile, context.git_env, breakage)) if breakage else None
     return Session([ReferenceSpec("npm", RELEASE)], cache=tmp_path / "cache",
-                   runner_factory=lambda spec, cache: reference, port_factory=port_factory)  # fmt: skip
+                   runner_factory=lambda spec, cache: reference, impl_factory=impl_factory)  # fmt: skip
 
 
 def write_yaml(path: Path, doc: dict) -> Path:

@@ -99,7 +99,7 @@ def test_a_variant_whose_upstream_output_differs_from_bun_is_runtime_divergence_
     assert variant.status == Status.RUNTIME
     assert [d.field for d in variant.runtime_diffs] == ["content"]
     assert [d.field for d in variant.diffs] == ["content"]  # the port still follows bun
-    assert "runtime drift, not a port failure" in variant.reasons[0] and "da_DK.UTF-8" in variant.reasons[0]
+    assert "runtime drift, not python's failure" in variant.reasons[0] and "da_DK.UTF-8" in variant.reasons[0]
 
 
 def test_a_port_failure_shows_in_the_bun_column_and_a_broken_baseline_makes_the_variant_an_error(

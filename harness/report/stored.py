@@ -63,12 +63,8 @@ def read_report(path: Path) -> tuple[Path, dict[str, Any]]:
         raise ReportError(f"{file}: not JSON ({error})") from None
     if not isinstance(data, dict) or data.get("schema") not in READABLE:
         got = data.get("schema") if isinstance(data, dict) else None
-        older = (
-            " (written by an older letta-conformance: run it again)"
-            if str(got).startswith("letta-conformance/")
-            else ""
-        )
-        raise ReportError(f"{file}: schema {got!r}, expected {SCHEMA!r} (a report.json from `conformance run`){older_note}")
+        note = " (written by an older letta-conformance: run it again)" if str(got).startswith("letta-") else ""
+        raise ReportError(f"{file}: schema {got!r}, expected {SCHEMA!r} (a report.json from `conformance run`){note}")
     return file, data
 
 
