@@ -32,6 +32,10 @@ class Profile:
     skills_block: str = "list"
     # `LocalBackend.createEphemeralConversation` (0.33.6+): agent-free conversations with their own raw prompt.
     agent_free_conversations: bool = False
+    # Where a turn first formats the clock (`toISOString`; an Invalid Date throws there): `user-message`
+    # (0.30.28+: the user's message is stamped with it, so nothing is stored) or `git-log` (0.25.x: messages
+    # are stamped from a counter; the debug log of the turn's git commands formats it after the message is stored).
+    turn_clock: str = "user-message"
 
 
 # Every published version, in release order: npm's seven, then PyPI's from 0.32.13 (no 0.32.17 there).
@@ -62,6 +66,7 @@ PROFILES: dict[str, Profile] = {
             lifecycle="recompile",
             recompiles_after_compaction=False,
             skills_block="tree",
+            turn_clock="git-log",
         ),
         Profile(
             "letta-code@0.25.9",
@@ -73,6 +78,7 @@ PROFILES: dict[str, Profile] = {
             lifecycle="recompile",
             recompiles_after_compaction=False,
             skills_block="tree",
+            turn_clock="git-log",
         ),
         Profile("letta-code@0.30.28", ("0.30.28",), Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
         Profile("letta-code@0.31.12", _releases("0.31.12", "0.32.13"), Dialect.V0_31, True, True, False, **_OPUS),
