@@ -17,6 +17,11 @@ The block goes to the model once, as a mid-conversation system message, and is n
 (`delivery="mid-conversation"`, upstream). The spec's alternative
 (`delivery="persisted-reminder"`, chapter 9.5) stores it as a user-role `<system-reminder>`
 message, so it stays in context on later turns.
+
+Upstream stamps what it stores with the pinned clock (`new Date().toISOString()`), so an Invalid Date
+throws wherever a step first stamps something, whether or not a compile follows (`_stamp`): before
+a turn's user message is stored (0.30.28+; 0.25.x after it, see `Profile.turn_clock`), before a
+compaction replaces the messages, and when an agent-free conversation is created.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any, Literal
 
 from .compiler import CompiledPrompt, compile_system_prompt
 from .git_head import committed_revision
-from .jsvalues import JsDate
+from .jsvalues import JsDate, as_js_date
 from .profiles import DEFAULT, Profile
 from .quirks import js_trim_end, sha256_hex_of_js_string
 from .render_v1 import UpstreamError
@@ -148,19 +153,30 @@ class LocalConversations:
         """
         if not self.profile.agent_free_conversations:
             raise UpstreamError("this release has no createEphemeralConversation (agent-free conversations)")
+        self._stamp()  # the conversation record's created_at
         conversation = Conversation(conversation_id, agent_free=True, system=system, model=model)
         self.conversations[conversation.id] = conversation
         return conversation
 
     def update_system(self, system: str) -> None:
-        """A changed raw system prompt drops every cached prompt of the agent (upstream's store does)."""
+        """A changed raw system prompt drops the cached prompts of the agent's own conversations.
+
+        Upstream's `clearCompiledSystemPromptsForAgent` skips conversations whose record names another
+        agent, and an agent-free conversation's names its execution agent (`agent-free:<id>`), so a
+        prompt compiled into one (an explicit recompile) stays cached.
+        """
         if system != self.system:
             for conversation in self.conversations.values():
-                conversation.compiled = None
+                if not conversation.agent_free:
+                    conversation.compiled = None
         self.system = system
 
     def update_model(self, model: str) -> None:
         self.model = model
+
+    def _stamp(self) -> str:
+        """The clock as upstream stamps a stored record: `toISOString()`, which throws on an Invalid Date."""
+        return as_js_date(self.clock()).to_iso_string()
 
     # --- the cache ---------------------------------------------------------------------
 
@@ -224,7 +240,11 @@ class LocalConversations:
         `client_skills` is the turn body's `client_skills`: its `<available_skills>` block is appended
         to the system prompt sent on this turn only (`resolveSystemPromptForTurn`).
         """
+        if self.profile.turn_clock == "user-message":
+            self._stamp()  # `currentLocalMessageDate()`: an Invalid Date throws before anything is stored
         conversation.messages.append(Message("user", text))
+        if self.profile.turn_clock == "git-log":
+            self._stamp()  # 0.25.x: the revision read's git debug line, after the message is stored
         history_count = len(conversation.messages)
         if conversation.agent_free:  # 0.33.6+: the raw prompt, never compiled; no cache, no update
             prompt, mid, model = conversation.system, None, conversation.model
@@ -252,6 +272,7 @@ class LocalConversations:
         estimates and a timestamp; only its role, its place and the note with the summary are
         reproduced here (the lifecycle observations compare counts, roles and facts, not its bytes).
         """
+        self._stamp()  # upstream stamps the compaction before it replaces any message
         before = len(conversation.messages)
         alert = json.dumps({"type": "system_alert", "message": COMPACTION_NOTE + summary}, separators=(",", ":"))
         conversation.messages = [Message("user", alert)]

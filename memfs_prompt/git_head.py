@@ -12,6 +12,11 @@ through cat-file, and Python a tenth.
 what upstream prints when `revision_syntax_needs_git_show` and `work_tree_is_ambiguous` say
 so; for every other path this module runs upstream's own `git show` (same directory, same
 repository configuration), see `CommittedHead.iter_paths`.
+
+cat-file exits at the first object it cannot read (in a partial clone, a promised blob or tree whose
+promisor remote cannot be reached; a corrupt object), where upstream's per-file `git show` fails for
+that file alone. So every object cat-file did not answer is upstream's own command's: `git show`
+for a file (and a fresh cat-file for the rest), `git rev-parse` and `git ls-tree` for HEAD.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import Popen
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class GitObject:
     content: bytes
 
 
+UNREAD = GitObject("", "", b"")  # `CommittedHead._answers`: cat-file exited on this object, so git show reads it
 USAGE_ERROR = 129  # git's exit code for an unknown option
 _git_lacks_batch_command = False  # learnt once per process: git before 2.36
 
@@ -112,7 +119,8 @@ class CatFileBatch:
             parts = line.split(b" ")
             size = int(parts[2])
             content = out.read(size)
-            out.read(1)  # the newline after the content
+            if out.read(1) != b"\n":  # the newline after the content; without it, git exited mid-object
+                raise OSError("git cat-file --batch ended inside an object")
             yield GitObject(parts[0].decode("ascii"), parts[1].decode("ascii"), content)
         writer.join()
 
@@ -225,18 +233,41 @@ class CommittedHead:
         dir_bytes = len(os.fsencode(os.path.abspath(memory_dir)))
         slow = [revision_syntax_needs_git_show(path, dir_bytes) for path in paths]
         fast = [path for path, is_slow in zip(paths, slow, strict=True) if not is_slow]
-        answers = self.batch.iter_many(self.object_names(fast)) if fast else iter(())
+        answers = self._answers(self.object_names(fast))
         for path, is_slow in zip(paths, slow, strict=True):
             if is_slow:
                 yield git_show(memory_dir, path, self.env)
                 continue
             answer = next(answers)
-            if answer is not None and answer.type == "blob":
+            if answer is UNREAD:  # cat-file could not read it (a promised blob out of reach): upstream's git show
+                yield git_show(memory_dir, path, self.env)
+            elif answer is not None and answer.type == "blob":
                 yield answer.content  # git show streams a blob as it is, whatever the configuration
             elif answer is None and _GLOB_SPECIAL.isdisjoint(path):
                 yield None  # not in HEAD, and not a pathspec either: git show dies
             else:
                 yield git_show(memory_dir, path, self.env)  # trees, commits, pathspecs: git's own output
+
+    def _answers(self, names: list[bytes]) -> Iterator[GitObject | None]:
+        """cat-file's answer for each name, UNREAD for the one it exited on; a fresh cat-file answers the rest."""
+        done = 0
+        while done < len(names):
+            if self.batch is None:
+                yield from [UNREAD] * (len(names) - done)
+                return
+            try:
+                for answer in self.batch.iter_many(names[done:]):
+                    done += 1
+                    yield answer
+                return
+            except OSError:
+                self.batch.close()
+                done += 1
+                yield UNREAD
+                try:
+                    self.batch = CatFileBatch(self.memory_dir or Path("."), self.env)
+                except OSError:
+                    self.batch = None
 
     def close(self) -> None:
         if self.batch is not None:
@@ -273,12 +304,12 @@ def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) 
     try:
         try:
             head, root = batch.read_many([b"HEAD", b"HEAD^{tree}"])
-        except OSError:  # not a repository: git exits before answering
+        except OSError:  # not a repository (git exits before answering), or HEAD or its tree unreadable
             if batch.close() == USAGE_ERROR and batch.command_mode:  # a git before 2.36
                 global _git_lacks_batch_command
                 _git_lacks_batch_command = True
                 return open_committed_head(memory_dir, env)
-            return CommittedHead(None, [], None)
+            return _head_from_git_commands(memory_dir, env, listing)
         if head is None:  # unborn, or HEAD names an object that is not there
             batch.close()
             return CommittedHead(committed_revision(memory_dir, env), [], None)
@@ -300,6 +331,18 @@ def open_committed_head(memory_dir: Path, env: Mapping[str, str] | None = None) 
         if listing.returncode is None:  # not read: HEAD is missing
             listing.kill()
             listing.communicate()
+
+
+def _head_from_git_commands(memory_dir: Path, env: Mapping[str, str] | None, listing: Popen[bytes]) -> CommittedHead:
+    """Upstream's own reads where cat-file could not read HEAD or its tree (a treeless partial clone whose
+    promisor remote is out of reach): `git rev-parse --verify HEAD`, `git ls-tree -r HEAD` (none listed when it
+    fails), and `HEAD:<path>` names for a fresh cat-file (never the listed oids)."""
+    revision = committed_revision(memory_dir, env)
+    if revision is None:  # not a repository, or unborn
+        return CommittedHead(None, [], None)
+    output, _ = listing.communicate()
+    entries = parse_ls_tree(output) if listing.returncode == 0 else []
+    return CommittedHead(revision, entries, CatFileBatch(memory_dir, env), False, Path(memory_dir), env)
 
 
 _C_UNESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}

@@ -39,6 +39,10 @@ class Profile:
     skills_block: str = "list"
     # `LocalBackend.createEphemeralConversation` (0.33.6+): agent-free conversations with their own raw prompt.
     agent_free_conversations: bool = False
+    # Where a turn first formats the clock (`toISOString`; an Invalid Date throws there): `user-message`
+    # (0.30.28+: the user's message is stamped with it, so nothing is stored) or `git-log` (0.25.x: messages
+    # are stamped from a counter; the debug log of the turn's git commands formats it after the message is stored).
+    turn_clock: str = "user-message"
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -61,6 +65,7 @@ PROFILES: dict[str, Profile] = {
             lifecycle="recompile",
             recompiles_after_compaction=False,
             skills_block="tree",
+            turn_clock="git-log",
         ),
         Profile(
             "letta-code@0.25.9",
@@ -71,6 +76,7 @@ PROFILES: dict[str, Profile] = {
             lifecycle="recompile",
             recompiles_after_compaction=False,
             skills_block="tree",
+            turn_clock="git-log",
         ),
         Profile("letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
         Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS),

@@ -8,6 +8,7 @@ corpus (cases/lifecycle) checks the same behaviour against the real builds.
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -15,6 +16,8 @@ import pytest
 from memfs_prompt import resolve_profile
 from memfs_prompt.compiler import CompiledPrompt
 from memfs_prompt.conversation import LocalConversations, format_memory_update, wrap_reminder
+from memfs_prompt.errors import UpstreamError
+from memfs_prompt.jsvalues import JsDate
 
 PERSONA = "---\ndescription: who I am\n---\nI am a helpful agent.\n"
 FACT = "favourite colour is teal"
@@ -146,3 +149,96 @@ def test_compaction_leaves_one_summary_message_and_recompiles_from_0_30(make_rep
     assert alert["message"].endswith("The following is a summary of the previous messages:\n summary")
     assert conversation.compiled is not None
     assert (FACT in conversation.compiled.content) is recompiles
+
+
+# --- an Invalid Date clock and a system edit beside agent-free conversations -----------------------
+# Measured on the real builds (cases/lifecycle/invalid-clock-*.yaml, agent-free-keeps-prompt-on-system-edit.yaml):
+# 0.30.28+ stamp the user's message with the clock before storing it, 0.25.x stamp it from a counter and
+# format the clock in the git debug log after storing it; a compaction stamps before replacing anything.
+
+INVALID = JsDate(math.nan)
+
+
+class Clock:
+    """A clock a test moves between steps, as a lifecycle `clock` step does."""
+
+    def __init__(self) -> None:
+        self.now: datetime | JsDate = NOW
+
+    def __call__(self) -> datetime | JsDate:
+        return self.now
+
+
+def agent_with_clock(repo, profile: str) -> tuple[LocalConversations, Clock]:
+    clock = Clock()
+    agent = LocalConversations(
+        repo.path, agent_id="agent-1", system="You are X.\n\n{CORE_MEMORY}",
+        profile=resolve_profile(profile), clock=clock, git_env=repo.env,
+    )  # fmt: skip
+    return agent, clock
+
+
+@pytest.mark.parametrize("profile", ["letta-code@0.30.28", "letta-code@0.32.18", "letta-code@0.34.12"])
+def test_an_invalid_clock_throws_on_a_turn_that_reuses_the_cached_prompt_before_storing_it(make_repo, profile):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent, clock = agent_with_clock(repo, profile)
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    cached = conversation.compiled
+    clock.now = INVALID
+    with pytest.raises(UpstreamError, match="Invalid Date"):
+        agent.turn(conversation, "reused")
+    assert [m.text for m in conversation.messages] == ["hello", "pong"]
+    assert conversation.compiled is cached
+
+
+@pytest.mark.parametrize("profile", ["letta-code@0.25.3", "letta-code@0.25.9"])
+def test_0_25_stores_the_user_message_before_an_invalid_clock_throws(make_repo, profile):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent, clock = agent_with_clock(repo, profile)
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    clock.now = INVALID
+    with pytest.raises(UpstreamError, match="Invalid Date"):
+        agent.turn(conversation, "reused")
+    assert [m.role for m in conversation.messages] == ["user", "assistant", "user"]
+    clock.now = NOW
+    assert agent.turn(conversation, "valid").history_count == 4
+
+
+@pytest.mark.parametrize("profile", ["letta-code@0.25.9", "letta-code@0.34.12"])
+def test_compaction_with_an_invalid_clock_throws_and_keeps_every_message(make_repo, profile):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent, clock = agent_with_clock(repo, profile)
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    clock.now = INVALID
+    with pytest.raises(UpstreamError, match="Invalid Date"):
+        agent.compact(conversation, "summary")
+    assert [m.text for m in conversation.messages] == ["hello", "pong"]
+
+
+def test_agent_free_creation_and_turns_stamp_the_clock_though_nothing_is_compiled(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent, clock = agent_with_clock(repo, "letta-code@0.34.12")
+    clock.now = INVALID
+    with pytest.raises(UpstreamError, match="Invalid Date"):
+        agent.create_agent_free_conversation("local-conv-x", system="raw", model="openai/gpt-5.5")
+    assert "local-conv-x" not in agent.conversations
+    clock.now = NOW
+    worker = agent.create_agent_free_conversation("local-conv-y", system="raw", model="openai/gpt-5.5")
+    clock.now = INVALID
+    with pytest.raises(UpstreamError, match="Invalid Date"):
+        agent.turn(worker, "hello")
+    assert worker.messages == []
+
+
+def test_a_system_edit_keeps_the_prompt_cached_in_an_agent_free_conversation(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent, _ = agent_with_clock(repo, "letta-code@0.34.12")
+    own = agent.create_conversation()
+    worker = agent.create_agent_free_conversation("local-conv-w", system="raw", model="openai/gpt-5.5")
+    recompiled = agent.recompile(worker)
+    agent.update_system("Pirate.\n{CORE_MEMORY}")
+    assert own.compiled is None  # the agent's own conversation is dropped
+    assert worker.compiled is recompiled  # clearCompiledSystemPromptsForAgent skips agent-free:<id>

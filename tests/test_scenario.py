@@ -175,6 +175,18 @@ def test_a_step_clock_is_read_as_inputs_now_is(tmp_path: Path) -> None:
     assert error.line == 9 and "steps/1/clock: 'Jan 2 2026' is not an ISO 8601 date-time string" in str(error)
 
 
+def test_a_step_clock_may_be_an_invalid_date_but_a_lifecycle_opening_clock_may_not(tmp_path: Path) -> None:
+    probe = "id: probe\ndescription: d\nrepo:\n  commits:\n    - files:\n        a.md: x\n"
+    steps = "steps:\n  - turn: hi\n  - clock: '2026-13-01T00:00:00Z'\n  - turn: throws\n"
+    invalid = load_scenario(write(tmp_path, "lifecycle/probe.yaml", probe + steps))
+    assert invalid.steps[1] == {"clock": "2026-13-01T00:00:00Z"}  # the turn after it throws on both sides
+    opening = probe + "inputs:\n  now: '2026-13-01T00:00:00Z'\n" + steps
+    error = load_error(write(tmp_path / "bad", "lifecycle/probe.yaml", opening))
+    assert error.line == 8 and "inputs/now: '2026-13-01T00:00:00Z' is an Invalid Date" in str(error)
+    compile_case = write(tmp_path / "compile", "probe.yaml", probe + "inputs:\n  now: '2026-13-01T00:00:00Z'\n")
+    assert load_scenario(compile_case).inputs["now"] == "2026-13-01T00:00:00Z"  # a compile throws on both sides
+
+
 def test_the_checked_in_corpus_loads_without_errors() -> None:
     cases = Path(__file__).resolve().parent.parent / "cases"
     result = load_scenarios([cases])

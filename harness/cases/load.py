@@ -144,8 +144,10 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
             raise ScenarioError(path, line_at(root, ["tags", index]), f"tags: unknown tag {tag!r}; {fix}")
     check_content(path, root, data, kind)
     _check_inputs(path, root, data.get("inputs", {}))
+    if kind == "lifecycle":
+        _check_opening_clock(path, root, data.get("inputs", {}))
     for index, step in enumerate(data.get("steps", ())):
-        if "clock" in step:
+        if "clock" in step:  # an Invalid Date is allowed here: the step throws on both sides (docs/lifecycle.md)
             _check_clock(path, root, ["steps", index, "clock"], step["clock"])
     return _scenario(path, root, data, kind)
 
@@ -177,6 +179,17 @@ def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str)
             path,
             line_at(root, where),
             f"{'/'.join(map(str, where))}: {error}; write an ISO 8601 date-time such as 2026-01-02T03:04:05.678Z",
+        )
+
+
+def _check_opening_clock(path: Path, root: yaml.Node, inputs: dict[str, Any]) -> None:
+    """A lifecycle case opens its agent and conversation at `inputs.now`: it must be a valid Date."""
+    if "now" in inputs and not parse_now(inputs["now"]).valid:
+        raise ScenarioError(
+            path,
+            line_at(root, ["inputs", "now"]),
+            f"inputs/now: {inputs['now']!r} is an Invalid Date, and a lifecycle case opens its conversation at it "
+            "(the reference driver refuses that); open at a valid clock and make it invalid with a `clock` step",
         )
 
 
