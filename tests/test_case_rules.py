@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.cases.inputs import clock_error, parse_json_number
+from harness.cases.inputs import clock_error, is_invalid_date, parse_json_number
 from harness.cases.load import load_scenario
 from harness.cases.write import case_document
 from harness.model import ScenarioError
@@ -241,3 +241,20 @@ def test_a_message_count_is_kept_as_written(text: str, value: float) -> None:
 def test_a_message_count_no_request_can_carry_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match=r"not a (finite )?number"):
         parse_json_number(text)
+
+
+def test_the_harness_calls_exactly_the_clocks_the_python_port_reads_as_invalid_dates_invalid() -> None:
+    """A lifecycle case may not open at an Invalid Date (harness.cases.inputs.is_invalid_date); the port's own
+    reading (memfs_prompt.jsvalues, measured against bun and node in test_jsvalues) agrees on every clock."""
+    from test_jsvalues import generated_dates
+
+    from memfs_prompt.jsvalues import parse_js_date
+
+    extremes = ["2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2026-12-31T24:00:00Z", "2026-12-31T24:00:01Z",
+                "+275760-09-13T00:00:00Z", "+275760-09-13T00:00:00.001Z", "-271821-04-20T00:00:00Z",
+                "-271821-04-19T23:59:59.999Z", "2026-01-02T03:04:05+23:59", "2026-01-02T03:04:05+24:00",
+                "+002026-01-02T03:04:05-05:00", "2026-01-02T25:00Z", "2026-01-02T03:60Z"]  # fmt: skip
+    texts = [t for t in [*generated_dates(31, 6000), *extremes] if clock_error(t) is None]
+    disagree = [t for t in texts if is_invalid_date(t) != (not parse_js_date(t).valid)]
+    assert disagree == []
+    assert 50 < sum(map(is_invalid_date, texts)) < len(texts) - 500  # both sides of the rule are exercised

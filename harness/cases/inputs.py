@@ -47,6 +47,49 @@ def clock_error(text: str) -> str | None:
     return None
 
 
+_FIELDS = re.compile(
+    r"[+-]?(?P<year>\d{4,6})(?:-(?P<month>\d{2})(?:-(?P<day>\d{2}))?)?"
+    r"(?:[Tt](?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.(?P<fraction>\d+))?)?"
+    r"(?:[Zz]|(?P<sign>[+-])(?P<oh>\d{2}):?(?P<om>\d{2}))?)?",
+    re.ASCII,
+)
+_MAX_MS = 8.64e15  # ECMAScript's TimeClip: the instants a Date can hold
+
+
+def is_invalid_date(text: str) -> bool:
+    """Whether a clock `clock_error` accepts is an Invalid Date to `new Date(text)`: a field out of its range
+    (month 13, day 32, 25 o'clock, 24:00 with minutes), an offset out of range, or an instant past TimeClip.
+    A day the month lacks is not one: `2026-02-30` is 2 March."""
+    found = _FIELDS.fullmatch(text)
+    if found is None or clock_error(text):
+        return False
+    if text.startswith("-") and int(found["year"]) == 0:
+        return True  # -000000 is no year (ECMAScript's date-time string format)
+    year = int(found["year"]) * (-1 if text.startswith("-") else 1)
+    month, day = int(found["month"] or 1), int(found["day"] or 1)
+    hour, minute, second = (int(found[k] or 0) for k in ("hour", "minute", "second"))
+    fraction = found["fraction"] or ""
+    if not 1 <= month <= 12 or not 1 <= day <= 31:  # 30 February is 2 March, as JavaScript reads it
+        return True
+    if hour > 24 or minute > 59 or second > 59 or (hour == 24 and (minute or second or fraction.strip("0"))):
+        return True
+    if found["oh"] is not None and (int(found["oh"]) > 23 or int(found["om"]) > 59):
+        return True
+    offset = (int(found["oh"] or 0) * 60 + int(found["om"] or 0)) * (-1 if found["sign"] == "-" else 1)
+    days = _days_from_civil(year, month, day)
+    ms = ((days * 24 + hour) * 60 + minute - offset) * 60_000 + second * 1000 + int((fraction + "000")[:3])
+    return abs(ms) > _MAX_MS
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm)."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
 def parse_json_number(text: str) -> int | float:
     """`text` as a request's `previousMessageCount`: a finite JSON number, as written (3 stays 3, 3.0 stays 3.0;
     the implementation reads it as a JS number). ValueError says why it is not one."""

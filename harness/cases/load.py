@@ -20,7 +20,7 @@ import jsonschema
 import yaml
 
 from harness.cases.checks import check_content
-from harness.cases.inputs import clock_error
+from harness.cases.inputs import clock_error, is_invalid_date
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
@@ -184,7 +184,7 @@ def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str)
 
 def _check_opening_clock(path: Path, root: yaml.Node, inputs: dict[str, Any]) -> None:
     """A lifecycle case opens its agent and conversation at `inputs.now`: it must be a valid Date."""
-    if "now" in inputs and not parse_now(inputs["now"]).valid:
+    if "now" in inputs and is_invalid_date(inputs["now"]):
         raise ScenarioError(
             path,
             line_at(root, ["inputs", "now"]),
