@@ -18,6 +18,7 @@ from harness.cli import (
     determinism,
     diff_repo,
     drift,
+    expectations,
     fuzz,
     history,
     list_cases,
@@ -32,7 +33,7 @@ from harness.cli import (
 from harness.cli.common import UsageError
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
-            bisect, mutation, determinism, pin, history)  # fmt: skip
+            bisect, mutation, determinism, pin, history, expectations)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.model import DEFAULT_IMPLEMENTATION, CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.html import compared_fields, render_html
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
@@ -104,6 +104,7 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
         compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
         runtime_diffs=_runtime_diffs_from_json(data),
+        implementation=data.get("implementation", DEFAULT_IMPLEMENTATION),
     )  # fmt: skip
 
 
