@@ -23,7 +23,7 @@ from harness.expectations import (
     reference_label,
     reference_spelling,
 )
-from harness.model import CaseResult, Outcome, RunReport, Status
+from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec, default_reference
 from harness.tools.expectations_update import update_expectations
@@ -260,6 +260,23 @@ def test_update_keeps_reasons_adds_unexplained_and_drops_stale(tmp_path: Path, c
     assert "LATIN SMALL LETTER X" in new.reason and "LATIN SMALL LETTER Y" in new.reason
     assert [(c.action, c.case) for c in update.changes if c.action != "kept"] == [("dropped", "gone"), ("added", "new")]
     assert update.summary() == "1 added, 2 kept, 0 changed, 1 dropped"
+
+
+def test_a_new_reason_quotes_the_difference_of_the_compared_view_not_of_the_raw_records(
+    tmp_path: Path, corpus: list
+) -> None:
+    """The server is compared on the product view: `memory` is in the server's record but not in letta-code's
+    (whose coreMemory holds it), so only the report's own words say what differed."""
+    letta_code = Outcome("ok", record={"coreMemory": "<memory>x</memory>\n\n<memory_metadata>\n</memory_metadata>"})
+    server = Outcome("ok", record={"memory": "\n\n<memory>y</memory>", "memfsRevision": None})
+    diff = FieldDiff("memory", "<memory>x</memory>", "<memory>y</memory>", 8)
+    new = CaseResult("new", "pypi:0.34.12", "letta-code@0.34.12", Status.FAIL, (), "cases/compile/new.yaml",
+                     diffs=[diff], reference_outcome=letta_code, port_outcome=server,
+                     implementation=SERVER)  # fmt: skip
+    update = update_expectations(write_report(tmp_path / "report", [new]), tmp_path / "impl.yaml", corpus=corpus)
+    (entry,) = load_expectations(write(tmp_path / "new.yaml", update.text)).entries
+    assert "memory at byte 8: reference U+0078 LATIN SMALL LETTER X" in entry.reason
+    assert "U+0079 LATIN SMALL LETTER Y" in entry.reason
 
 
 def test_update_narrows_references_and_fields_to_what_still_differs(tmp_path: Path, corpus: list) -> None:

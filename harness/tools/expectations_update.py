@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from harness.expectations import (
     ANY,
@@ -31,7 +32,6 @@ from harness.expectations import (
 from harness.model import CaseResult, Scenario, Status
 from harness.report.stored import full_entries, read_report
 from harness.report.write import result_from_json
-from harness.verdict.diff import field_diff_json
 from harness.versions import release_key
 
 SILENT = (Status.ERROR, Status.NOT_APPLICABLE, Status.RUNTIME)  # results that say nothing of what differs
@@ -76,13 +76,14 @@ class Update:
         return ", ".join(f"{self.count(a)} {a}" for a in ("added", "kept", "changed", "dropped"))
 
 
-def report_results(report: Path) -> list[CaseResult]:
-    """Every result of a report.json (or its directory), read as merge-reports reads them."""
+def report_results(report: Path) -> list[tuple[CaseResult, dict[str, Any]]]:
+    """Every result of a report.json (or its directory), read as merge-reports reads them, with its full entry
+    (whose diffs say in words what differed: the values compared in a comparison view are in no outcome)."""
     _, data = read_report(report)
-    return [result_from_json(entry, data.get("outputs")) for entry in full_entries(data)]
+    return [(result_from_json(entry, data.get("outputs")), entry) for entry in full_entries(data)]
 
 
-def choose_implementation(results: list[CaseResult], given: str | None, existing: Expectations | None) -> str:
+def choose_implementation(results: Iterable[CaseResult], given: str | None, existing: Expectations | None) -> str:
     """`--implementation`, else the file's, else the report's only one."""
     found = sorted({r.implementation for r in results})
     chosen = given or (existing.implementation if existing else None)
@@ -100,13 +101,15 @@ def choose_implementation(results: list[CaseResult], given: str | None, existing
     return chosen
 
 
-def seen_results(results: Iterable[CaseResult], implementation: str, corpus: dict[str, Scenario]) -> list[Seen]:
+def seen_results(
+    results: Iterable[tuple[CaseResult, dict[str, Any]]], implementation: str, corpus: dict[str, Scenario]
+) -> list[Seen]:
     """What each result of `implementation` shows differing, less what its case records itself."""
     seen = []
-    for result in results:
+    for result, entry in results:
         if result.implementation != implementation or result.status in SILENT:
             continue
-        fields, first = _differing(result)
+        fields, first = _differing(result, entry)
         scenario = corpus.get(result.case_id)
         if scenario is not None:
             recorded = {f for d in scenario.divergences_for(result.reference) for f in d.fields}
@@ -115,8 +118,9 @@ def seen_results(results: Iterable[CaseResult], implementation: str, corpus: dic
     return seen
 
 
-def _differing(result: CaseResult) -> tuple[tuple[str, ...], str]:
-    """The fields (or, for a lifecycle case, observations) that differ, in the order compared, and the first."""
+def _differing(result: CaseResult, entry: dict[str, Any]) -> tuple[tuple[str, ...], str]:
+    """The fields (or, for a lifecycle case, observations) that differ, in the order compared, and the first
+    in words (the report's own `difference` of it, verdict.diff.field_diff_json)."""
     if result.turns:
         pairs = [(row.get("step", ""), d) for row in result.turns for d in row.get("diffs", [])]
         names = tuple(dict.fromkeys(d["observation"] for _, d in pairs))
@@ -128,8 +132,8 @@ def _differing(result: CaseResult) -> tuple[tuple[str, ...], str]:
     names = tuple(dict.fromkeys(d.field for d in result.diffs))
     if not result.diffs:
         return (), ""
-    diff = result.diffs[0]
-    return names, f"{diff.field} at byte {diff.offset}: {field_diff_json(diff)['difference']}"
+    diff = entry["diffs"][0]
+    return names, f"{diff['field']} at byte {diff['offset']}: {diff['difference']}"
 
 
 def _scope(entry: Expectation) -> str:
@@ -231,7 +235,7 @@ def update_expectations(
     `corpus`: the loaded cases, to drop entries of removed cases and leave out what a case records itself."""
     existing = load_expectations(out) if out.exists() else None
     results = report_results(report)
-    chosen = choose_implementation(results, implementation, existing)
+    chosen = choose_implementation((result for result, _ in results), implementation, existing)
     by_id = {scenario.id: scenario for scenario in corpus} if corpus is not None else None
     seen = seen_results(results, chosen, by_id or {})
     entries, changes = updated(existing.entries if existing else (), seen, by_id, chosen)
