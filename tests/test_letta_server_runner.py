@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,12 @@ import pytest
 
 from harness.cases.load import load_scenario
 from harness.engine import Session
-from harness.model import CompileRequest, Outcome, Status
+from harness.expectations import load_expectations
+from harness.model import CompileRequest, Divergence, Outcome, Status
 from harness.runners import letta_server
 from harness.runners.base import Runner
 from harness.runners.letta_server import COMPARED_WITH, LettaServerRunner
-from harness.runners.manifest import SERVER, ReferenceSpec
+from harness.runners.manifest import SERVER, ReferenceSpec, default_reference
 from harness.runners.references import ReferenceUnderTest, applies, default_runner, profile_for_reference, view_for
 from harness.tools.drift import neighbour_pairs
 from harness.tools.matrix import matrix_specs, release_order
@@ -135,8 +137,12 @@ def _session(tmp_path: Path, installer: letta_server.Installer) -> Session:
 
 
 def _cases() -> list:
+    """product-bom with a recorded memory divergence for the server (its product differences are in
+    expectations/letta-server-0.16.8.yaml, for the server as the implementation under test), and fm-none."""
     compile_dir = ROOT / "cases" / "compile"
-    return [load_scenario(compile_dir / f"{name}.yaml") for name in ("product-bom", "fm-none")]
+    bom, plain = (load_scenario(compile_dir / f"{name}.yaml") for name in ("product-bom", "fm-none"))
+    recorded = Divergence((SPEC.label,), ("memory",), "product-difference", "bom: the server keeps the BOM")
+    return [replace(bom, divergences=(recorded,)), plain]
 
 
 def test_an_install_that_fails_makes_every_case_an_error_never_a_pass(tmp_path: Path) -> None:
@@ -198,11 +204,13 @@ def _record_divergences() -> Any:
     return module
 
 
-def test_every_listed_difference_has_its_rule_its_docs_row_and_its_divergence() -> None:
+def test_every_listed_difference_has_its_rule_its_docs_row_and_its_expectation() -> None:
     rules = _record_divergences().RULES
     docs = (ROOT / "docs" / "products.md").read_text(encoding="utf-8")
     listed = json.loads((ROOT / "reference" / "letta_server" / "product-differences-0.16.8.json").read_text())
-    assert listed["reference"] == SPEC.label
+    expectations = load_expectations(ROOT / "expectations" / "letta-server-0.16.8.yaml")
+    assert listed["reference"] == SPEC.label and expectations.implementation == SPEC.cli
+    default = ReferenceSpec.parse(default_reference()).label
     for rule in rules:
         assert f"| `{rule}`" in docs, rule
     for case_id, entry in listed["cases"].items():
@@ -210,11 +218,12 @@ def test_every_listed_difference_has_its_rule_its_docs_row_and_its_divergence() 
         path = ROOT / "cases" / "compile" / f"{case_id}.yaml"
         if not path.exists():  # cases-pending/ entries are recorded when they move in
             continue
-        text = path.read_text(encoding="utf-8")
-        if "\nexpect:" in text:  # golden: runs on the port alone
+        if "\nexpect:" in path.read_text(encoding="utf-8"):  # golden: runs on the port alone
             continue
-        recorded = text.split("\ndivergences:", 1)[-1]
-        assert SPEC.label in recorded and f"{entry['rule']}: " in recorded, case_id
+        (recorded,) = expectations.divergences_for(case_id, default, COMPARED_WITH)
+        assert recorded.kind == "product-difference", case_id
+        assert recorded.reason.startswith(f"{entry['rule']}: {rules[entry['rule']]}"), case_id
+        assert set(recorded.fields) == set(entry["fields"]), case_id
 
 
 @pytest.fixture(scope="module")

@@ -72,9 +72,17 @@ def _schema() -> dict[str, Any]:
     return json.loads(resources.files("harness.cases").joinpath("schema.json").read_text(encoding="utf-8"))
 
 
-def _fix_hint(error: jsonschema.ValidationError) -> str:
+def _nearest(word: object, choices: list[str]) -> str:
+    """` did you mean 'x'?` for the closest choice to a misspelt key or value, or nothing."""
+    near = difflib.get_close_matches(word, choices, n=1) if isinstance(word, str) else []
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _fix_hint(error: jsonschema.ValidationError, schema_file: str, extra: str | None = None) -> str:
     if error.validator == "additionalProperties":
-        return " (remove it, or check its spelling against harness/cases/schema.json)"
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        near = _nearest(extra, sorted(schema.get("properties", {})))
+        return f" (remove it, or check its spelling against {schema_file}{near})"
     if error.validator == "required":
         return " (add it)"
     if error.validator == "type" and error.validator_value == "number" and isinstance(error.instance, str):
@@ -84,8 +92,12 @@ def _fix_hint(error: jsonschema.ValidationError) -> str:
             pass
         else:  # YAML 1.1 reads 1e21 (no dot) as text
             return f" (YAML reads {error.instance} as text; write the number with a dot and a signed exponent: 1.0e+21)"
-    if error.validator in ("enum", "pattern", "type", "oneOf"):
-        return " (see harness/cases/schema.json for the allowed forms)"
+    if error.validator == "enum":
+        allowed = error.validator_value if isinstance(error.validator_value, list) else []
+        near = _nearest(error.instance, [str(v) for v in allowed])
+        return f" (see {schema_file} for the allowed values{near})"
+    if error.validator in ("pattern", "type", "oneOf", "anyOf"):
+        return f" (see {schema_file} for the allowed forms)"
     return ""
 
 
@@ -102,17 +114,22 @@ def load_scenario(path: Path) -> Scenario:
             path, None, f"{size} bytes is over the {MAX_SCENARIO_BYTES}-byte limit for a scenario file; "
             "make big contents with `repeat` or `generate`"
         )  # fmt: skip
+    return load_text(read_utf8(path), path, kind_of(path))
+
+
+def read_utf8(path: Path) -> str:
+    """A YAML file's text; bytes that are not UTF-8 are a ScenarioError naming their line."""
     raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise ScenarioError(path, line, f"not UTF-8 ({error.reason} at byte {error.start}); save it as UTF-8") from None
-    return load_text(text, path, kind_of(path))
 
 
-def load_text(text: str, path: Path, kind: str) -> Scenario:
-    """A scenario from its YAML text; `path` names it in errors (and its stem must be the id)."""
+def parse_strict(text: str, path: Path, what: str = "scenarios") -> tuple[yaml.Node | None, Any]:
+    """YAML text as (its node tree, for lines; its data), refusing aliases, duplicate keys and keys that are
+    not text, each refusal a ScenarioError with the line; `what` names the kind of file in the message."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.load(text, Loader=_StrictLoader)
@@ -127,11 +144,17 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
         raise ScenarioError(
             path,
             alias.start_mark.line + 1 if alias.start_mark else None,
-            f"YAML alias *{alias.anchor} is not allowed in scenarios; write the value out",
+            f"YAML alias *{alias.anchor} is not allowed in {what}; write the value out",
         )
+    return root, data
+
+
+def load_text(text: str, path: Path, kind: str) -> Scenario:
+    """A scenario from its YAML text; `path` names it in errors (and its stem must be the id)."""
+    root, data = parse_strict(text, path)
     if not isinstance(data, dict) or root is None:
         raise ScenarioError(path, 1, "a scenario is a mapping with id, description and repo")
-    _validate(path, root, data)
+    validate(path, root, data, _schema(), "harness/cases/schema.json")
     if data["id"] != path.stem:
         raise ScenarioError(
             path, line_at(root, ["id"]), f"id {data['id']!r} is not the file name {path.name!r}: "
@@ -152,13 +175,16 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
     return _scenario(path, root, data, kind)
 
 
-def _validate(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
-    validator = jsonschema.Draft202012Validator(_schema())
+def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], schema_file: str) -> None:
+    """Check `data` against a JSON Schema; the first problem (the shallowest) is a ScenarioError with its line,
+    an unknown key with the nearest allowed one, and the fix (`schema_file` names the schema in hints)."""
+    validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if not errors:
         return
     first = min(errors, key=lambda e: len(list(e.absolute_path)))
     where = list(first.absolute_path)
+    extra: list[str] = []
     if first.validator == "additionalProperties" and isinstance(first.instance, dict):
         allowed = set(first.schema.get("properties", {}))
         extra = [k for k in first.instance if k not in allowed]
@@ -168,7 +194,8 @@ def _validate(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
     else:
         line = node_at(root, where).start_mark.line + 1
     field_name = "/".join(str(p) for p in where) or "(top level)"
-    raise ScenarioError(path, line, f"{field_name}: {first.message}{_fix_hint(first)}")
+    hint = _fix_hint(first, schema_file, extra[0] if extra else None)
+    raise ScenarioError(path, line, f"{field_name}: {first.message}{hint}")
 
 
 def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str) -> None:

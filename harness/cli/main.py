@@ -19,6 +19,7 @@ from harness.cli import (
     determinism,
     diff_repo,
     drift,
+    expectations,
     fuzz,
     history,
     list_cases,
@@ -33,7 +34,7 @@ from harness.cli import (
 from harness.cli.common import UsageError
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
-            bisect, mutation, determinism, pin, history)  # fmt: skip
+            bisect, mutation, determinism, pin, history, expectations)  # fmt: skip
 
 
 USAGE = 2  # a UsageError: a wrong input, one message

@@ -1,24 +1,14 @@
-"""Record every product difference of product-differences-VERSION.json as a divergence in its case.
+"""The one sentence per rule of docs/products.md that the server's product differences give as their reason.
 
-    python reference/letta_server/record_divergences.py [--version 0.16.8] [CASES_DIR]
-
-Each entry (case id -> rule, fields) becomes, appended to cases/compile/<id>.yaml:
-
-    divergences:
-      - references: [letta-server@0.16.8]
-        fields: [memory]
-        kind: product-difference
-        reason: "<rule>: <the rule's row of docs/products.md, in one sentence>"
-
-A golden case (`expect:`) is skipped: it runs on the port alone, so nothing would check the entry.
-A case that already records a divergence for that reference is left alone (so running it again
-changes nothing); a case that has other divergences is reported and left for a person to merge.
+This script once appended each entry of product-differences-VERSION.json to its case as a
+`divergences:` entry for letta-server@VERSION (153 cases, then 39 more). Those entries have since
+moved out of the corpus into expectations/letta-server-0.16.8.yaml (docs/expectations.md), which
+`conformance expectations update REPORT --out expectations/letta-server-0.16.8.yaml` keeps true; so
+running it now only says so. RULES stays: each reason there starts with `<rule>: <RULES[rule]>`.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -71,42 +61,13 @@ RULES = {
 }
 
 
-def block(reference: str, entry: dict) -> str:
-    rules = [entry["rule"], *entry.get("also", [])]
-    reason = "; ".join(f"{rule}: {RULES[rule]}" for rule in rules) + " (docs/products.md)"
-    fields = ", ".join(entry["fields"])
-    return (
-        "divergences:\n"
-        f"  - references: [{reference}]\n"
-        f"    fields: [{fields}]\n"
-        "    kind: product-difference\n"
-        f"    reason: {json.dumps(reason, ensure_ascii=False)}\n"
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("cases", nargs="?", type=Path, default=ROOT / "cases" / "compile")
-    parser.add_argument("--version", default="0.16.8")
-    args = parser.parse_args(argv)
-    data = json.loads((HERE / f"product-differences-{args.version}.json").read_text(encoding="utf-8"))
-    reference = data["reference"]
-    written = kept = 0
-    for case_id, entry in sorted(data["cases"].items()):
-        path = args.cases / f"{case_id}.yaml"
-        text = path.read_text(encoding="utf-8")
-        if "\nexpect:" in text:  # a golden case runs on the port alone: nothing would check the entry
-            continue
-        if reference in text and "product-difference" in text.split("\ndivergences:", 1)[-1]:
-            kept += 1
-            continue
-        if "\ndivergences:" in text or text.startswith("divergences:"):
-            print(f"{path}: has other divergences; add the {reference} entry by hand", file=sys.stderr)
-            return 1
-        path.write_text(text + ("" if text.endswith("\n") else "\n") + block(reference, entry), encoding="utf-8")
-        written += 1
-    print(f"{written} cases given a {reference} divergence, {kept} had one already")
-    return 0
+    print(
+        "the server's product differences are in expectations/letta-server-0.16.8.yaml now: update it with "
+        "`conformance expectations update REPORT --out expectations/letta-server-0.16.8.yaml` (docs/expectations.md)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":
