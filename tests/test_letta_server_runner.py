@@ -1,5 +1,6 @@
-"""The `letta-server:VERSION` reference in the harness: the kind parses, its runner's start failure is an
-error for every case, and it is compared through the product view (harness.verdict.view) only.
+"""`--impl letta-server:VERSION` in the harness: the spec parses, the runner's start failure is an error for
+every case, lifecycle probes are not applicable to it, and it is compared with letta-code references
+through the product view (harness.verdict.view) only.
 
 No real server here (tests/test_letta_server_driver.py runs it): the install is faked, and the
 driver is a stand-in speaking the same JSON-lines protocol.
@@ -21,65 +22,51 @@ import pytest
 from harness.cases.load import load_scenario
 from harness.engine import Session
 from harness.expectations import load_expectations
-from harness.model import CompileRequest, Divergence, Outcome, Status
+from harness.model import CompileRequest, Divergence, LifecycleOpen, Outcome, Status
 from harness.runners import letta_server
 from harness.runners.base import Runner
-from harness.runners.letta_server import COMPARED_WITH, LettaServerRunner
-from harness.runners.manifest import SERVER, ReferenceSpec, default_reference
-from harness.runners.references import ReferenceUnderTest, applies, default_runner, profile_for_reference, view_for
-from harness.tools.drift import neighbour_pairs
-from harness.tools.matrix import matrix_specs, release_order
+from harness.runners.implementations import SERVER, ImplContext, ImplSpec, make_runner
+from harness.runners.letta_server import LettaServerRunner
+from harness.runners.manifest import ReferenceSpec, default_reference
+from harness.runners.references import view_for
 from harness.verdict.diff import COMPARED_FIELDS, outcome_diff, presence
 from harness.verdict.view import LETTA_CODE, PRODUCT, letta_code_memory, server_memory
-from memfs_prompt.profiles import resolve_profile
+from letta_profiles import DEFAULT_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = ReferenceSpec.parse("letta-server:0.16.8")
+SPEC = ImplSpec.parse("letta-server:0.16.8")
 METADATA = "<memory_metadata>\n- now\n</memory_metadata>"
 
 
-# --- the kind ------------------------------------------------------------------------------------
+# --- the implementation spec ----------------------------------------------------------------------
 
 
-def test_the_kind_parses_with_the_runner_name_as_its_label() -> None:
-    assert (SPEC.kind, SPEC.value, SPEC.product) == (SERVER, "0.16.8", "letta-server")
-    assert SPEC.label == SPEC.base_label == "letta-server@0.16.8"
-    assert SPEC.cli == "letta-server:0.16.8" and ReferenceSpec.parse(SPEC.cli) == SPEC
-    assert ReferenceSpec.from_label(SPEC.label) == SPEC  # a matrix report's label gives the spec back
-    assert not SPEC.is_release and not SPEC.is_variant
-    assert ReferenceSpec.parse("0.32.18").product == "letta-code"
+def test_the_spec_parses_with_its_label() -> None:
+    assert (SPEC.kind, SPEC.value, SPEC.product, SPEC.label) == (
+        SERVER,
+        "0.16.8",
+        "letta-server",
+        "letta-server:0.16.8",
+    )
+    assert ImplSpec.parse("python").product == "letta-code"
 
 
-@pytest.mark.parametrize("text", ["letta-server:0.16.8@node", "letta-server:0.16.8@bun/da_DK.UTF-8", "letta-server:"])
-def test_the_server_has_no_runtime_or_locale_variants(text: str) -> None:
-    with pytest.raises(ValueError):
-        ReferenceSpec.parse(text)
-    with pytest.raises(ValueError, match="no runtime"):
-        SPEC.with_runtime("node")
+def test_the_server_is_no_longer_a_reference_and_says_how_to_name_it() -> None:
+    with pytest.raises(ValueError, match=r"--impl letta-server:0\.16\.8"):
+        ReferenceSpec.parse("letta-server:0.16.8")
 
 
-def test_the_server_gets_its_runner_profile_and_view(tmp_path: Path) -> None:
-    runner = default_runner(SPEC, tmp_path, None, 60.0)
-    assert isinstance(runner, LettaServerRunner) and runner.name == "letta-server@0.16.8"
+def test_the_server_gets_its_runner_and_the_product_view(tmp_path: Path) -> None:
+    runner = make_runner(SPEC, DEFAULT_PROFILE, ImplContext({}, tmp_path, None, 60.0))
+    assert isinstance(runner, LettaServerRunner) and runner.name == "letta-server:0.16.8"
     assert runner.timeout >= 120.0  # a 2,000-file repository takes about 16 s on the server
-    assert profile_for_reference(SPEC, None).name == COMPARED_WITH
-    assert view_for(SPEC) is PRODUCT and view_for(ReferenceSpec.parse("0.32.18")) is LETTA_CODE
-    assert view_for(None) is LETTA_CODE
+    assert view_for(SPEC) is PRODUCT and view_for(ImplSpec.parse("python")) is LETTA_CODE
 
 
-def test_lifecycle_probes_do_not_apply_to_the_server(tmp_path: Path) -> None:
-    ref = ReferenceUnderTest(default_runner(SPEC, tmp_path, None, 60.0), resolve_profile(COMPARED_WITH), SPEC)
-    lifecycle = next((ROOT / "cases" / "lifecycle").glob("*.yaml"))
-    assert not applies(load_scenario(lifecycle), ref)
-    assert applies(load_scenario(ROOT / "cases" / "compile" / "product-bom.yaml"), ref)
-
-
-def test_the_server_is_a_matrix_column_but_nobody_s_drift_neighbour() -> None:
-    specs = matrix_specs(["letta-server:0.16.8"], ["bun", "node"], [])
-    assert SPEC in specs
-    assert not [s for s in specs if s.product == SERVER and s.is_variant]
-    pairs = neighbour_pairs(specs, release_order())
-    assert pairs and all(SPEC not in (p.before, p.after) for p in pairs)
+def test_lifecycle_probes_are_not_applicable_to_the_server(tmp_path: Path) -> None:
+    runner = LettaServerRunner("0.16.8", tmp_path, None)
+    opened = runner.lifecycle_open(LifecycleOpen(tmp_path, tmp_path / "s", "S", "2026-01-02T03:04:05Z"))
+    assert opened.status == "unsupported" and "turn loop" in (opened.error or "")
 
 
 # --- the comparison view (unit) --------------------------------------------------------------------
@@ -90,7 +77,7 @@ def test_the_product_view_cuts_both_records_to_the_memory_rendering_and_revision
     code = {"coreMemory": f"<memory>\nx\n</memory>\n\n{METADATA}", "memfsRevision": "a" * 40, "compiledAt": "t"}
     assert server_memory(server) == {"memory": "<memory>\nx\n</memory>", "memfsRevision": "a" * 40}
     assert letta_code_memory(code) == {"memory": "<memory>\nx\n</memory>", "memfsRevision": "a" * 40}
-    seen = PRODUCT.apply(Outcome("ok", record=server), Outcome("ok", record=code))
+    seen = PRODUCT.apply(Outcome("ok", record=code), Outcome("ok", record=server))  # reference, then the server
     assert outcome_diff(*seen, PRODUCT.fields) == []
     assert presence(*seen, PRODUCT.fields) == {"memory": "compared", "memfsRevision": "compared"}
 
@@ -101,8 +88,8 @@ def test_the_product_view_keeps_absence_and_throws() -> None:
     assert letta_code_memory({"coreMemory": "no metadata"}) == {"memory": "no metadata", "memfsRevision": None}
     assert server_memory({"memfsRevision": None}) == {"memfsRevision": None}
     thrown = Outcome("thrown", thrown="ValidationError: description")
-    seen = PRODUCT.apply(thrown, Outcome("ok", record={"coreMemory": METADATA}))
-    assert seen[0] is thrown
+    seen = PRODUCT.apply(Outcome("ok", record={"coreMemory": METADATA}), thrown)
+    assert seen[1] is thrown
     assert [d.field for d in outcome_diff(*seen, PRODUCT.fields)] == ["thrown"]
 
 
@@ -116,10 +103,10 @@ def test_the_letta_code_view_compares_everything_unchanged() -> None:
 # --- through the engine: start failure, and the view applied -------------------------------------
 
 
-class FakePort(Runner):
+class FakeReference(Runner):
     """letta-code's record shape: memory, then the metadata block, in coreMemory."""
 
-    name = "python:fake"
+    name = "letta-code@0.32.18"
 
     def compile(self, request: CompileRequest) -> Outcome:
         core = f"<memory>\nM\n</memory>\n\n{METADATA}"
@@ -129,10 +116,13 @@ class FakePort(Runner):
 
 def _session(tmp_path: Path, installer: letta_server.Installer) -> Session:
     return Session(
-        [SPEC],
+        [ReferenceSpec("npm", "0.32.18")],
+        implementations=[SPEC],
         cache=tmp_path / "cache",
-        runner_factory=lambda spec, cache: LettaServerRunner(spec, tmp_path / "home", None, installer=installer),
-        port_factory=lambda profile, env: FakePort(),
+        runner_factory=lambda spec, cache: FakeReference(),
+        impl_factory=lambda impl, profile, context: LettaServerRunner(
+            impl.value, tmp_path / "home", None, installer=installer
+        ),
     )
 
 
@@ -141,7 +131,7 @@ def _cases() -> list:
     expectations/letta-server-0.16.8.yaml, for the server as the implementation under test), and fm-none."""
     compile_dir = ROOT / "cases" / "compile"
     bom, plain = (load_scenario(compile_dir / f"{name}.yaml") for name in ("product-bom", "fm-none"))
-    recorded = Divergence((SPEC.label,), ("memory",), "product-difference", "bom: the server keeps the BOM")
+    recorded = Divergence(("0.32.18",), ("memory",), "product-difference", "bom: the server keeps the BOM")
     return [replace(bom, divergences=(recorded,)), plain]
 
 
@@ -151,11 +141,12 @@ def test_an_install_that_fails_makes_every_case_an_error_never_a_pass(tmp_path: 
 
     with _session(tmp_path, failing) as session:
         results = session.run(_cases())
-        described = session.describe_references()
+        described = session.describe_implementations()
     assert len(results) == 2
     assert {r.status for r in results} == {Status.ERROR}
     assert all("could not be installed: pip could not install letta==0.16.8" in r.reasons[0] for r in results)
-    assert described[0]["start_error"].startswith("letta-server@0.16.8:")
+    assert all(r.implementation == SPEC.label for r in results)
+    assert described[0]["start_error"].startswith("letta-server:0.16.8:")
 
 
 def _fake_driver(tmp_path: Path, memory: str) -> Path:
@@ -209,7 +200,7 @@ def test_every_listed_difference_has_its_rule_its_docs_row_and_its_expectation()
     docs = (ROOT / "docs" / "products.md").read_text(encoding="utf-8")
     listed = json.loads((ROOT / "reference" / "letta_server" / "product-differences-0.16.8.json").read_text())
     expectations = load_expectations(ROOT / "expectations" / "letta-server-0.16.8.yaml")
-    assert listed["reference"] == SPEC.label and expectations.implementation == SPEC.cli
+    assert expectations.implementation == SPEC.label
     default = ReferenceSpec.parse(default_reference()).label
     for rule in rules:
         assert f"| `{rule}`" in docs, rule
@@ -220,7 +211,7 @@ def test_every_listed_difference_has_its_rule_its_docs_row_and_its_expectation()
             continue
         if "\nexpect:" in path.read_text(encoding="utf-8"):  # golden: runs on the port alone
             continue
-        (recorded,) = expectations.divergences_for(case_id, default, COMPARED_WITH)
+        (recorded,) = expectations.divergences_for(case_id, default, DEFAULT_PROFILE)
         assert recorded.kind == "product-difference", case_id
         assert recorded.reason.startswith(f"{entry['rule']}: {rules[entry['rule']]}"), case_id
         assert set(recorded.fields) == set(entry["fields"]), case_id
@@ -238,7 +229,7 @@ def server_python() -> Path:
 
 @pytest.mark.integration
 def test_a_now_python_cannot_hold_is_the_server_s_throw_not_an_error(server_python: Path, tmp_path: Path) -> None:
-    runner = LettaServerRunner(SPEC, tmp_path / "home", None, installer=lambda version: server_python)
+    runner = LettaServerRunner(SPEC.value, tmp_path / "home", None, installer=lambda version: server_python)
     runner.start()
     assert runner.start_error is None
     try:

@@ -1,14 +1,15 @@
-"""Comparison views: what is compared between a reference and the Python port, decided per reference.
+"""Comparison views: what is compared between a reference and an implementation under test, decided per
+implementation.
 
 A letta-code reference is compared on its whole record (verdict.diff.COMPARED_FIELDS). Another
 product is compared only where the two products promise the same bytes: the Letta server
-(`letta-server@VERSION`, docs/products.md) on the memory rendering, the revision read and whether
+(`--impl letta-server:VERSION`, docs/products.md) on the memory rendering, the revision read and whether
 compiling threw. Its `<memory_metadata>` inputs and the system message around it differ by design,
 and it has no `compiledAt` or `rawSystemHash`.
 
 A view turns each side's record into the fields it compares (`apply`); outcome_diff, presence and
 the verdict then run on those records as on any other. The engine applies the view of each
-reference (harness.runners.references.ReferenceUnderTest.view); nothing else special-cases a product.
+implementation (harness.runners.references.view_for); nothing else special-cases a product.
 """
 
 from __future__ import annotations
@@ -36,11 +37,11 @@ class ComparisonView:
     name: str
     fields: tuple[str, ...]
     reference: Callable[[Record], Record] = _same
-    port: Callable[[Record], Record] = _same
+    impl: Callable[[Record], Record] = _same
 
-    def apply(self, reference: Outcome, port: Outcome) -> tuple[Outcome, Outcome]:
+    def apply(self, reference: Outcome, impl: Outcome) -> tuple[Outcome, Outcome]:
         """Both outcomes as this view compares them (a throw or an error is left as it is)."""
-        return _seen(reference, self.reference), _seen(port, self.port)
+        return _seen(reference, self.reference), _seen(impl, self.impl)
 
 
 def _seen(outcome: Outcome, derive: Callable[[Record], Record]) -> Outcome:
@@ -78,8 +79,9 @@ def letta_code_memory(record: Record) -> Record:
 
 #: a letta-code release, bundle or checkout: every field, byte for byte
 LETTA_CODE = ComparisonView("letta-code", COMPARED_FIELDS)
-#: another product rendering the same memory format (docs/products.md, "What is comparable")
-PRODUCT = ComparisonView("product", ("memory", "memfsRevision"), server_memory, letta_code_memory)
+#: another product under test against letta-code (docs/products.md, "What is comparable"): the reference's
+#: record is letta-code's, the implementation's the server's
+PRODUCT = ComparisonView("product", ("memory", "memfsRevision"), letta_code_memory, server_memory)
 
 
 def view_of(compared: Iterable[str]) -> ComparisonView:
