@@ -67,7 +67,7 @@ def reference_label(text: str) -> str:
 
 def reference_spelling(label: str) -> str:
     """The text to write for a result's reference label: one that `reference_label` reads back as that label
-    (`npm:0.32.18`, `pypi:0.34.12`, `letta-server:0.16.8`), whichever registry a bare version means today."""
+    (`npm:0.32.18`, `pypi:0.34.12`), whichever registry a bare version means today."""
     if label == ANY or is_golden(label):
         return label
     text = ReferenceSpec.from_label(label).cli

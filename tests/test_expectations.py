@@ -147,7 +147,6 @@ def test_a_compile_case_s_entry_may_name_only_record_fields(tmp_path: Path) -> N
         ("npm:0.32.18", "0.32.18"),  # report labels write npm releases bare (docs/report-format.md)
         ("0.32.18", "0.32.18"),
         ("npm:0.32.18@node", "0.32.18@node"),
-        ("letta-server:0.16.8", "letta-server@0.16.8"),
         ("golden", "golden"),
         ("*", "*"),
     ],
@@ -158,11 +157,7 @@ def test_a_reference_is_matched_by_its_label_however_it_is_spelt(written: str, l
 
 
 def test_the_spelling_written_for_a_label_says_its_registry() -> None:
-    assert [reference_spelling(x) for x in ("0.32.18", "pypi:0.34.12", "letta-server@0.16.8")] == [
-        "npm:0.32.18",
-        "pypi:0.34.12",
-        "letta-server:0.16.8",
-    ]
+    assert [reference_spelling(x) for x in ("0.32.18", "pypi:0.34.12")] == ["npm:0.32.18", "pypi:0.34.12"]
 
 
 # --- divergences_for ------------------------------------------------------------------------------------
@@ -213,7 +208,7 @@ def result(
     diffs = outcome_diff(ref, impl, ("memory", "memfsRevision"))
     status = Status.FAIL if diffs else Status.PASS
     return CaseResult(case_id, reference, "letta-code@0.34.12", status, (), f"cases/compile/{case_id}.yaml",
-                      diffs=diffs, reference_outcome=ref, port_outcome=impl, implementation=implementation)  # fmt: skip
+                      diffs=diffs, reference_outcome=ref, impl_outcome=impl, implementation=implementation)  # fmt: skip
 
 
 def write_report(directory: Path, results: list[CaseResult]) -> Path:
@@ -271,7 +266,7 @@ def test_a_new_reason_quotes_the_difference_of_the_compared_view_not_of_the_raw_
     server = Outcome("ok", record={"memory": "\n\n<memory>y</memory>", "memfsRevision": None})
     diff = FieldDiff("memory", "<memory>x</memory>", "<memory>y</memory>", 8)
     new = CaseResult("new", "pypi:0.34.12", "letta-code@0.34.12", Status.FAIL, (), "cases/compile/new.yaml",
-                     diffs=[diff], reference_outcome=letta_code, port_outcome=server,
+                     diffs=[diff], reference_outcome=letta_code, impl_outcome=server,
                      implementation=SERVER)  # fmt: skip
     update = update_expectations(write_report(tmp_path / "report", [new]), tmp_path / "impl.yaml", corpus=corpus)
     (entry,) = load_expectations(write(tmp_path / "new.yaml", update.text)).entries

@@ -28,6 +28,7 @@ from harness.cli.common import (
     load_selected,
     maxfail,
     reference_specs,
+    select,
     writing,
 )
 from harness.cli.terminal import Progress, durations_lines, print_conformance, summary_lines
@@ -68,7 +69,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ValueError as bad:  # the message shows the form to use
         raise UsageError(str(bad)) from None
     rerun = last_failed(args.report) if args.last_failed else None
-    scenarios, load_errors = load_selected(args.paths, args.k)
+    everything, load_errors = load_selected(args.paths, None)
+    scenarios = select(everything, args.k)
+    if not any(path.is_file() for path in args.paths):  # a corpus, not chosen files: stale entries are errors
+        for expectations in args.loaded_expectations:
+            load_errors += expectations.check_corpus(everything)
     for error in load_errors:
         print(f"error: {error}", file=sys.stderr)
     if rerun is not None:
