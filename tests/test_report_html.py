@@ -228,6 +228,19 @@ def test_reproduce_commands_pass_every_input_and_golden_cases_name_no_reference(
     assert len(reproduce_commands(result)) == 2
 
 
+def test_reproduce_commands_name_the_implementation_under_test_when_it_is_not_the_port() -> None:
+    ok = Outcome("ok", record=record("m"))
+    result = case("x", Status.FAIL, (), ok, ok)
+    result.implementation = "cmd:./my-port --serve"
+    commands = reproduce_commands(result)
+    assert commands[0] == (
+        "conformance run cases/compile/x.yaml --reference npm:0.32.18 --impl 'cmd:./my-port --serve' "
+        "--profile letta-code@0.32.18 -k x"
+    )
+    assert not any(c.startswith("python -m memfs_prompt") for c in commands)  # that is the port's, not its
+    assert commands[1].startswith("conformance diff-repo") and commands[1].endswith("--impl 'cmd:./my-port --serve'")
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 @pytest.mark.parametrize(
     "text", ["plain", "it's", "You are a helpful agent.\n\n{CORE_MEMORY}", "a\r\nb\\n\x01c'\t", "ü \u2028"]

@@ -1,11 +1,12 @@
-"""The exact commands that reproduce one result: the case alone, the port's compile, the repo diff."""
+"""The exact commands that reproduce one result: the case alone against its implementation under test, the
+Python port's own compile (when the port is the implementation), the repo diff."""
 
 from __future__ import annotations
 
 import re
 import shlex
 
-from harness.model import CaseResult, is_golden
+from harness.model import DEFAULT_IMPLEMENTATION, CaseResult, is_golden
 from harness.port_command import cli_args
 
 _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
@@ -16,16 +17,19 @@ def reproduce_commands(result: CaseResult) -> list[str]:
     golden = is_golden(result.reference)
     reference = "" if golden else f" --reference {shell_quote(_reference_arg(result))}"
     profile = "" if golden or not result.profile else f" --profile {shell_quote(result.profile)}"
-    cmds = [f"conformance run {shell_quote(result.path)}{reference}{profile} -k {shell_quote(result.case_id)}"]
+    impl = "" if result.implementation == DEFAULT_IMPLEMENTATION else f" --impl {shell_quote(result.implementation)}"
+    case = f"-k {shell_quote(result.case_id)}"
+    cmds = [f"conformance run {shell_quote(result.path)}{reference}{impl}{profile} {case}"]
     req = result.request
     if req:
         inputs = ["--agent-id", req["agentId"], "--conversation-id", req["conversationId"], "--system", req["system"],
                   "--now", req["now"], "--previous-message-count", str(req["previousMessageCount"])]  # fmt: skip
         no_memfs = "" if req.get("includeMemfs", True) else " --no-memfs"
-        cmds.append(f"python -m memfs_prompt {_join(cli_args(req, result.profile))}")
+        if result.implementation in ("python", "python-cli"):  # the port's own command line
+            cmds.append(f"python -m memfs_prompt {_join(cli_args(req, result.profile))}")
         if not golden:
             cmds.append(f"conformance diff-repo {_join([req['memoryDir'], *inputs, '--profile', result.profile])}"
-                        f"{no_memfs}{reference}")  # fmt: skip
+                        f"{no_memfs}{reference}{impl}")  # fmt: skip
     return cmds
 
 
