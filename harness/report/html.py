@@ -17,6 +17,7 @@ import json
 import re
 import shlex
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,21 +247,29 @@ def _short(text: str) -> Markup:
     return glyph_html(text, 0, limit) + Markup(f'<span class="cut">… {cut} more bytes not shown</span>')
 
 
-def anchors(results: list[CaseResult]) -> dict[tuple[str, str], str]:
-    """A unique, stable HTML id for each (case, reference), from its position in the sorted results."""
-    return {
-        (r.case_id, r.reference): f"case-{n}-" + re.sub(r"[^A-Za-z0-9._-]+", "_", f"{r.case_id}--{r.reference}")
-        for n, r in enumerate(results)
-    }
+def result_keys(results: list[CaseResult]) -> Callable[[CaseResult], tuple[str, str]]:
+    """How the page tells results apart: (case, reference), or with several implementations under test,
+    (case, `implementation @ reference`): a grid column per implementation and reference."""
+    several = len({r.implementation for r in results}) > 1
+
+    def key(result: CaseResult) -> tuple[str, str]:
+        return result.case_id, f"{result.implementation} @ {result.reference}" if several else result.reference
+
+    return key
 
 
-def _repeat_of(result: CaseResult, linked: dict[tuple[str, str], str], first_of: dict[str, CaseResult]) -> dict:
+def anchors(results: list[CaseResult], key: Callable[[CaseResult], tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """A unique, stable HTML id for each result, from its position in the sorted results."""
+    return {key(r): f"case-{n}-" + re.sub(r"[^A-Za-z0-9._-]+", "_", "--".join(key(r))) for n, r in enumerate(results)}
+
+
+def _repeat_of(result: CaseResult, linked: dict[tuple[str, str], str], first_of: dict[str, CaseResult],
+               key: Callable[[CaseResult], tuple[str, str]]) -> dict:  # fmt: skip
     """For the second and later results of one cause: the anchor and name of the first (shown in full)."""
     first = first_of.setdefault(cause_of(result), result)
     if first is result:
         return {"first_of_cause": "", "first_label": ""}
-    return {"first_of_cause": linked[(first.case_id, first.reference)],
-            "first_label": f"{first.case_id} [{first.reference}]"}  # fmt: skip
+    return {"first_of_cause": linked[key(first)], "first_label": f"{first.case_id} [{key(first)[1]}]"}
 
 
 SUMMARY_REFERENCES = 8  # a conformance table lists this many references in full; past it, the all-passing ones fold
@@ -284,7 +293,8 @@ def counts_pass(results: list[CaseResult]) -> int:
     return sum(1 for r in results if r.status == Status.PASS)
 
 
-def page_data(results: list[CaseResult], references: list[str], linked: dict[tuple[str, str], str]) -> str:
+def page_data(results: list[CaseResult], references: list[str], linked: dict[tuple[str, str], str],
+              key: Callable[[CaseResult], tuple[str, str]]) -> str:  # fmt: skip
     """Every result as the page's script needs it to draw the grid and, on demand, the passing rows of the
     results table (a passing row is not in the file as HTML: at 35 references that would be megabytes).
 
@@ -301,10 +311,10 @@ def page_data(results: list[CaseResult], references: list[str], linked: dict[tup
     rows: list[list[Any]] = []
     for r in results:
         tags.setdefault(r.case_id, " ".join(r.tags))
-        row: list[Any] = [index("cases", r.case_id), index("references", r.reference), index("profiles", r.profile),
+        row: list[Any] = [index("cases", r.case_id), index("references", key(r)[1]), index("profiles", r.profile),
                           index("statuses", str(r.status))]  # fmt: skip
-        if (r.case_id, r.reference) in linked:
-            row.append(linked[(r.case_id, r.reference)])
+        if key(r) in linked:
+            row.append(linked[key(r)])
         rows.append(row)
     data = {name: list(table) for name, table in tables.items()}
     data["tags"] = [tags[c] for c in data["cases"]]
@@ -316,36 +326,37 @@ def render_html(report: RunReport) -> str:
     """The whole page, as text."""
     env = Environment(loader=PackageLoader("harness.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     template = env.get_template("report.html.j2")
-    results = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference)))
-    ids = anchors(results)
+    results = sorted(report.results, key=lambda r: (r.case_id, release_key(r.reference), r.implementation))
+    key = result_keys(results)
+    ids = anchors(results, key)
     detailed = [r for r in results if r.status != Status.PASS]  # passing results: one light row each
-    linked = {(r.case_id, r.reference): ids[(r.case_id, r.reference)] for r in detailed}
+    linked = {key(r): ids[key(r)] for r in detailed}
     matrix: dict[str, dict[str, CaseResult]] = {}
     for r in results:
-        matrix.setdefault(r.case_id, {})[r.reference] = r
+        matrix.setdefault(r.case_id, {})[key(r)[1]] = r
     first_of: dict[str, CaseResult] = {}
     details = [
         {
             "result": r,
-            "anchor": linked[(r.case_id, r.reference)],
-            "views": side_by_side(r, linked[(r.case_id, r.reference)]),
+            "anchor": linked[key(r)],
+            "views": side_by_side(r, linked[key(r)]),
             "fields": field_rows(r),
-            "turns": turn_rows(r, linked[(r.case_id, r.reference)]),
+            "turns": turn_rows(r, linked[key(r)]),
             "reproduce": reproduce_commands(r),
             "request": json.dumps(r.request, indent=1, ensure_ascii=False) if r.request else "",
-            **_repeat_of(r, linked, first_of),
+            **_repeat_of(r, linked, first_of, key),
         }
         for r in detailed
     ]
-    references = sorted({r.reference for r in results}, key=release_key)
+    references = sorted({key(r)[1] for r in results}, key=lambda column: (release_key(column.split(" @ ")[-1]), column))
     groups = failure_groups(results)
     return template.render(
         report=report, counts=report.counts, results=results, references=references,
         matrix=matrix, tags=sorted({t for r in results for t in r.tags}), details=details,
         groups=groups, run=report.extra.get("run") or {}, passing=counts_pass(results),
         verdict=verdict(report, results, len(groups)), GOLDEN=GOLDEN,
-        data=Markup(page_data(results, references, linked)),
-        linked=linked, command=" ".join(shlex.quote(c) for c in report.command),
+        data=Markup(page_data(results, references, linked, key)),
+        linked=linked, key=key, command=" ".join(shlex.quote(c) for c in report.command),
         show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,
         conformance=conformance_tables(results), columns=COLUMNS, families=FAMILIES,
     )  # fmt: skip
