@@ -242,7 +242,8 @@ class Session:
         profile = resolve_profile_name((scenario.expect or {}).get("profile", DEFAULT_PROFILE))
         outcome = self.impl(impl, profile, slot).compile(request)
         expected = self.expected(scenario, impl, GOLDEN, profile)
-        status, diffs, reasons = judge_golden(scenario, outcome, impl_label=impl.label, expected=expected)
+        view = view_for(impl)
+        status, diffs, reasons = judge_golden(scenario, outcome, view, impl_label=impl.label, expected=expected)
         return self._result(scenario, impl, GOLDEN, profile, status, diffs, reasons, None, outcome, request, started)
 
     def _unbuilt(self, scenario: Scenario, error: Exception) -> list[CaseResult]:

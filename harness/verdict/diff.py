@@ -150,9 +150,9 @@ def render_field_diff(diff: FieldDiff) -> str:
     info = field_diff_json(diff)
     return (
         f"{diff.field}: first difference at byte {diff.offset}: {info['difference']} "
-        f"(reference {_size(info['reference_bytes'])}, port {_size(info['impl_bytes'])})\n"
-        f"  reference: …{info['reference_context']}…\n"
-        f"  port:      …{info['impl_context']}…"
+        f"(reference {_size(info['reference_bytes'])}, implementation {_size(info['impl_bytes'])})\n"
+        f"  reference:      …{info['reference_context']}…\n"
+        f"  implementation: …{info['impl_context']}…"
     )
 
 

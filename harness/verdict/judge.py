@@ -121,9 +121,15 @@ def divergence_verdict(
 
 
 def judge_golden(
-    scenario: Scenario, impl: Outcome, *, impl_label: str = DEFAULT_IMPLEMENTATION, expected: Sequence[Divergence] = ()
+    scenario: Scenario,
+    impl: Outcome,
+    view: ComparisonView = LETTA_CODE,
+    *,
+    impl_label: str = DEFAULT_IMPLEMENTATION,
+    expected: Sequence[Divergence] = (),
 ) -> tuple[Status, list[FieldDiff], list[str]]:
-    """Spec-only cases: the implementation against expected bytes quoted from the spec."""
+    """Spec-only cases: the implementation against expected bytes quoted from the spec (letta-code's
+    `coreMemory`), seen through the implementation's comparison view (the server: its memory rendering)."""
     expect = scenario.expect or {}
     unusable = _unusable(None, impl, impl_label)
     if unusable:
@@ -131,9 +137,9 @@ def judge_golden(
     if impl.status != "ok":
         return Status.ERROR, [], [f"{impl_label} did not produce a record: {impl.thrown}"]
     golden = Outcome("ok", record={"coreMemory": expect.get("coreMemory")})
-    diffs = outcome_diff(golden, impl, GOLDEN_FIELDS, optional=())
+    diffs = outcome_diff(*view.apply(golden, impl), view.golden, optional=())
     reasons = [f"expected bytes from {expect.get('source')} (no runnable reference)"]
-    size = expect.get("coreMemory_bytes")
+    size = expect.get("coreMemory_bytes") if view.golden == GOLDEN_FIELDS else None  # letta-code's byte count
     actual = len(((impl.record or {}).get("coreMemory") or "").encode("utf-8"))
     differing = {d.field for d in diffs}
     if size is not None and size != actual:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.model import Outcome
-from harness.verdict.diff import COMPARED_FIELDS
+from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS
 
 Record = dict[str, Any]
 METADATA_OPEN = "<memory_metadata>"
@@ -38,6 +38,7 @@ class ComparisonView:
     fields: tuple[str, ...]
     reference: Callable[[Record], Record] = _same
     impl: Callable[[Record], Record] = _same
+    golden: tuple[str, ...] = GOLDEN_FIELDS  # what a golden case's expected `coreMemory` is compared on
 
     def apply(self, reference: Outcome, impl: Outcome) -> tuple[Outcome, Outcome]:
         """Both outcomes as this view compares them (a throw or an error is left as it is)."""
@@ -81,7 +82,7 @@ def letta_code_memory(record: Record) -> Record:
 LETTA_CODE = ComparisonView("letta-code", COMPARED_FIELDS)
 #: another product under test against letta-code (docs/products.md, "What is comparable"): the reference's
 #: record is letta-code's, the implementation's the server's
-PRODUCT = ComparisonView("product", ("memory", "memfsRevision"), letta_code_memory, server_memory)
+PRODUCT = ComparisonView("product", ("memory", "memfsRevision"), letta_code_memory, server_memory, ("memory",))
 
 
 def view_of(compared: Iterable[str]) -> ComparisonView:
