@@ -9,11 +9,24 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 
+#: The cases `python -m memfs_prompt compile` runs on in the tests session: one process per compile is slow, and
+#: the command line only adds argument and output handling to the API the whole corpus already runs on.
+PYTHON_CLI_SAMPLE = "bom or crlf or skills or golden"
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit tests of the port and the harness, then every scenario against the pinned reference."""
+    """Unit tests of the port and the harness, then every scenario against the pinned reference: the Python port
+    (pytest), the port over the protocol and the Letta server with its expectations (one run: a case added
+    without a verdict for an implementation fails), and the port's command line on a sample."""
     session.install("-e", ".[test]")
     session.run("pytest", "tests", "cases", *session.posargs)
+    if session.posargs:
+        return  # a chosen selection of tests: not the whole corpus again
+    session.run("conformance", "run", "cases", "-j", "2", "--impl", "cmd:python -m memfs_prompt serve",
+                "--impl", "letta-server:0.16.8", "--expectations", "expectations/letta-server-0.16.8.yaml",
+                "--report", "reports/implementations")  # fmt: skip
+    session.run("conformance", "run", "cases", "-k", PYTHON_CLI_SAMPLE, "--impl", "python-cli")
 
 
 @nox.session
