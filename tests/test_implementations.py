@@ -148,3 +148,19 @@ def test_several_implementations_give_one_result_each_per_reference_in_the_order
         ("one", FAKE), ("one", "python"), ("two", FAKE), ("two", "python"),
     ]  # fmt: skip
     assert {r.status for r in results} == {Status.PASS}
+
+
+def test_a_program_speaking_another_protocol_version_is_an_error_for_every_case(tmp_path: Path) -> None:
+    program = tmp_path / "future.py"
+    program.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    r = json.loads(line)\n"
+        "    print(json.dumps({'id': r['id'], 'ok': True, 'protocol': 2, 'capabilities': {}, 'record': {}}),"
+        " flush=True)\n"
+    )
+    cases = write_cases(tmp_path / "cases", {"one": "", "two": ""})
+    impl = f"cmd:{sys.executable} {program}"
+    results = run(tmp_path, [cases], impl)
+    assert [r.status for r in results] == [Status.ERROR, Status.ERROR]
+    assert all("speaks protocol 2; this harness speaks 1" in r.reasons[0] for r in results)

@@ -25,6 +25,8 @@ from harness.repo.gitenv import isolated_env, recorded_env
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.jsonl_process import JsonLinesRunner
 
+PROTOCOL = 1  # the protocol version this harness speaks (docs/protocol.md)
+
 
 class CommandRunner(JsonLinesRunner):
     """A protocol program as the implementation under test, compared under one profile."""
@@ -51,6 +53,9 @@ class CommandRunner(JsonLinesRunner):
             self.start_error = f"{self.spec.label}: no such program {self.process.argv[0]}"
             return
         super().start()
+        spoken = self.hello.get("protocol", PROTOCOL)  # a program from before versioning speaks version 1
+        if not self.start_error and spoken != PROTOCOL:
+            self.start_error = f"{self.spec.label} speaks protocol {spoken!r}; this harness speaks {PROTOCOL}"
 
     @property
     def capabilities(self) -> dict[str, Any]:
