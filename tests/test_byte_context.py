@@ -44,4 +44,4 @@ def test_terminal_and_report_json_say_the_same_and_absent_is_not_eight_bytes() -
     assert info["difference"] in render_field_diff(diff)
     missing = field_diff_json(FieldDiff("coreMemory", "abc", None, 0, True, False))
     assert missing["impl_bytes"] is None and "absent" in missing["difference"]
-    assert "port absent" in render_field_diff(FieldDiff("coreMemory", "abc", None, 0, True, False))
+    assert "implementation absent" in render_field_diff(FieldDiff("coreMemory", "abc", None, 0, True, False))

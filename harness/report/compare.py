@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model import Status
+from harness.model import DEFAULT_IMPLEMENTATION, Status
 from harness.report.stored import read_report
 from harness.versions import release_key
 
-Key = tuple[str, str]  # (case, reference)
+Key = tuple[str, str]  # (case, reference), or (case, `implementation @ reference`) in a run of several implementations
 
 
 @dataclass
@@ -38,11 +38,18 @@ class Comparison:
 
 
 def _statuses(data: dict[str, Any]) -> dict[Key, str]:
-    return {(r["case"], r["reference"]): r["status"] for r in data["results"]}
+    """Each result's status by case and reference. A report of one implementation (`--impl`) is keyed by
+    reference alone, so two runs of different implementations compare result for result."""
+    several = len({r.get("implementation", DEFAULT_IMPLEMENTATION) for r in data["results"]}) > 1
+
+    def column(r: dict[str, Any]) -> str:
+        return f"{r.get('implementation', DEFAULT_IMPLEMENTATION)} @ {r['reference']}" if several else r["reference"]
+
+    return {(r["case"], column(r)): r["status"] for r in data["results"]}
 
 
 def _order(key: Key) -> tuple[str, Any]:
-    return key[0], release_key(key[1])
+    return key[0], release_key(key[1].split(" @ ")[-1])
 
 
 def compare_reports(old_path: Any, new_path: Any) -> Comparison:
