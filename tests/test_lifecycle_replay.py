@@ -107,7 +107,7 @@ def test_a_replay_error_reads_the_same_on_every_run(tmp_path):
     assert (
         errors[0]
         == errors[1]
-        == ("reference could not run open: cannot open <work>/repo/memory", "ENOENT <work>/storage")
+        == ("reference could not run open: cannot open <work>/repo/memory", "ENOENT <work>/storage-reference")
     )
 
 

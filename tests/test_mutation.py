@@ -116,7 +116,7 @@ def test_a_mutant_of_the_command_line_is_killed_through_python_m_memfs_prompt(on
     assert [r.outcome for r in results] == ["killed", "killed", "survived"], [r.detail for r in results]
     cli = "[python -m memfs_prompt]"
     assert results[0].detail == f"a-case [0.32.18]: pass -> fail (compiledAt, content, coreMemory) {cli}"
-    assert results[1].detail.startswith("a-case [0.32.18]: pass -> error (Python port could not run: stdout is not")
+    assert results[1].detail.startswith("a-case [0.32.18]: pass -> error (python-cli could not run: stdout is not")
     assert results[1].detail.endswith(cli)
 
 

@@ -281,11 +281,11 @@ def test_serve_and_the_in_process_runner_observe_the_same_lifecycle(tmp_path: Pa
     env = isolated_env(tmp_path / "home", tmp_path / "repos")
     server = serve_runner("letta-code@0.33.6", env)
     try:
-        sides = {"reference": server, "python": PythonPortRunner(resolve_profile("letta-code@0.33.6"), env)}
-        result = replay(scenario, sides, tmp_path / "work", tmp_path)
+        port = PythonPortRunner(resolve_profile("letta-code@0.33.6"), env)
+        result = replay(scenario, server, port, "python", tmp_path / "work", tmp_path)
     finally:
         server.close()
     assert result.error is None and result.thrown == []
     assert sum(row.label.startswith("turn") for row in result.rows) >= 2
     for row in result.rows:
-        assert row.reference == row.python and row.diffs == [], row.label
+        assert row.reference == row.impl and row.diffs == [], row.label
