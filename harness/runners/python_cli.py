@@ -24,6 +24,7 @@ import memfs_prompt
 from harness.model import CompileRequest, Outcome
 from harness.port_command import cli_args
 from harness.runners.python_port import PythonPortRunner
+from memfs_prompt.collation import info as collation_info
 from memfs_prompt.profiles import Profile
 from memfs_prompt.skills_block import append_skills_for_profile
 
@@ -124,4 +125,5 @@ class PythonCliRunner(PythonPortRunner):
         return outcome
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "implementation": "python -m memfs_prompt compile", "profile": self.profile.name}
+        return {"name": self.name, "implementation": "python -m memfs_prompt compile", "profile": self.profile.name,
+                "collation": collation_info()}  # fmt: skip

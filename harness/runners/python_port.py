@@ -9,6 +9,7 @@ from harness.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.base import Runner
 from memfs_prompt import compile_system_prompt
 from memfs_prompt.cli import parse_now
+from memfs_prompt.collation import info as collation_info
 from memfs_prompt.conversation import DEFAULT_MODEL, Conversation, LocalConversations, ModelInput
 from memfs_prompt.profiles import Profile
 from memfs_prompt.render_v1 import UpstreamError
@@ -114,7 +115,8 @@ class PythonPortRunner(Runner):
         self._agent = self._conversation = None
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "implementation": "memfs_prompt (in process)", "profile": self.profile.name}
+        return {"name": self.name, "implementation": "memfs_prompt (in process)", "profile": self.profile.name,
+                "collation": collation_info()}  # fmt: skip
 
 
 COMPACTION_SUMMARY = "conversation summary"  # what reference/driver.mjs's summariser answers
