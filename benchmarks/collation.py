@@ -211,6 +211,30 @@ def compare(label: str, pairs: list[tuple[str, str, str]], ours: list[int], thei
     return len(differ)
 
 
+def newest_age(value: str) -> tuple[int, int]:
+    """The Unicode version (major, minor) that assigned the newest character of `value`, by the pinned ICU."""
+    char_age = collation.icu_function("u_charAge", None, ctypes.c_int32, ctypes.c_void_p)
+    age = (ctypes.c_uint8 * 4)()
+    newest = (0, 0)
+    for ch in value:
+        char_age(ord(ch), age)
+        newest = max(newest, (age[0], age[1]))
+    return newest
+
+
+def explain_runtime_difference(pairs: list[tuple[str, str, str]], bun: dict[str, Any], other: dict[str, Any],
+                               examples: int) -> None:  # fmt: skip
+    """Split the pairs two runtimes order differently: those holding a character the other's Unicode lacks, the rest."""
+    major, minor = (int(part) for part in str(other["unicode"]).split(".")[:2])
+    differ = [i for i, (a, b) in enumerate(zip(bun["signs"], other["signs"], strict=True)) if a != b]
+    rest = [i for i in differ if newest_age(pairs[i][0] + pairs[i][1]) <= (major, minor)]
+    print(f"  {len(differ) - len(rest)} hold a character encoded after Unicode {other['unicode']} "
+          f"({other['runtime']}'s); the other {len(rest)}:")  # fmt: skip
+    for i in rest[: max(examples, 20)]:
+        left, right, kind = pairs[i]
+        print(f"  [{kind}] {_codes(left)}  vs  {_codes(right)}: {bun['signs'][i]:+d} / {other['signs'][i]:+d}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.collation", description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=200_000)
@@ -242,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{answer['runtime']}: ICU {answer['icu']}, Unicode {answer['unicode']}")
             compare(f"{bun['runtime']} vs {answer['runtime']} (a runtime fact)", pairs, bun["signs"],
                     answer["signs"], args.examples)  # fmt: skip
+            explain_runtime_difference(pairs, bun, answer, args.examples)
     old = None if args.no_pyuca else pyuca_signs(pairs)
     if old is not None:
         compare(f"previous collation (pyuca 1.2, UCA 9.0) vs {bun['runtime']}", pairs, old, bun["signs"], args.examples)
