@@ -14,8 +14,10 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -195,22 +197,29 @@ def bun() -> Path:
         pytest.skip(f"the pinned bun is not available: {error}")
 
 
+def collation_tool() -> Any:
+    """benchmarks.collation (the generator and the bun oracle); benchmarks/ is not an installed package."""
+    root = str(Path(__file__).resolve().parents[1])
+    if root not in sys.path:
+        sys.path.append(root)
+    from benchmarks import collation as tool
+
+    return tool
+
+
 @pytest.mark.integration
 def test_generated_pairs_order_as_bun_orders_them(bun: Path) -> None:
-    from benchmarks.collation import generate_pairs, port_signs, run_oracle
-
-    pairs = generate_pairs(600, seed=20260701)
-    answer = run_oracle(bun, pairs)
+    tool = collation_tool()
+    pairs = tool.generate_pairs(600, seed=20260701)
+    answer = tool.run_oracle(bun, pairs)
     assert answer["icu"] == BUN_ICU
-    differ = [(a, b, ours, theirs) for (a, b, _), ours, theirs in zip(pairs, port_signs(pairs), answer["signs"],
+    differ = [(a, b, ours, theirs) for (a, b, _), ours, theirs in zip(pairs, tool.port_signs(pairs), answer["signs"],
               strict=True) if ours != theirs]  # fmt: skip
     assert differ == []
 
 
 @pytest.mark.integration
 def test_measured_pairs_are_still_what_bun_says(bun: Path) -> None:
-    from benchmarks.collation import run_oracle
-
-    answer = run_oracle(bun, [(a, b, "measured") for a, b, _ in MEASURED_PAIRS])
+    answer = collation_tool().run_oracle(bun, [(a, b, "measured") for a, b, _ in MEASURED_PAIRS])
     assert answer["signs"] == [expected for *_, expected in MEASURED_PAIRS]
     assert (answer["icu"], answer["unicode"]) == (BUN_ICU, BUN_UNICODE)
