@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .collation import info as collation_info
 from .compiler import compile_system_prompt
 from .conversation import DEFAULT_MODEL, Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
@@ -114,6 +115,7 @@ class Server:
             "implementation": "memfs_prompt",
             "python": platform.python_version(),
             "defaultProfile": self.profile.name,
+            "collation": collation_info(),  # the ICU and Unicode versions its labels sort by
             **self.info,
         }
         return {

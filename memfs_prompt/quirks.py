@@ -7,10 +7,11 @@ that pins it.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from datetime import datetime
+
+from .collation import locale_compare_key as locale_compare_key  # localeCompare: ICU, in collation.py
 
 # ECMAScript WhiteSpace + LineTerminator (ES2024 12.2/12.3): what String.prototype.trim strips.
 JS_WHITESPACE = frozenset(
@@ -33,63 +34,6 @@ def js_trim_start(value: str) -> str:
 def js_trim_end(value: str) -> str:
     """JS `String.prototype.trimEnd` (same character set as js_trim)."""
     return value.rstrip(_JS_WS_CLASS)
-
-
-@functools.cache
-def _collator():  # type: ignore[no-untyped-def]
-    import pyuca
-
-    return pyuca.Collator()
-
-
-_ASCII_LINE = re.compile(rb"\n00([0-7][0-9A-Fa-f]) *;([^#\n]*)")
-_ELEMENT = re.compile(rb"\[[*.]([0-9A-Fa-f]{4})\.([0-9A-Fa-f]{4})\.([0-9A-Fa-f]{4})")
-
-
-@functools.cache
-def _ascii_weights() -> dict[str, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
-    """Per ASCII character, its non-zero primary, secondary and tertiary weights in pyuca's table.
-
-    Read from the same allkeys file pyuca.Collator loads, without building its whole trie (about
-    150 ms): an ASCII character starts no contraction another ASCII character completes (only
-    L/l + U+00B7/U+0387), has combining class 0 and is its own NFD, so pyuca's key for an
-    all-ASCII string is these weights concatenated level by level (tests check it against pyuca).
-    """
-    import os
-
-    import pyuca
-
-    path = os.path.join(os.path.dirname(pyuca.__file__), f"allkeys-{pyuca.Collator.UCA_VERSION}.txt")
-    with open(path, "rb") as handle:
-        text = handle.read()
-    weights = {}
-    for match in _ASCII_LINE.finditer(text):
-        elements = [tuple(int(w, 16) for w in e.groups()) for e in _ELEMENT.finditer(match[2])]
-        weights[chr(int(match[1], 16))] = tuple(tuple(e[level] for e in elements if e[level]) for level in range(3))
-    if len(weights) != 128:
-        raise RuntimeError(f"pyuca's allkeys table has {len(weights)} ASCII entries, not 128")
-    return weights  # type: ignore[return-value]
-
-
-def _ascii_sort_key(value: str) -> tuple[int, ...]:
-    table = _ascii_weights()
-    primary: list[int] = []
-    secondary: list[int] = []
-    tertiary: list[int] = []
-    for ch in value:
-        p, s, t = table[ch]
-        primary += p
-        secondary += s
-        tertiary += t
-    return (*primary, 0, *secondary, 0, *tertiary, 0)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def locale_compare_key(value: str) -> tuple[int, ...]:
-    """Sort key for JS `a.localeCompare(b)` under bun: ICU root/en-US collation, whatever LANG says."""
-    if value.isascii():
-        return _ascii_sort_key(value)
-    return tuple(_collator().sort_key(value))
 
 
 def git_quotes_path(name: bytes) -> bool:

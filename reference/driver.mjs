@@ -522,6 +522,8 @@ const HANDLERS = {
       missing: prepared.missing,
       importMs,
       collator: new Intl.Collator().resolvedOptions().locale,
+      icu: process.versions.icu ?? null, // localeCompare's ICU (bun 1.4.5: 78.3, Unicode 17.0)
+      unicode: process.versions.unicode ?? null,
     },
   }),
   skills_block: (request) => {

@@ -1,6 +1,6 @@
 """The port's fast paths (issue 9) give what the slow, obviously-right ways give.
 
-- collation keys of ASCII strings, computed from per-character weights, equal pyuca's;
+- (collation keys of ASCII strings equal ICU's: tests/test_collation.py);
 - `git_quotes_path` is git's rule (control bytes, DEL, `"`, `\\`, non-ASCII) on every byte;
 - GetSubstitution's `$` patterns follow the ECMAScript steps, transcribed below;
 - blobs are fetched by the listed oid only where that is what `HEAD:<path>` names.
@@ -10,26 +10,11 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from memfs_prompt.git_head import open_committed_head
-from memfs_prompt.quirks import _collator, git_quotes_path, js_replace_all, locale_compare_key
-
-ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x7F), max_size=16)
-
-
-@settings(max_examples=400, deadline=None)  # the first example loads pyuca
-@given(ASCII)
-def test_the_key_of_an_ascii_string_is_pyucas_key(value: str) -> None:
-    locale_compare_key.cache_clear()
-    assert locale_compare_key(value) == tuple(_collator().sort_key(value))
-
-
-@pytest.mark.parametrize("value", ["L\u00b7a", "l\u0387", "caf\u00e9", "\u00c5ngstr\u00f6m", "e\u0301", "\ufeffx"])
-def test_non_ascii_strings_keep_pyucas_key_contractions_included(value: str) -> None:
-    assert locale_compare_key(value) == tuple(_collator().sort_key(value))
+from memfs_prompt.quirks import git_quotes_path, js_replace_all
 
 
 def test_every_single_byte_name_is_quoted_exactly_when_git_quotes_it() -> None:

@@ -22,6 +22,8 @@ TAGS: dict[str, str] = {
     "names": "odd file names: spaces, dots, case, extensions, `.md` directories, XML characters",
     "quoting": 'names git C-quotes (non-ASCII, control characters, `"`, `\\`), and unescaped XML in output',
     "collation": "ICU `localeCompare` order: punctuation, digits, case, integer-like keys",
+    "icu-collation": "non-ASCII `localeCompare` order as bun's ICU 78.3 (Unicode 17) has it, where UCA 9 differs: Han "
+    "radical-stroke, characters after Unicode 9, noncharacters, numeric symbols (skills, labels, memfs-v2 names)",
     "prototype": "`__proto__`, `constructor`, `__value__` and other names that hit the plain-object tree",
     "history": "several commits: renames, deletions, re-adds, type changes",
     "worktree": "uncommitted, untracked and staged changes: those that must not matter, and `HEAD:<path>` files "

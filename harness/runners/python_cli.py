@@ -26,6 +26,7 @@ from harness.model import CompileRequest, Outcome
 from harness.port_command import cli_args
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.python_port import PythonPortRunner
+from memfs_prompt.collation import info as collation_info
 from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.skills_block import append_skills_for_profile
 
@@ -130,7 +131,8 @@ class PythonCliRunner(PythonPortRunner):
         return outcome
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "implementation": "python -m memfs_prompt compile", "profile": self.profile.name}
+        return {"name": self.name, "implementation": "python -m memfs_prompt compile", "profile": self.profile.name,
+                "collation": collation_info()}  # fmt: skip
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> PythonCliRunner:

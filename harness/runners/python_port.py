@@ -14,6 +14,7 @@ from typing import Any
 from harness.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplContext, ImplSpec
+from memfs_prompt.collation import info as collation_info
 from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.protocol import Server
 
@@ -41,7 +42,8 @@ class PythonPortRunner(Runner):
         self._server.handle({"op": "lifecycle_close", "session": self._session_name})
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "implementation": "memfs_prompt (in process)", "profile": self.profile.name}
+        return {"name": self.name, "implementation": "memfs_prompt (in process)", "profile": self.profile.name,
+                "collation": collation_info()}  # fmt: skip
 
     @property
     def _session_name(self) -> str:
