@@ -16,16 +16,25 @@ PYTHON_CLI_SAMPLE = "bom or crlf or skills or golden"
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit tests of the port and the harness, then every scenario against the pinned reference: the Python port
-    (pytest), the port over the protocol and the Letta server with its expectations (one run: a case added
-    without a verdict for an implementation fails), and the port's command line on a sample."""
+    """Unit tests of the port and the harness, then every scenario against the pinned reference, in one run of
+    three implementations (the reference compiles each case once for all of them): the Python port, the port
+    over the protocol, and the Letta server with its expectations (a case added without a verdict for an
+    implementation fails); then the port's command line on a sample. `pytest cases` runs the corpus as
+    pytest items instead."""
     session.install("-e", ".[test]")
-    session.run("pytest", "tests", "cases", *session.posargs)
+    session.run("pytest", "tests", *session.posargs)
     if session.posargs:
-        return  # a chosen selection of tests: not the whole corpus again
-    session.run("conformance", "run", "cases", "-j", "2", "--impl", "cmd:python -m memfs_prompt serve",
-                "--impl", "letta-server:0.16.8", "--expectations", "expectations/letta-server-0.16.8.yaml",
-                "--report", "reports/implementations")  # fmt: skip
+        return  # a chosen selection of tests: not the whole corpus
+    implementations = [
+        "--impl",
+        "python",
+        "--impl",
+        "cmd:python -m memfs_prompt serve",
+        "--impl",
+        "letta-server:0.16.8",
+    ]
+    expectations = ["--expectations", "expectations/letta-server-0.16.8.yaml"]
+    session.run("conformance", "run", "cases", "-j", "2", *implementations, *expectations, "--report", "reports/tests")
     session.run("conformance", "run", "cases", "-k", PYTHON_CLI_SAMPLE, "--impl", "python-cli")
 
 
