@@ -1,15 +1,15 @@
 """What a compile request's inputs may be, decided by the harness for every implementation under test.
 
-Owns four rules. How a case's text becomes a JavaScript string (`js_string`, `js_value`: UTF-16 code
-units, a high+low surrogate pair one character as JSON.parse reads the escapes `\\ud83e\\udd80`, a lone
-surrogate kept), applied to every string of a case's `inputs` and `steps` at load time, so the port in
-process, a `cmd:` program and the reference are given one value. Which values no request can carry
-(`non_finite_at`: NaN and the infinities, anywhere; JSON has no form for them). Which clock strings a
-request may carry (`clock_error`: the ISO 8601 forms JavaScript's `new Date(text)` reads the same in bun
-and node, Invalid Dates included, never a string that reaches Date's implementation-specific fallback
-parser) and which numbers (`parse_json_number`: a finite JSON number, kept as written). Cases
-(`inputs.now`, a step's `clock`), `diff-repo`'s options and the fuzzer's inputs are checked here, not by the code under test: an implementation must not choose the requests it
-is judged on. The Python port reads the same forms (memfs_prompt.jsvalues.parse_js_date);
+Owns four rules. How a case's text becomes a JavaScript string (`js_string`, `js_value`: UTF-16 code units, a
+high+low surrogate pair one character as JSON.parse reads the escapes `\\ud83e\\udd80`, a lone surrogate
+kept), applied to every string of a case's `inputs` and `steps` at load time, so the port in process, a `cmd:`
+program and the reference are given one value. Which values no request can carry (`non_finite_at`: NaN and the
+infinities, anywhere; JSON has no form for them). Which clock strings a request may carry (`clock_error`: the
+ISO 8601 forms JavaScript's `new Date(text)` reads the same in bun and node, Invalid Dates included, never a
+string that reaches Date's implementation-specific fallback parser) and which numbers (`parse_json_number`: a
+finite JSON number, kept as written). Cases (`inputs.now`, a step's `clock`), `diff-repo`'s options and the
+fuzzer's inputs are checked here, not by the code under test: an implementation must not choose the requests
+it is judged on. The Python port reads the same forms (memfs_prompt.jsvalues.parse_js_date);
 tests/test_case_rules.py checks the two agree.
 """
 
