@@ -41,7 +41,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "frontmatter": ("frontmatter", "block-scalar"),
     "memfs-v2": ("memfs-v2", "memory-index"),
     "skills": ("skills", "available-skills"),
-    "collation": ("collation",),
+    "collation": ("collation", "icu-collation"),
     "quoting/names": ("quoting", "names"),
     "whitespace/trim": ("whitespace", "trim"),
     "bom/crlf": ("bom", "newlines"),
