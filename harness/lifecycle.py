@@ -241,6 +241,8 @@ def _with_ids(request: LifecycleOpen, opened: dict[str, Any]) -> LifecycleOpen:
 
 def _broken(side: str, impl_label: str, where: str, outcome: Outcome, rows: list[StepRow]) -> Replay:
     who = "reference" if side == "reference" else impl_label
+    if outcome.harness_bug:  # the request was never sent: nobody but the harness is at fault
+        return Replay(rows, [], error=f"{where}: {outcome.error}")
     if outcome.status == "unsupported" and side != "reference":
         return Replay(rows, [], unsupported=f"{where}: {outcome.error}")
     return Replay(rows, [], error=f"{who} could not run {where}: {outcome.error}", stderr=outcome.stderr)

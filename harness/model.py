@@ -223,7 +223,10 @@ OutcomeStatus = Literal["ok", "thrown", "error", "unsupported"]
 @dataclass
 class Outcome:
     """What an implementation produced: a record, an exception upstream threw, a failure to run, or
-    `unsupported`: the implementation said it does not serve this request (`error` says what)."""
+    `unsupported`: the implementation said it does not serve this request (`error` says what).
+
+    `harness_bug`: an error that is the harness's own: the request could not be written as JSON, so it was
+    never sent (harness.runners.wire); the verdict blames the harness, not this side."""
 
     status: OutcomeStatus
     record: dict[str, Any] | None = None
@@ -231,6 +234,7 @@ class Outcome:
     error: str | None = None  # could not run: crash, hang, garbage; never comparable
     stderr: str = ""
     polluted: bool = False
+    harness_bug: bool = False
     elapsed_ms: float = 0.0
     notes: list[str] = field(default_factory=list)
 

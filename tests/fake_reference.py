@@ -2,8 +2,9 @@
 
 `conformance run --reference bundle:PATH` then goes through the real code path (ensure_bun finds it on
 PATH, BunReferenceRunner starts it with the isolated environment) while the test decides how it
-misbehaves. Honest answers come from the Python port itself, so a case the fake does not sabotage
-passes; a case whose `inputs.system` contains `FAULT:<mode>` gets that fault:
+misbehaves. It reads each line as JSON.parse does (NaN and Infinity are a bad line, answered with
+`"id": null` as the driver answers one). Honest answers come from the Python port itself, so a case the
+fake does not sabotage passes; a case whose `inputs.system` contains `FAULT:<mode>` gets that fault:
 
     crash        exit 3 before answering           hang        sleep (a grandchild `sleep` too)
     garbage      a line that is not JSON            partial     half an answer line, then exit
@@ -66,8 +67,18 @@ def record_for(req):
     ).to_json()
 
 
+def js_parse(line):  # JSON.parse, as the driver reads a line: NaN, Infinity and -Infinity are no JSON
+    def refuse(name):
+        raise ValueError(f"JSON Parse error: Unexpected identifier \"{{name}}\"")
+    return json.loads(line, parse_constant=refuse)
+
+
 for line in sys.stdin:
-    req = json.loads(line)
+    try:
+        req = js_parse(line)
+    except ValueError as error:  # answered as reference/driver.mjs answers a bad line
+        send({{"id": None, "ok": False, "error": f"request is not JSON: {{error}}"}})
+        continue
     rid = req["id"]
     if req["op"] == "hello":
         send({{"id": rid, "ok": True, "info": {{"bun": "fake", "version": version}}}})

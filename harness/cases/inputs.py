@@ -1,11 +1,15 @@
 """What a compile request's inputs may be, decided by the harness for every implementation under test.
 
-Owns two rules: which clock strings a request may carry (`clock_error`: the ISO 8601 forms JavaScript's
-`new Date(text)` reads the same in bun and node, Invalid Dates included, never a string that reaches
-Date's implementation-specific fallback parser) and which numbers (`parse_json_number`: a finite JSON
-number, kept as written). Cases (`inputs.now`, a step's `clock`), `diff-repo`'s options and the fuzzer's
-inputs are checked here, not by the code under test: an implementation must not choose the requests it
-is judged on. The Python port reads the same forms (memfs_prompt.jsvalues.parse_js_date);
+Owns four rules. How a case's text becomes a JavaScript string (`js_string`, `js_value`: UTF-16 code units, a
+high+low surrogate pair one character as JSON.parse reads the escapes `\\ud83e\\udd80`, a lone surrogate
+kept), applied to every string of a case's `inputs` and `steps` at load time, so the port in process, a `cmd:`
+program and the reference are given one value. Which values no request can carry (`non_finite_at`: NaN and the
+infinities, anywhere; JSON has no form for them). Which clock strings a request may carry (`clock_error`: the
+ISO 8601 forms JavaScript's `new Date(text)` reads the same in bun and node, Invalid Dates included, never a
+string that reaches Date's implementation-specific fallback parser) and which numbers (`parse_json_number`: a
+finite JSON number, kept as written). Cases (`inputs.now`, a step's `clock`), `diff-repo`'s options and the
+fuzzer's inputs are checked here, not by the code under test: an implementation must not choose the requests
+it is judged on. The Python port reads the same forms (memfs_prompt.jsvalues.parse_js_date);
 tests/test_case_rules.py checks the two agree.
 """
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 # `YYYY`, `YYYY-MM`, `YYYY-MM-DD` or a signed six-digit year, then optionally `T`/`t`, `HH:mm`, `:ss`, `.`
 # and any number of fraction digits, and `Z`/`z`, `±HH:mm` or `±HHmm`.
@@ -102,3 +107,37 @@ def parse_json_number(text: str) -> int | float:
     if not math.isfinite(value):
         raise ValueError(f"{text!r} is not a finite number, so no request can carry it (JSON has no NaN or Infinity)")
     return value
+
+
+def js_string(text: str) -> str:
+    """`text` as the JavaScript string a request gives every implementation: its UTF-16 code units, read back
+    as JSON.parse reads `\\uXXXX` escapes. A high surrogate followed by a low one is one character (YAML's
+    `"\\ud83e\\udd80"` is U+1F980, as `"\\U0001F980"` is); any other surrogate stays the lone code unit it is.
+    So the Python string handed to the port in process is the one a JSON parser reads from the wire."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def js_value(value: Any) -> Any:
+    """`value` (a YAML/JSON value) with every string in it, mapping keys included, made a `js_string`."""
+    if isinstance(value, str):
+        return js_string(value)
+    if isinstance(value, dict):
+        return {js_string(key) if isinstance(key, str) else key: js_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [js_value(item) for item in value]
+    return value
+
+
+def non_finite_at(value: Any, where: tuple[str | int, ...] = ()) -> tuple[str | int, ...] | None:
+    """Where the first NaN or infinity in `value` is (a path of keys and indexes), or None when there is none.
+    No JSON text can hold one (Python's json.dumps would write `NaN`, which JSON.parse refuses)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = non_finite_at(item, (*where, key))
+        if found is not None:
+            return found
+    return None

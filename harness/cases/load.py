@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -20,7 +19,7 @@ import jsonschema
 import yaml
 
 from harness.cases.checks import check_content
-from harness.cases.inputs import clock_error, is_invalid_date
+from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
@@ -167,6 +166,7 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
             raise ScenarioError(path, line_at(root, ["tags", index]), f"tags: unknown tag {tag!r}; {fix}")
     check_content(path, root, data, kind)
     _check_inputs(path, root, data.get("inputs", {}))
+    _check_finite(path, root, data)
     if kind == "lifecycle":
         _check_opening_clock(path, root, data.get("inputs", {}))
     for index, step in enumerate(data.get("steps", ())):
@@ -224,14 +224,23 @@ def _check_inputs(path: Path, root: yaml.Node, inputs: dict[str, Any]) -> None:
     """Inputs the schema lets through but JavaScript cannot hold, or the port cannot read as upstream does."""
     if "now" in inputs:
         _check_clock(path, root, ["inputs", "now"], inputs["now"])
-    count = inputs.get("previous_message_count")
-    if isinstance(count, float) and not math.isfinite(count):
-        raise ScenarioError(
-            path,
-            line_at(root, ["inputs", "previous_message_count"]),
-            f"inputs/previous_message_count: {count!r} is not a JSON number, so no request can carry it; "
-            "write a finite number such as 3, 3.0, -5 or 1e21",
-        )
+
+
+def _check_finite(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
+    """No NaN or infinity anywhere a request carries (`inputs`, `steps`): JSON has no form for them, so the
+    request could reach no implementation (harness.cases.inputs.non_finite_at)."""
+    for key in ("inputs", "steps"):
+        where = non_finite_at(data.get(key), (key,))
+        if where is not None:
+            value: Any = data
+            for part in where:
+                value = value[part]
+            raise ScenarioError(
+                path,
+                line_at(root, list(where)),
+                f"{'/'.join(map(str, where))}: {value!r} is not a JSON number, so no request can carry it "
+                "(JSON has no NaN or Infinity); write a finite number such as 3, 3.0, -5 or 1e21, or quote it as text",
+            )
 
 
 def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> Scenario:
@@ -240,7 +249,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         description=data["description"],
         path=path,
         tags=tuple(data.get("tags", ())),
-        inputs={**DEFAULT_INPUTS, **data.get("inputs", {})},
+        inputs=js_value({**DEFAULT_INPUTS, **data.get("inputs", {})}),  # JavaScript strings, for every side
         repo=data["repo"],
         pins=data.get("pins", ""),
         profiles=tuple(data.get("profiles", ())),
@@ -263,7 +272,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         ),
         line=node_at(root, ["id"]).start_mark.line + 1,
         kind=kind,
-        steps=tuple(data.get("steps", ())),
+        steps=tuple(js_value(data.get("steps", []))),
         facts=dict(data.get("facts", {})),
         model=data.get("model"),
         delivery=data.get("delivery", "mid-conversation"),

@@ -34,6 +34,8 @@ TAGS: dict[str, str] = {
     "numbers, Number.prototype, Function.prototype, `arguments`/`caller`",
     "jsdate": "the clock as `new Date(string)` reads it: roll-overs, hour 24, Invalid Dates, years 0 and 10000",
     "jsnumber": "`previousMessageCount` as a JS number: 2^53+1, 10^21, past the largest double",
+    "js-string": "a case's text as JavaScript strings: surrogate-pair escapes (`\\ud83e\\udd80`) are one character as "
+    "JSON.parse reads them, lone surrogates stay (harness.cases.inputs.js_string)",
     "empty": "empty files, whitespace-only files, repositories with nothing to render",
     "no-repo": "unborn, not-a-repository and missing memory directories",
     "subdir": "a memory directory inside a larger repository (`memory_subdir`)",

@@ -48,7 +48,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "encoding": ("encoding",),
     "js-objects": ("prototype", "builtins"),
     "core-memory": ("core-memory", "replace-patterns"),
-    "inputs": ("inputs", "jsdate", "jsnumber"),
+    "inputs": ("inputs", "jsdate", "jsnumber", "js-string"),
     "git": ("history", "worktree", "revision", "no-repo", "subdir", "symlink"),
     "shapes": ("shape", "gitlink", "git-config"),
     "size": ("size", "scale"),

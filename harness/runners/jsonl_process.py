@@ -5,7 +5,8 @@ that str.splitlines() would break on. A crash, a hang past the timeout, garbage,
 partial line, an answer line over MAX_LINE_BYTES or an answer with the wrong id ends the
 request as an error and the process is restarted for the next request; it never yields a record.
 Output left over after an answer (a second answer, stray lines) restarts the process before
-the next request, so one misbehaving case cannot make the next one fail.
+the next request, so one misbehaving case cannot make the next one fail. A request is written by
+harness.runners.wire.encode_request; one it refuses (NaN, Infinity) is never sent and is the harness's error.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from harness.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.base import Runner
 from harness.runners.child import Child, kill_child
+from harness.runners.wire import UnreadableRequest, check_request, encode_request, unreadable_outcome
 
 MAX_LINE_BYTES = 256 * 1024 * 1024  # an answer line longer than this is garbage, not a record
 _PARTIAL, _TOO_LONG = b"\0partial", b"\0too-long"
@@ -115,7 +117,9 @@ class JsonLinesProcess:
         """Send one request and wait for its answer; raises ProtocolError (and leaves the process stopped).
 
         An answer to an earlier request (a second answer that arrived after this request was sent) is
-        left-over output: the process is restarted and the request sent once more."""
+        left-over output: the process is restarted and the request sent once more. A request no JSON parser
+        can read raises UnreadableRequest before anything is sent (the process is left as it is)."""
+        line = encode_request({"id": self._next_id + 1, **payload}) + b"\n"
         if self.running and not self._lines.empty():
             self.stop()  # output nobody asked for (a second answer, stray lines): start clean
             self.stale_restarts += 1
@@ -124,7 +128,6 @@ class JsonLinesProcess:
         assert self._proc is not None and self._proc.stdin is not None
         self._next_id += 1
         request_id = self._next_id
-        line = json.dumps({"id": request_id, **payload}, ensure_ascii=True).encode("ascii") + b"\n"
         try:
             self._proc.stdin.write(line)
             self._proc.stdin.flush()
@@ -162,7 +165,9 @@ class JsonLinesProcess:
         request was not answered because the process ended first (a polluted answer ends the driver, or it
         crashed); send those again one at a time with `request`. `timeout` is per answer. The generator
         touches the process until it is exhausted, and the process is left clean (or stopped) after it.
+        Every payload must be one `encode_request` accepts (UnreadableRequest otherwise, before anything is sent).
         """
+        data = b"".join(encode_request({"id": self._next_id + 1 + i, **p}) + b"\n" for i, p in enumerate(payloads))
         if self.running and not self._lines.empty():
             self.stop()
             self.stale_restarts += 1
@@ -171,10 +176,6 @@ class JsonLinesProcess:
         assert self._proc is not None and self._proc.stdin is not None
         first = self._next_id + 1
         self._next_id += len(payloads)
-        data = b"".join(
-            json.dumps({"id": first + i, **p}, ensure_ascii=True).encode("ascii") + b"\n"
-            for i, p in enumerate(payloads)
-        )
         stdin = self._proc.stdin
 
         def write() -> None:
@@ -273,7 +274,9 @@ class JsonLinesRunner(Runner):
             return
         self.wait_prefetched()
         self.process.keep_spare = True  # a batch user compiles many repositories: restarts must not wait
-        payloads = [{**r.to_wire(), **self.request_fields} for r in requests]
+        payloads = [p for p in ({**r.to_wire(), **self.request_fields} for r in requests) if check_request(p) is None]
+        if not payloads:  # (a request no parser can read is left to `compile`, which answers it as the harness's)
+            return
         futures: list[Future[tuple[dict[str, Any] | Exception | None, float]]] = [Future() for _ in payloads]
         self._prefetched = {_wire_key(p): f for p, f in zip(payloads, futures, strict=True)}
 
@@ -309,7 +312,7 @@ class JsonLinesRunner(Runner):
 
     def lifecycle_close(self) -> None:
         if self.process.running and not self.start_error:
-            with contextlib.suppress(ProtocolError, OSError):
+            with contextlib.suppress(ProtocolError, OSError, UnreadableRequest):
                 self.process.request({"op": "lifecycle_close", "session": f"s{self._session}"}, timeout=self.timeout)
 
     def _ask(
@@ -323,6 +326,8 @@ class JsonLinesRunner(Runner):
         started = time.perf_counter()
         try:
             answer = self.process.request(payload, timeout=self.timeout)
+        except UnreadableRequest as error:
+            return unreadable_outcome(error)
         except (ProtocolError, OSError) as error:
             return Outcome("error", error=str(error), stderr=self.process.stderr_tail(), elapsed_ms=_ms(started))
         return self._outcome(answer, _ms(started), key, keep, merge)

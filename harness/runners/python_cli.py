@@ -26,6 +26,7 @@ from harness.model import CompileRequest, Outcome
 from harness.port_command import cli_args
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.python_port import PythonPortRunner
+from harness.runners.wire import check_request
 from memfs_prompt.collation import info as collation_info
 from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.skills_block import append_skills_for_profile
@@ -97,6 +98,9 @@ class PythonCliRunner(PythonPortRunner):
         self.timeout = timeout
 
     def compile(self, request: CompileRequest) -> Outcome:
+        refused = check_request(request.to_wire())  # (harness.runners.wire)
+        if refused is not None:
+            return refused
         in_file = system_goes_in_a_file(request.system)
         carried = (request.agent_id, request.conversation_id, request.now, *(() if in_file else (request.system,)))
         if not all(map(argv_can_carry, carried)) or (in_file and not utf8_can_carry(request.system)):

@@ -3,7 +3,8 @@
 Each request goes to the server as the dict `python -m memfs_prompt serve` would parse from its line,
 so the in-process port and the served port answer through one code path (docs/protocol.md). Answers
 become outcomes as a JSON-lines runner reads them: `record` (with `systemPromptWithSkills` merged in),
-`thrown`, or an error (`error`, or `unsupported` for an input the port does not serve).
+`thrown`, or an error (`error`, or `unsupported` for an input the port does not serve). A request no line
+could carry (harness.runners.wire) is not given to the port: its outcome is the harness's error.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from harness.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplContext, ImplSpec
+from harness.runners.wire import check_request
 from memfs_prompt.collation import info as collation_info
 from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.protocol import Server
@@ -53,6 +55,9 @@ class PythonPortRunner(Runner):
         self, request: dict[str, Any], key: str, keep: tuple[str, ...] = (), merge: tuple[str, ...] = ()
     ) -> Outcome:
         """One request; the answer's `key` (or the `keep` keys) become the record, with the `merge` keys added."""
+        refused = check_request(request)  # what no line could carry is not given to the port either
+        if refused is not None:
+            return refused
         started = time.perf_counter()
         answer = self._server.handle(request)
         elapsed = (time.perf_counter() - started) * 1000

@@ -1,7 +1,8 @@
 """Verdicts: from what each side produced to pass, fail, known, stale, error or runtime divergence.
 
 Owns the decisions: a case passes only when every implementation ran and agreed; a reference
-that could not run is an error; an implementation that does not serve a case (an `unsupported`
+that could not run is an error, and a request the harness could not write is an error of the harness, never
+the reference's or the implementation's; an implementation that does not serve a case (an `unsupported`
 answer) makes it not applicable, never a pass; a recorded divergence that still diverges is known, one that no
 longer does is stale (a failure, so the list stays true); a runtime/locale variant whose output
 differs from its bun baseline is a runtime divergence (upstream's doing, not the port's).
@@ -29,7 +30,11 @@ from harness.verdict.view import LETTA_CODE, ComparisonView
 
 
 def _unusable(reference: Outcome | None, impl: Outcome, impl_label: str) -> tuple[Status, list[str]] | None:
-    """Error or not applicable when a side produced nothing comparable; None when both can be compared."""
+    """Error or not applicable when a side produced nothing comparable; None when both can be compared. A request
+    the harness could not write (`harness_bug`, harness.runners.wire) is the harness's error, whichever side met it."""
+    for side in (reference, impl):
+        if side is not None and side.harness_bug:
+            return Status.ERROR, [str(side.error)]
     if reference is not None and reference.status in ("error", "unsupported"):
         return Status.ERROR, [f"reference could not run: {reference.error}"]
     if impl.status == "unsupported":
@@ -51,6 +56,9 @@ def judge_variant(
     expected: Sequence[Divergence] = (),
 ) -> tuple[Status, list[FieldDiff], list[FieldDiff], list[str]]:
     """Verdict for a runtime/locale variant: (status, implementation diffs, variant-vs-baseline diffs, reasons)."""
+    blamed = next((o for o in (variant, baseline, impl) if o is not None and o.harness_bug), None)
+    if blamed is not None:
+        return Status.ERROR, [], [], [str(blamed.error)]
     if variant.status == "error":
         return Status.ERROR, [], [], [f"reference could not run: {variant.error}"]
     if baseline is None or baseline.status == "error":
