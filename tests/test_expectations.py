@@ -439,11 +439,14 @@ def test_docs_products_table_and_the_server_s_expectations_agree() -> None:
 
 
 def test_the_server_s_file_covers_its_cases_against_the_pinned_default() -> None:
+    """Against the pinned default letta-code; a golden case (no runnable reference) against the spec's bytes."""
     loaded = load_expectations(SERVER_FILE)
     assert loaded.implementation == SERVER
-    assert {e.labels for e in loaded.entries} == {(ReferenceSpec.parse(default_reference()).label,)}
+    assert {e.labels for e in loaded.entries} == {(ReferenceSpec.parse(default_reference()).label,), ("golden",)}
     assert {e.kind for e in loaded.entries} <= {"product-difference", "unexplained"}
     cases = {path.stem: path for path in (ROOT / "cases").rglob("*.yaml")}
     assert [e.case for e in loaded.entries if e.case not in cases] == []
+    golden = [e.case for e in loaded.entries if e.labels == ("golden",)]
+    assert [c for c in golden if "\nexpect:" not in cases[c].read_text(encoding="utf-8")] == []
     # the product differences left the corpus: no case records one itself any more
     assert [c for c, path in cases.items() if "letta-server@" in path.read_text(encoding="utf-8")] == []

@@ -284,3 +284,40 @@ def test_skills_are_request_scoped_not_stored(driver: Driver, workspace: Path) -
         "\n\n<available_skills>\n${MEMORY_DIR}/skills\n└── deploy/\n    └── SKILL.md (Ship it)\n</available_skills>"
     )
     assert record["requestContent"] == record["content"] + record["availableSkills"]
+
+
+@pytest.mark.integration
+def test_a_memory_dir_that_is_a_git_directory_is_stored_as_the_agent_s_repository(
+    driver: Driver, workspace: Path
+) -> None:
+    """The server's storage holds one git directory (`repo.git`): a bare repository, or a work tree's .git,
+    is that directory itself, and reads as the work tree it was made from. (The bare copy keeps its loose
+    ref: storage holds files only, so a git directory whose refs/ is empty, as `git clone --bare` leaves it
+    with every ref packed, is no git directory once the server downloads it, and reading it fails.)"""
+    env = git_env_for(workspace / "home")
+    source = _repo(workspace, "bare-source", TINY)
+    head = _git(source, env, "rev-parse", "HEAD").strip()
+    bare = workspace / "bare.git"
+    shutil.copytree(source / ".git", bare)
+    _git(workspace, env, "--git-dir", str(bare), "config", "core.bare", "true")
+    for memory_dir in (bare, source / ".git"):
+        record = _compile(driver, memory_dir)["record"]
+        assert (record["memory"], record["memfsRevision"]) == (TINY_MEMORY, head), memory_dir
+
+
+@pytest.mark.integration
+def test_a_gitdir_file_names_the_repository_stored(driver: Driver, workspace: Path) -> None:
+    repo = _repo(workspace, "separate", TINY)
+    head = _git(repo, git_env_for(workspace / "home"), "rev-parse", "HEAD").strip()
+    (repo / ".git").rename(workspace / "separate.git")
+    (repo / ".git").write_text("gitdir: ../separate.git\n")
+    record = _compile(driver, repo)["record"]
+    assert (record["memory"], record["memfsRevision"]) == (TINY_MEMORY, head)
+
+
+@pytest.mark.integration
+def test_a_directory_inside_a_git_directory_is_no_repository(driver: Driver, workspace: Path) -> None:
+    repo = _repo(workspace, "inside", TINY)
+    for memory_dir in (repo / ".git" / "refs", repo / "notes"):
+        record = _compile(driver, memory_dir)["record"]
+        assert (record["memory"], record["memfsRevision"]) == ("", None), memory_dir

@@ -18,9 +18,12 @@ Protocol: reference/driver.mjs's `hello` and `compile` ops (one JSON object per 
 Lifecycle ops are answered with ok=false: the server's conversation loop needs its database.
 
 A compile does what the server does for a git-backed agent (tag `git-memory-enabled`):
-  1. the repository's .git directory is put into a LocalStorageBackend by upstream's own
-     `GitOperations._upload_repo` (the server keeps repositories in object storage, not in a work
-     tree: this is the one adaptation), under a storage id derived from agentId;
+  1. the git directory of the repository whose root is memoryDir (its .git directory, the directory a
+     `.git` file names, or memoryDir itself when it is a git directory: `repository_git_dir`) is put
+     into a LocalStorageBackend by upstream's own `GitOperations._upload_repo` (the server keeps
+     repositories in object storage, one git directory each, not in a work tree: this is the one
+     adaptation), under a storage id derived from agentId; a subdirectory of a work tree or of a git
+     directory is no repository's root, and nothing is stored;
   2. `MemfsClient.get_blocks_async` (memfs_client_base) reads HEAD as upstream does: downloads the
      .git files to a temporary directory, `git ls-tree -r --name-only HEAD`, `git show HEAD:<path>`,
      `path_mapping.memory_block_label_from_markdown_path`, `block_markdown.parse_block_markdown`, a
@@ -52,6 +55,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -127,12 +131,47 @@ def storage_agent_id(agent_id: str) -> str:
     return f"agent-{uuid.uuid5(STORAGE_NAMESPACE, agent_id)}"
 
 
+def repository_git_dir(memory_dir: Path) -> Path | None:
+    """The git directory of the repository whose root is `memory_dir`: what the server's storage holds
+    for an agent (`<org>/<agent>/repo.git/...`, the files of one git directory), or None.
+
+    `memory_dir/.git` when it is a directory; the directory a `.git` file names (`gitdir: <path>`, relative
+    to memory_dir, as `git init --separate-git-dir` writes it); memory_dir itself when it is a git directory
+    (a bare repository, or a work tree's .git: `git rev-parse --absolute-git-dir` run there prints it).
+    A subdirectory of a work tree or of a git directory is no repository's root: None."""
+    dot_git = memory_dir / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():
+        text = dot_git.read_text(encoding="utf-8", errors="replace")
+        if not text.startswith("gitdir: "):
+            return None
+        target = (memory_dir / text[len("gitdir: ") :].strip()).resolve()
+        return target if target.is_dir() else None
+    if not memory_dir.is_dir():
+        return None
+    found = subprocess.run(
+        ["git", "rev-parse", "--absolute-git-dir"], cwd=memory_dir, capture_output=True, text=True, check=False
+    )
+    if found.returncode != 0 or Path(found.stdout.strip()).resolve() != memory_dir.resolve():
+        return None
+    return memory_dir
+
+
 async def read_blocks(memory_dir: Path, agent_id: str, storage: Path) -> tuple[list[Any], str | None]:
     """The blocks and HEAD revision the server reads for an agent whose repository is `memory_dir`."""
     client = MemfsClient(local_path=str(storage))
     actor = User(id=USER_ID, organization_id=ORG_ID, name="conformance")
-    # upstream's own upload: every file under memory_dir/.git into the storage backend
-    await client.git._upload_repo(str(memory_dir), agent_id, ORG_ID)
+    git_dir = repository_git_dir(memory_dir)
+    if git_dir == memory_dir / ".git":  # upstream's own upload: every file under memory_dir/.git into the storage
+        await client.git._upload_repo(str(memory_dir), agent_id, ORG_ID)
+    elif git_dir is not None:  # the same upload of a git directory found elsewhere, as the .git of a staging directory
+        staging = Path(tempfile.mkdtemp(prefix="staging.", dir=_SCRATCH))
+        try:
+            (staging / ".git").symlink_to(git_dir, target_is_directory=True)
+            await client.git._upload_repo(str(staging), agent_id, ORG_ID)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     blocks = await client.get_blocks_async(agent_id, actor)
     try:
         revision: str | None = await client.git.get_head_sha(agent_id, ORG_ID)

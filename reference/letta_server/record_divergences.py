@@ -58,6 +58,12 @@ RULES = {
     "python-datetime-range": "the server's recompile time is a Python datetime, which cannot hold this now "
     "(a day or hour JavaScript's Date rolls over, or an offset carrying the instant out of years 1-9999), so "
     "the server cannot compile (thrown); letta-code's Date accepts it",
+    "strict-utf8-listing": "the server decodes git ls-tree's listing strictly as UTF-8 (text=True), so a name git "
+    "prints raw (core.quotePath=false) that is not UTF-8 raises UnicodeDecodeError (thrown); letta-code decodes "
+    "the listing with U+FFFD, and the decoded name's git show fails, so the file vanishes",
+    "memfs-v2": "the server has no memfs-v2: a root MEMORY.md is an ordinary external file beside the system/ "
+    "blocks (the v1 rendering); letta-code 0.33.3 and later render a repository with a root MEMORY.md by their "
+    "v2 rules (root blocks, then <memory>)",
 }
 
 
