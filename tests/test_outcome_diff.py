@@ -44,7 +44,7 @@ def test_null_and_absent_differ_in_every_caller() -> None:
     assert presence(NULL, ABSENT)["memfsRevision"] == REFERENCE_ONLY
     assert judge(SCENARIO, "0.32.18", NULL, ABSENT)[0] == Status.FAIL
     signature = signature_of("0.32.18", NULL, ABSENT)
-    assert signature is not None and signature.diffs == (("memfsRevision", "absent-in-port"),)
+    assert signature is not None and signature.diffs == (("memfsRevision", "absent-in-impl"),)
     assert changes(NULL, ABSENT) == ["memfsRevision (removed)"]
     assert first_change(["a", "b"], {"a": NULL, "b": ABSENT}.__getitem__).first_changed == "b"
     assert [d["observation"] for d in observation_diffs({"x": None}, {})] == ["x"]
@@ -71,7 +71,7 @@ REVISION = Outcome("ok", record={**RECORD, "memfsRevision": "9f3c0d1"})
 def test_a_field_present_with_value_null_is_null_not_absent() -> None:
     # both sides have memfsRevision; one holds null: a value difference, not a missing field
     assert [(d.reference_present, d.impl_present) for d in outcome_diff(NULL, REVISION)] == [(True, True)]
-    for reference, port, kind in [(NULL, REVISION, "null-in-reference"), (REVISION, NULL, "null-in-port")]:
+    for reference, port, kind in [(NULL, REVISION, "null-in-reference"), (REVISION, NULL, "null-in-impl")]:
         signature = signature_of("r", reference, port)
         assert signature is not None and signature.diffs == (("memfsRevision", kind),)
     # and the report says null, 4 bytes, where a missing field is absent with no size

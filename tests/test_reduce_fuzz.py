@@ -114,11 +114,11 @@ def test_ddmin_finds_the_two_items_a_failure_needs() -> None:
     [
         ("<a/>\n<Z/>", "<Z/>\n<a/>", "order"),
         ("x\x1c", "x", "whitespace"),
-        ("abc", "ab", "port-shorter"),
-        ("ab", "abc", "port-longer"),
+        ("abc", "ab", "impl-shorter"),
+        ("ab", "abc", "impl-longer"),
         ("abc", "abd", "text"),
         (None, "x", "null-in-reference"),  # a null the reference has; absence is FieldDiff's *_present
-        ("x", None, "null-in-port"),
+        ("x", None, "null-in-impl"),
     ],
 )
 def test_difference_kinds(reference, port, kind) -> None:

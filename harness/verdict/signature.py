@@ -3,8 +3,8 @@
 Built on verdict.diff.outcome_diff, so whatever `run` calls a difference, `reduce` and `fuzz` do too.
 A shrunk case must diverge "the same way" as the case it came from: against the same
 reference, in the same fields, with the same kind of difference. The kind is deliberately
-coarse (an order change, a whitespace-only change, text missing or extra on the port's side,
-other text, a field one side lacks, a null against a value, a throw on one side, a port crash) so
+coarse (an order change, a whitespace-only change, text missing or extra on the implementation's side,
+other text, a field one side lacks, a null against a value, a throw on one side, an implementation crash) so
 that shrinking keeps the bug while its bytes change. Whether a side has a field at all is
 FieldDiff's `*_present` (field_kind); a null it has is a value like any other (difference_kind).
 """
@@ -49,7 +49,7 @@ def difference_kind(reference: Any, port: Any) -> str:
     if reference is None:
         return "null-in-reference"
     if port is None:
-        return "null-in-port"
+        return "null-in-impl"
     if not isinstance(reference, str) or not isinstance(port, str):
         return "value"
     if sorted(reference) == sorted(port):
@@ -57,9 +57,9 @@ def difference_kind(reference: Any, port: Any) -> str:
     if _without_space(reference) == _without_space(port):
         return "whitespace"
     if len(port) < len(reference):
-        return "port-shorter"
+        return "impl-shorter"
     if len(port) > len(reference):
-        return "port-longer"
+        return "impl-longer"
     return "text"
 
 
@@ -69,9 +69,9 @@ def signature_of(reference_label: str, reference: Outcome, port: Outcome) -> Sig
         return None
     if port.status == "error":
         crash = (port.error or "").split(":", 1)[0] or "error"
-        return Signature(reference_label, (("error", f"port-crash:{crash}"),))
+        return Signature(reference_label, (("error", f"impl-crash:{crash}"),))
     if reference.status != port.status:
-        kind = "port-threw" if port.status == "thrown" else "reference-threw"
+        kind = "impl-threw" if port.status == "thrown" else "reference-threw"
         return Signature(reference_label, (("thrown", kind),))
     if reference.status == "thrown":
         return None
@@ -85,7 +85,7 @@ def field_kind(diff: FieldDiff) -> str:
     if not diff.reference_present:
         return "absent-in-reference"
     if not diff.impl_present:
-        return "absent-in-port"
+        return "absent-in-impl"
     return difference_kind(diff.reference, diff.impl)
 
 
