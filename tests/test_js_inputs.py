@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 from fake_reference import fake_bundle, install_fake_bun, pids_started, scenario_yaml
+from test_case_rules import case, refused
 
 from harness.cases import load
 from harness.cases.inputs import js_string, js_value, non_finite_at
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
-from harness.model import DEFAULT_IMPLEMENTATION, CompileRequest, Outcome, Scenario, ScenarioError, Status
+from harness.model import DEFAULT_IMPLEMENTATION, CompileRequest, Outcome, Scenario, Status
 from harness.runners.jsonl_process import JsonLinesRunner
 from harness.runners.wire import UnreadableRequest, encode_request
 from harness.verdict.judge import judge
@@ -39,20 +40,6 @@ SHAPES = [
     (CRAB, CRAB),  # already one character
     ("ascii {CORE_MEMORY}", "ascii {CORE_MEMORY}"),
 ]
-
-
-def case(directory: Path, text: str, name: str = "c", kind: str = "compile") -> Path:
-    path = directory / kind / f"{name}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def refused(path: Path) -> ScenarioError:
-    with pytest.raises(ScenarioError) as info:
-        load_scenario(path)
-    assert str(info.value).startswith(f"{path}:{info.value.line}: "), "every refusal names file:line"
-    return info.value
 
 
 REPO = 'repo:\n  commits:\n    - files:\n        system/human.md: "h\\n"\n'
