@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +124,9 @@ class Session:
 
     def impl(self, spec: ImplSpec, profile: str, slot: int = 0) -> Runner:
         """The runner of implementation `spec` under `profile` in slot `slot` (a lifecycle replay keeps state
-        in it, so one per slot), started on first use."""
-        key = (slot, spec, profile)
+        in it, so one per slot), started on first use; one for every profile when the implementation takes
+        the profile from each request (`ImplSpec.per_profile`)."""
+        key = (slot, spec, profile if spec.per_profile else "")
         with self._lock:
             runner = self._impls.get(key)
             if runner is None:
@@ -148,7 +150,8 @@ class Session:
                 runners = [
                     r for (_, s, p), r in sorted(self._impls.items(), key=_slot_order) if (s, p) == (spec, profile)
                 ]
-                described.append({"implementation": spec.label, **self._described(runners), "profile": profile})
+                entry = {"implementation": spec.label, **self._described(runners)}
+                described.append({**entry, "profile": profile} if profile else entry)
         return described
 
     @staticmethod
@@ -205,7 +208,7 @@ class Session:
             for impl in self.implementations:
                 key = (impl, ref.profile)
                 if key not in outcomes:
-                    outcomes[key] = self.impl(impl, ref.profile, slot).compile(request)
+                    outcomes[key] = self.impl(impl, ref.profile, slot).compile(replace(request, profile=ref.profile))
                 result = self._compared(scenario, impl, ref, reference, outcomes[key], baselines, request, started)
                 results.append(result)
         return results
@@ -240,7 +243,7 @@ class Session:
                 started: float) -> CaseResult:  # fmt: skip
         """A spec-only case: the implementation against the expected bytes the case quotes."""
         profile = resolve_profile_name((scenario.expect or {}).get("profile", DEFAULT_PROFILE))
-        outcome = self.impl(impl, profile, slot).compile(request)
+        outcome = self.impl(impl, profile, slot).compile(replace(request, profile=profile))
         expected = self.expected(scenario, impl, GOLDEN, profile)
         view = view_for(impl)
         status, diffs, reasons = judge_golden(scenario, outcome, view, impl_label=impl.label, expected=expected)
@@ -279,7 +282,7 @@ class Session:
                 started = time.perf_counter()
                 runner = self.impl(impl, profile, slot)
                 try:
-                    replay = lifecycle.replay(scenario, reference, runner, impl.label, work, self.cache)
+                    replay = lifecycle.replay(scenario, reference, runner, impl.label, work, self.cache, profile)
                 except Exception as error:  # the case is an error; the run goes on
                     replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
                 expected = self.expected(scenario, impl, label, profile)

@@ -139,6 +139,7 @@ def replay(
     impl_label: str,
     work_root: Path,
     cache: Path,
+    profile: str | None = None,
 ) -> Replay:
     """Run the steps on the reference (first, when there is one: a golden probe has none) and on the
     implementation under test, over one working copy."""
@@ -153,7 +154,7 @@ def replay(
         repo_dir = copy / "memory"
         memory_dir = copy / materialized.memory_dir.relative_to(materialized.root)
         try:
-            result = _replay_in(scenario, sides, impl_label, work, repo_dir, memory_dir)
+            result = _replay_in(scenario, sides, impl_label, work, repo_dir, memory_dir, profile)
         except Exception as error:  # the case is an error; the run goes on
             result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
         if result.error:  # the same text on every run: no temporary directory names
@@ -167,7 +168,13 @@ def replay(
 
 
 def _replay_in(
-    scenario: Scenario, sides: dict[str, Runner], impl_label: str, work: Path, repo_dir: Path, memory_dir: Path
+    scenario: Scenario,
+    sides: dict[str, Runner],
+    impl_label: str,
+    work: Path,
+    repo_dir: Path,
+    memory_dir: Path,
+    profile: str | None = None,
 ) -> Replay:
     facts: dict[str, str] = dict(scenario.facts)
     inputs = scenario.inputs
@@ -178,6 +185,7 @@ def _replay_in(
         now=inputs["now"],
         model=scenario.model,
         delivery=scenario.delivery,
+        profile=profile,
     )
     opened: dict[str, Any] = {}
     rows = [StepRow(0, "open")]

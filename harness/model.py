@@ -170,6 +170,7 @@ class CompileRequest:
     previous_message_count: int | float = 0  # a JS number: 3.0, -5 and 1e21 are all upstream inputs
     include_memfs: bool = True
     client_skills: ClientSkills | None = None  # sent as `clientSkills` only when given
+    profile: str | None = None  # the profile an implementation under test is compared under (references ignore it)
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -184,6 +185,8 @@ class CompileRequest:
         }
         if self.client_skills is not None:
             wire["clientSkills"] = self.client_skills.value
+        if self.profile is not None:
+            wire["profile"] = self.profile
         return wire
 
 
@@ -202,9 +205,10 @@ class LifecycleOpen:
     model: str | None = None
     agent_id: str | None = None
     delivery: str = "mid-conversation"
+    profile: str | None = None  # as CompileRequest.profile
 
     def to_wire(self, session: str) -> dict[str, Any]:
-        return {
+        wire = {
             "op": "lifecycle_open",
             "session": session,
             "memoryDir": str(self.memory_dir),
@@ -215,6 +219,7 @@ class LifecycleOpen:
             "delivery": self.delivery,
             "now": self.now,
         }
+        return wire if self.profile is None else {**wire, "profile": self.profile}
 
 
 OutcomeStatus = Literal["ok", "thrown", "error", "unsupported"]

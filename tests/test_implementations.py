@@ -164,3 +164,18 @@ def test_a_program_speaking_another_protocol_version_is_an_error_for_every_case(
     results = run(tmp_path, [cases], impl)
     assert [r.status for r in results] == [Status.ERROR, Status.ERROR]
     assert all("speaks protocol 2; this harness speaks 1" in r.reasons[0] for r in results)
+
+
+def test_one_program_serves_every_profile_of_a_run_and_each_request_names_its_profile(tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases", {"one": ""})
+    loaded = load_scenarios([cases])
+    specs = [ReferenceSpec("npm", "0.32.18"), ReferenceSpec("npm", "0.25.3")]  # two profiles
+    claimed = f"{FAKE} --profiles letta-code@0.32.14"
+    with Session(specs, implementations=[ImplSpec.parse(claimed)], cache=tmp_path / "cache", timeout=20.0,
+                 runner_factory=lambda spec, cache: PortReference()) as session:  # fmt: skip
+        results = session.run(loaded.scenarios)
+        (described,) = session.describe_implementations()
+    assert sorted(r.profile for r in results) == ["letta-code@0.25.3", "letta-code@0.32.14"]
+    by_profile = {r.profile: r.status for r in results}
+    assert by_profile == {"letta-code@0.32.14": Status.PASS, "letta-code@0.25.3": Status.NOT_APPLICABLE}
+    assert described["starts"] == 1  # one process for both profiles

@@ -1,11 +1,11 @@
-"""`--impl cmd:ARGV`: any program that speaks the protocol (docs/protocol.md), started once per worker.
+"""`--impl cmd:ARGV`: any program that speaks the protocol (docs/protocol.md), one process per worker.
 
 The program runs warm, with the fault handling of every JSON-lines child (harness.runners.jsonl_process:
 a crash, a hang, garbage, a wrong id or an exit mid-run is an error of that case, and the program is
 started again for the next one). Its `hello` capabilities decide what it is asked: a profile it does
 not claim, or lifecycle when it has none, is not applicable without a request; an `unsupported`
 answer is not applicable too. Every compile and lifecycle_open carries the profile the case is
-compared under.
+compared under (`CompileRequest.profile`), so one process serves every profile of a run.
 
 The program starts in the directory `conformance` was started from (its own files are the user's),
 with the isolated environment of every implementation: a private HOME, no git configuration, the
@@ -29,22 +29,21 @@ PROTOCOL = 1  # the protocol version this harness speaks (docs/protocol.md)
 
 
 class CommandRunner(JsonLinesRunner):
-    """A protocol program as the implementation under test, compared under one profile."""
+    """A protocol program as the implementation under test; each request names its profile."""
 
-    def __init__(self, spec: ImplSpec, profile: str, context: ImplContext, cwd: Path | None = None) -> None:
+    def __init__(self, spec: ImplSpec, context: ImplContext, cwd: Path | None = None) -> None:
         argv = spec.argv
         found = shutil.which(argv[0]) if os.sep not in argv[0] else None
         if found:
             argv = [found, *argv[1:]]
         super().__init__(spec.label, argv, None, context.timeout)
-        self.spec, self.profile = spec, profile
+        self.spec = spec
         extra = [str(Path(found).parent)] if found else []
         env = isolated_env(context.home, context.ceiling, extra_path=extra)
         if os.environ.get("PYTHONPATH"):  # a Python program run from a checkout finds its own packages
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.process.env = env
         self.process.cwd = cwd or Path.cwd()
-        self.request_fields = {"profile": profile}
 
     def start(self) -> None:
         if self.process.starts:
@@ -62,28 +61,28 @@ class CommandRunner(JsonLinesRunner):
         caps = self.hello.get("capabilities")
         return caps if isinstance(caps, dict) else {}
 
-    def _unserved(self, lifecycle: bool) -> Outcome | None:
+    def _unserved(self, profile: str | None, lifecycle: bool) -> Outcome | None:
         """Not applicable before asking: a profile the program does not claim, or lifecycle without it."""
         if not self.start_error and not self.process.starts:
             self.start()
         if self.start_error:
             return None  # an error of the case (JsonLinesRunner answers it)
         profiles = self.capabilities.get("profiles")
-        if isinstance(profiles, list) and self.profile not in profiles:
-            return Outcome("unsupported", error=f"{self.spec.label} does not claim profile {self.profile}")
+        if isinstance(profiles, list) and profile is not None and profile not in profiles:
+            return Outcome("unsupported", error=f"{self.spec.label} does not claim profile {profile}")
         if lifecycle and self.capabilities.get("lifecycle") is False:
             return Outcome("unsupported", error=f"{self.spec.label} has no lifecycle ops")
         return None
 
     def compile(self, request: CompileRequest) -> Outcome:
-        return self._unserved(lifecycle=False) or super().compile(request)
+        return self._unserved(request.profile, lifecycle=False) or super().compile(request)
 
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
-        return self._unserved(lifecycle=True) or super().lifecycle_open(request)
+        return self._unserved(request.profile, lifecycle=True) or super().lifecycle_open(request)
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update({"implementation": self.spec.label, "profile": self.profile, "cwd": str(self.process.cwd)})
+        info.update({"implementation": self.spec.label, "cwd": str(self.process.cwd)})
         if self.process.env:
             info["env"] = recorded_env(self.process.env)
         if self.start_error:
@@ -92,4 +91,4 @@ class CommandRunner(JsonLinesRunner):
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> CommandRunner:
-    return CommandRunner(spec, profile, context)
+    return CommandRunner(spec, context)

@@ -54,6 +54,12 @@ class ImplSpec:
         return shlex.split(self.value)
 
     @property
+    def per_profile(self) -> bool:
+        """Whether a run needs one runner per profile: the port is built for one; a protocol program reads the
+        profile from each request, and the Letta server has none."""
+        return self.kind in ("python", "python-cli")
+
+    @property
     def is_port(self) -> bool:
         """The Python port of this project (in process or its command line)."""
         return self.kind in ("python", "python-cli")

@@ -241,7 +241,6 @@ class JsonLinesRunner(Runner):
         self.timeout = timeout
         self.info: dict[str, Any] = {}
         self.hello: dict[str, Any] = {}  # the whole `hello` answer (protocol version, capabilities)
-        self.request_fields: dict[str, Any] = {}  # added to every compile and lifecycle_open (a profile)
         self.start_error: str | None = None
         self._session = 0
         self._prefetched: dict[str, Future[tuple[dict[str, Any] | Exception | None, float]]] = {}
@@ -258,7 +257,7 @@ class JsonLinesRunner(Runner):
         """The answer's `record`; with `clientSkills` given, its `systemPromptWithSkills` joins the record.
 
         A request given to `prefetch` before takes its answer from there (waiting for it if need be)."""
-        payload = {**request.to_wire(), **self.request_fields}
+        payload = request.to_wire()
         pending = self._prefetched.pop(_wire_key(payload), None)
         if pending is not None:
             answer, elapsed = pending.result()
@@ -274,7 +273,7 @@ class JsonLinesRunner(Runner):
             return
         self.wait_prefetched()
         self.process.keep_spare = True  # a batch user compiles many repositories: restarts must not wait
-        payloads = [p for p in ({**r.to_wire(), **self.request_fields} for r in requests) if check_request(p) is None]
+        payloads = [p for p in (r.to_wire() for r in requests) if check_request(p) is None]
         if not payloads:  # (a request no parser can read is left to `compile`, which answers it as the harness's)
             return
         futures: list[Future[tuple[dict[str, Any] | Exception | None, float]]] = [Future() for _ in payloads]
@@ -304,7 +303,7 @@ class JsonLinesRunner(Runner):
 
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
         self._session += 1
-        payload = {**request.to_wire(f"s{self._session}"), **self.request_fields}
+        payload = request.to_wire(f"s{self._session}")
         return self._ask(payload, "opened", keep=("opened", "compiled"))
 
     def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
