@@ -178,6 +178,16 @@ def agent_with_clock(repo, profile: str) -> tuple[LocalConversations, Clock]:
     return agent, clock
 
 
+def after_one_turn_at_an_invalid_clock(make_repo, profile):
+    """An agent over a one-block repository whose conversation had one turn; its clock is now an Invalid Date."""
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent, clock = agent_with_clock(repo, profile)
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    clock.now = INVALID
+    return agent, clock, conversation
+
+
 @pytest.mark.parametrize("profile", ["letta-code@0.30.28", "letta-code@0.32.18", "letta-code@0.34.12"])
 def test_an_invalid_clock_throws_on_a_turn_that_reuses_the_cached_prompt_before_storing_it(make_repo, profile):
     repo = make_repo({"system/persona.md": PERSONA})
@@ -194,11 +204,7 @@ def test_an_invalid_clock_throws_on_a_turn_that_reuses_the_cached_prompt_before_
 
 @pytest.mark.parametrize("profile", ["letta-code@0.25.3", "letta-code@0.25.9"])
 def test_0_25_stores_the_user_message_before_an_invalid_clock_throws(make_repo, profile):
-    repo = make_repo({"system/persona.md": PERSONA})
-    agent, clock = agent_with_clock(repo, profile)
-    conversation = agent.create_conversation()
-    agent.turn(conversation, "hello")
-    clock.now = INVALID
+    agent, clock, conversation = after_one_turn_at_an_invalid_clock(make_repo, profile)
     with pytest.raises(UpstreamError, match="Invalid Date"):
         agent.turn(conversation, "reused")
     assert [m.role for m in conversation.messages] == ["user", "assistant", "user"]
@@ -208,11 +214,7 @@ def test_0_25_stores_the_user_message_before_an_invalid_clock_throws(make_repo, 
 
 @pytest.mark.parametrize("profile", ["letta-code@0.25.9", "letta-code@0.34.12"])
 def test_compaction_with_an_invalid_clock_throws_and_keeps_every_message(make_repo, profile):
-    repo = make_repo({"system/persona.md": PERSONA})
-    agent, clock = agent_with_clock(repo, profile)
-    conversation = agent.create_conversation()
-    agent.turn(conversation, "hello")
-    clock.now = INVALID
+    agent, _clock, conversation = after_one_turn_at_an_invalid_clock(make_repo, profile)
     with pytest.raises(UpstreamError, match="Invalid Date"):
         agent.compact(conversation, "summary")
     assert [m.text for m in conversation.messages] == ["hello", "pong"]
