@@ -45,10 +45,8 @@ def python_only(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str, Any
         for scenario in scenarios:
             repo = materialize_repo(scenario, session.cache)
             if scenario.expect:
-                profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name))
-            elif (
-                scenario.profiles and ref_profile.name not in scenario.profiles and spec.value not in scenario.profiles
-            ):
+                profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name)).name
+            elif scenario.profiles and ref_profile not in scenario.profiles and spec.value not in scenario.profiles:
                 continue
             else:
                 profile = ref_profile
