@@ -90,8 +90,10 @@ def keyword(text: str) -> Keyword:
 
 def add_run_control(parser: argparse.ArgumentParser) -> None:
     """-x, --maxfail, --lf, --durations: how much of a run to do and what to say at its end."""
-    parser.add_argument("-x", "--exitfirst", action="store_true", help="stop after the first failing result")
-    parser.add_argument("--maxfail", type=positive, help="stop after N failing results")
+    parser.add_argument(
+        "-x", "--exitfirst", action="store_true", help="stop after the first failing result or file that did not load"
+    )
+    parser.add_argument("--maxfail", type=positive, help="stop after N failing results (each load error counts)")
     parser.add_argument(
         "--lf", "--last-failed", action="store_true", dest="last_failed",
         help="only the cases that failed in the previous report (--report DIR's report.json)",
