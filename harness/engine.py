@@ -93,6 +93,7 @@ class Session:
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
         self.jobs = jobs
+        self.profile_override = profile_override  # `--profile`: every reference compared under this one
         self.implementations = list(dict.fromkeys(implementations))
         self.expectations = {e.implementation: e for e in expectations}
         self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout)

@@ -147,8 +147,9 @@ def test_reduce_shrinks_a_whitespace_divergence_to_one_small_file(tmp_path: Path
     assert bytes_after <= 12  # upstream trims the body only after a frontmatter: `---\n\n---\n\x1c` (10 bytes)
     assert model_size(candidate_of(scenario).model)[0] == 13
     assert b"\x1c" in next(iter(reduction.candidate.model.head.values())).data
-    doc = reduced_document(reduction, "trimmed-reduced", "trimmed", ["whitespace"])
-    assert doc["tags"] == ["whitespace", "reduced"]
+    doc = reduced_document(reduction, "trimmed-reduced", "trimmed", FoundBy(f"npm:{RELEASE}", "letta-code@0.32.14"))
+    assert doc["tags"] == ["reduced"]  # the original's `whitespace` said something of files that are gone
+    assert doc["found_by"] == {"reference": f"npm:{RELEASE}", "profile": "letta-code@0.32.14"}
 
 
 def test_reduce_command_rejects_a_case_that_does_not_diverge(tmp_path: Path, capsys) -> None:

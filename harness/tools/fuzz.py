@@ -32,11 +32,10 @@ from hypothesis.errors import Flaky
 from harness.cases.load import discover, load_scenarios
 from harness.cases.write import case_document, write_case
 from harness.engine import Session
-from harness.model import FoundBy
 from harness.repomodel import RepoModel
 from harness.tools.fuzz_strategies import compile_inputs, repo_models
 from harness.tools.oracle import Candidate, Oracle, OracleStats, candidate_of
-from harness.tools.reduce import Reduction, reduce_candidate
+from harness.tools.reduce import Reduction, reduce_candidate, reproduction
 from harness.verdict.signature import Signature, pick_divergence
 
 
@@ -264,9 +263,8 @@ def _save(
     how = ("shrunk (Hypothesis, then reduce)" if reduced else
            "not fully reduced: the --seconds budget ran out" if reduction else
            "not reduced: the --seconds budget ran out (`conformance reduce` it)")  # fmt: skip
-    ref = next((r for r in oracle.session.references if r.label == signature.reference), None)
-    found_by = FoundBy(ref.spec.cli if ref and ref.spec else signature.reference, ref.profile if ref else "",
-                       batch_seed)  # fmt: skip
+    ref = next(r for r in oracle.session.references if r.label == signature.reference)
+    found_by, profiles = reproduction(oracle.session, ref, batch_seed)
     path = None
     if out_dir is not None:
         doc = case_document(
@@ -277,6 +275,7 @@ def _save(
             tags=["fuzz", "reduced"] if reduced else ["fuzz"],
             inputs=candidate.inputs,
             found_by=found_by,
+            profiles=profiles,
         )
         path = write_case(doc, out_dir, overwrite=True)
     summary = f"seed {batch_seed}: " + (reduction.summary() if reduction else f"{how}; {signature.describe()}")
