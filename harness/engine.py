@@ -93,6 +93,7 @@ class Session:
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
         self.jobs = jobs
+        self.profile_override = profile_override  # `--profile`: every reference compared under this one
         self.implementations = list(dict.fromkeys(implementations))
         self.expectations = {e.implementation: e for e in expectations}
         self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout)
@@ -187,6 +188,8 @@ class Session:
         `repo`: the scenario's repository, already built (`conformance fuzz` builds its own); else materialized."""
         if scenario.kind == "lifecycle":
             return self.run_lifecycle_case(scenario, slot)
+        if not scenario.expect and not any(applies(scenario, ref) for ref in self._slot(slot)):
+            return self._not_applicable(scenario, self._slot(slot))
         started = time.perf_counter()
         try:
             repo = repo or materialize_repo(scenario, self.cache)
@@ -262,6 +265,20 @@ class Session:
             for impl in self.implementations
         ]  # fmt: skip
 
+    def _not_applicable(self, scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[CaseResult]:
+        """A case whose `profiles` name none of the run's references: not applicable against each, saying why."""
+        named = ", ".join(scenario.profiles)
+        return [
+            CaseResult(scenario.id, ref.label, ref.profile, Status.NOT_APPLICABLE, scenario.tags, str(scenario.path),
+                       scenario.description, scenario.pins, implementation=impl.label, reasons=[
+                           f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
+                           f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
+                           "a --reference of one of its profiles"])
+            for ref in refs
+            if not ref.is_variant
+            for impl in self.implementations
+        ]  # fmt: skip
+
     def run_lifecycle_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
         alone, golden)."""
@@ -276,6 +293,8 @@ class Session:
                     continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
                 if applies(scenario, ref):
                     targets.append((ref.label, ref.profile, ref.runner))
+            if not targets:
+                return self._not_applicable(scenario, self._slot(slot))
         results = []
         for label, profile, reference in targets:
             for impl in self.implementations:

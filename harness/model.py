@@ -105,12 +105,14 @@ class ClientSkills:
 
 @dataclass(frozen=True)
 class FoundBy:
-    """A fuzz-found case's origin: `conformance run <case> --reference <reference> --profile <profile>`
-    reproduces it."""
+    """How a case `conformance fuzz` or `conformance reduce` wrote diverges: `conformance run <case>
+    --reference <reference> --profile <profile>` (and `--impl <implementation>` when one is named) shows
+    the divergence again."""
 
     reference: str
     profile: str
-    seed: int
+    seed: int | None = None  # the Hypothesis seed of the fuzz batch that drew it (None: not fuzz-found)
+    implementation: str | None = None  # the implementation under test when it was not the default one
 
 
 @dataclass(frozen=True)

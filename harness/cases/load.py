@@ -23,6 +23,7 @@ from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_fin
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
+from harness.runners.manifest import recorded_label
 
 # The harness's own pinned inputs, not the port CLI's defaults: the code under test must not choose
 # the requests it is judged on (a mutant of memfs_prompt/cli.py would otherwise change them).
@@ -243,6 +244,24 @@ def _check_finite(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
             )
 
 
+def _divergences(path: Path, root: yaml.Node, data: dict[str, Any]) -> tuple[Divergence, ...]:
+    """The case's `divergences`, each reference as the label of the results it matches (manifest.recorded_label,
+    the rule `--reference` is read by): a release that is not pinned, or a text `--reference` refuses,
+    would never match a result, so it is refused at its line."""
+    divergences = []
+    for index, entry in enumerate(data.get("divergences", ())):
+        labels = []
+        for position, text in enumerate(entry["references"]):
+            try:
+                labels.append(recorded_label(text))
+            except ValueError as error:
+                where = ["divergences", index, "references", position]
+                raise ScenarioError(path, line_at(root, where), f"divergences/{index}/references: {error}") from None
+        fields = (tuple(entry["fields"]), entry["kind"], entry["reason"], entry.get("link"))
+        divergences.append(Divergence(tuple(dict.fromkeys(labels)), *fields))
+    return tuple(divergences)
+
+
 def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> Scenario:
     return Scenario(
         id=data["id"],
@@ -254,10 +273,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         pins=data.get("pins", ""),
         profiles=tuple(data.get("profiles", ())),
         expect=data.get("expect"),
-        divergences=tuple(
-            Divergence(tuple(d["references"]), tuple(d["fields"]), d["kind"], d["reason"], d.get("link"))
-            for d in data.get("divergences", ())
-        ),
+        divergences=_divergences(path, root, data),
         explains=tuple(
             Explanation(
                 e["change"],

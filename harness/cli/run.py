@@ -31,7 +31,7 @@ from harness.cli.common import (
     select,
     writing,
 )
-from harness.cli.terminal import Progress, durations_lines, print_conformance, summary_lines
+from harness.cli.terminal import Progress, durations_lines, not_applicable_lines, print_conformance, summary_lines
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.report.meta import run_metadata
@@ -99,6 +99,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"  {reason}", file=sys.stderr)
             for diff in result.diffs[:3]:
                 print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
+    for line in not_applicable_lines(results):
+        print(line, file=sys.stderr)
     for line in summary_lines(results) + (
         durations_lines(results, args.durations) if args.durations is not None else []
     ):
@@ -120,12 +122,12 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
     impls = getattr(args, "impls", None) or impl_specs(args)
     cases_per_run = len(impls) * sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
-    progress = Progress(cases_per_run, maxfail=maxfail(args))
+    progress = Progress(cases_per_run, maxfail=maxfail(args), failures=len(load_errors))  # a load error counts
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
     with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
                  timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
-        results = session.run(scenarios, progress, stop=progress.stop)
+        results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
         references = session.describe_references()
         described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
@@ -133,7 +135,10 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
         implementations = session.describe_implementations()
     seconds = time.perf_counter() - started
     if progress.stop():
-        print(f"stopped after {progress.failures} failing result(s) (-x/--maxfail)", file=sys.stderr)
+        failing = progress.failures - len(load_errors)
+        loading = f"{len(load_errors)} load error(s) and " if load_errors else ""
+        ran = "" if results else ": no case ran"
+        print(f"stopped after {loading}{failing} failing result(s) (-x/--maxfail){ran}", file=sys.stderr)
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
     meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from harness.model import CaseResult
+from harness.model import CaseResult, Status
 from harness.report.summary import counts_text, summarize
 from harness.verdict.diff import field_diff_json
 
@@ -15,10 +15,10 @@ from harness.verdict.diff import field_diff_json
 class Progress:
     """`[done/total] failures: N  case-id` on a terminal, rewritten in place; silent otherwise.
 
-    Also counts failing results for -x/--maxfail (`stop`)."""
+    Also counts failing results for -x/--maxfail (`stop`), from `failures` (the files that did not load)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, maxfail: int | None = None) -> None:
-        self.total, self.done, self.failures, self.maxfail = total, 0, 0, maxfail
+    def __init__(self, total: int, stream: TextIO | None = None, maxfail: int | None = None, failures: int = 0) -> None:
+        self.total, self.done, self.failures, self.maxfail = total, 0, failures, maxfail
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
 
@@ -56,6 +56,20 @@ def summary_lines(results: list[CaseResult]) -> list[str]:
         return []
     lines = [f"=== {len(failing)} failing result(s) ==="]
     lines += [f"{r.status.upper()} {r.case_id} [{r.reference}]: {first_difference_line(r)}" for r in failing]
+    return lines
+
+
+def not_applicable_lines(results: list[CaseResult], shown: int = 3) -> list[str]:
+    """Why results are not applicable: one line per reason, with how many results give it and the first cases."""
+    by_reason: dict[str, list[CaseResult]] = {}
+    for result in results:
+        if result.status == Status.NOT_APPLICABLE:
+            by_reason.setdefault("; ".join(result.reasons) or "no reason given", []).append(result)
+    lines = []
+    for reason, group in by_reason.items():
+        cases = list(dict.fromkeys(f"{r.case_id} [{r.reference}]" for r in group))
+        more = f" and {len(cases) - shown} more" if len(cases) > shown else ""
+        lines.append(f"NOT-APPLICABLE: {', '.join(cases[:shown])}{more}: {reason}")
     return lines
 
 
