@@ -114,6 +114,21 @@ def test_several_processes_and_threads_write_one_store(tmp_path: Path) -> None:
     shared.close()
 
 
+def test_a_store_that_fails_is_a_warning_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    garbage = tmp_path / "results" / "store.sqlite"
+    garbage.parent.mkdir()
+    garbage.write_bytes(b"not a database, " * 100)
+    assert result_store.open_store(tmp_path) is None and "running without it" in capsys.readouterr().err
+    store = ResultStore(tmp_path / "other.sqlite")
+    store.put("k", "compile", "ref", {"v": 1})
+    store._db.close()  # as a file gone bad under a running session
+    assert store.get("k") is None and store.contains("k") is False
+    store.put("k2", "compile", "ref", {"v": 2})
+    assert capsys.readouterr().err.count("going on without it") == 1
+
+
 def test_errors_crashes_timeouts_unsupported_and_harness_bugs_are_not_storable() -> None:
     assert storable(Outcome("ok", record={})) and storable(Outcome("thrown", thrown="TypeError: x"))
     assert not storable(Outcome("error", error="no answer within 60 s (killed)"))

@@ -91,7 +91,11 @@ class MemoizedReference(Runner):
             sent = encode_request(request.to_wire()).decode("ascii")
         except UnreadableRequest:
             return None  # the runner answers it as the harness's error
-        repository = repository_digest(root, self.store)
+        try:
+            repository = repository_digest(root, self.store)
+        except OSError as error:  # a repository that cannot be read whole: not memoized (the reference says why)
+            print(f"warning: {root}: not memoized ({error})", file=sys.stderr)
+            return None
         return sha256_hex(
             canonical({"op": "compile", "reference": identity, "request": sent, "repository": repository})
         )
@@ -201,13 +205,8 @@ class ProbeReplay(Runner):
         started = time.perf_counter()
         self._work = json.dumps(str(request.storage_dir.parent), ensure_ascii=True)[1:-1]
         opened = self._templated(request.to_wire(""))
-        identity = self.owner.identity()
-        if identity is not None:
-            repository = repository_digest(self.checkout, self.owner.store)
-            self._key = sha256_hex(canonical({
-                "op": "lifecycle", "reference": identity, "open": opened, "steps": self.steps,
-                "repository": repository, "builders": files_digest(BUILDERS),
-            }))  # fmt: skip
+        self._key = self._probe_key(opened)
+        if self._key is not None:
             stored = self.owner.store.get(self._key)
             if isinstance(stored, list) and stored:
                 self._stored, self.cached = stored, self._key
@@ -215,6 +214,20 @@ class ProbeReplay(Runner):
         outcome = self.owner.live().lifecycle_open(request)
         self._recorded.append({"request": opened, "outcome": self._templated(encode_outcome(outcome))})
         return outcome
+
+    def _probe_key(self, opened: str) -> str | None:
+        identity = self.owner.identity()
+        if identity is None:
+            return None
+        try:
+            repository = repository_digest(self.checkout, self.owner.store)
+        except OSError as error:  # a checkout that cannot be read whole: the probe runs, unstored
+            print(f"warning: {self.checkout}: not memoized ({error})", file=sys.stderr)
+            return None
+        return sha256_hex(canonical({
+            "op": "lifecycle", "reference": identity, "open": opened, "steps": self.steps,
+            "repository": repository, "builders": files_digest(BUILDERS),
+        }))  # fmt: skip
 
     def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
         started = time.perf_counter()

@@ -4,6 +4,7 @@ repository digests; `conformance cache` reads and prunes it (harness.cli.cache).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -12,8 +13,9 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 FORMAT = 1  # bump when what is stored, or how a key is made, changes: the store then starts empty
 MAX_SIZE_ENV = "LETTA_CONFORMANCE_STORE_MAX"
@@ -46,6 +48,29 @@ def store_path(cache: Path) -> Path:
 def canonical(value: Any) -> bytes:
     """JSON with sorted keys, ASCII, no NaN: the bytes a key is made of and a value is stored as."""
     return json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
+
+
+_T = TypeVar("_T")
+
+
+def _tolerant(default: Any) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
+    """A store operation a run makes: an SQLite error (a file locked past the timeout, a full disk) warns once
+    and reads as a miss or a write not done; the run goes on, as with --no-cache."""
+
+    def wrap(method: Callable[..., _T]) -> Callable[..., _T]:
+        @functools.wraps(method)
+        def safe(self: ResultStore, *args: Any) -> _T:
+            try:
+                return method(self, *args)
+            except sqlite3.Error as error:
+                if not self.failed:
+                    self.failed = True
+                    print(f"warning: result store {self.path}: {error}; going on without it", file=sys.stderr)
+                return default  # type: ignore[no-any-return]
+
+        return safe
+
+    return wrap
 
 
 class ResultStore:
@@ -83,8 +108,10 @@ class ResultStore:
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (str(FORMAT),))
         self._touched: dict[str, float] = {}
         self._puts = 0
+        self.failed = False  # an operation failed (and said so once)
 
     # results
+    @_tolerant(None)
     def get(self, key: str) -> Any | None:
         """The value stored under `key` (JSON), or None; a value that no longer decodes is dropped (a miss)."""
         with self._lock:
@@ -101,10 +128,12 @@ class ResultStore:
                 self._flush_touched()
             return value
 
+    @_tolerant(False)
     def contains(self, key: str) -> bool:
         with self._lock:
             return self._db.execute("SELECT 1 FROM results WHERE key = ?", (key,)).fetchone() is not None
 
+    @_tolerant(None)
     def put(self, key: str, kind: str, reference: str, value: Any) -> None:
         blob = zlib.compress(canonical(value), 6)
         now = time.time()
@@ -117,27 +146,32 @@ class ResultStore:
             if self._puts % 2000 == 0:
                 self._evict(self.max_bytes)
 
+    @_tolerant(None)
     def forget(self, key: str) -> None:
         with self._lock:
             self._db.execute("DELETE FROM results WHERE key = ?", (key,))
 
     # reference descriptions (what `describe()` said when the reference last started), never evicted
+    @_tolerant(None)
     def description(self, key: str) -> dict[str, Any] | None:
         with self._lock:
             row = self._db.execute("SELECT value FROM descriptions WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    @_tolerant(None)
     def describe_as(self, key: str, value: dict[str, Any]) -> None:
         text = json.dumps(value, sort_keys=True, default=repr)
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO descriptions VALUES (?, ?)", (key, text))
 
     # repository digests, by the stamp of the repository's `.complete` marker
+    @_tolerant(None)
     def repository(self, root: str, stamp: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT stamp, digest FROM repositories WHERE root = ?", (root,)).fetchone()
         return row[1] if row and row[0] == stamp else None
 
+    @_tolerant(None)
     def remember_repository(self, root: str, stamp: str, digest: str) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO repositories VALUES (?, ?, ?)", (root, stamp, digest))
@@ -203,6 +237,8 @@ class ResultStore:
                 self._flush_touched()
                 if self._evict(self.max_bytes)[0]:
                     self._db.execute("PRAGMA incremental_vacuum")
+            except sqlite3.Error as error:  # the results are stored; only the upkeep is left for next time
+                print(f"warning: result store {self.path}: {error} while closing", file=sys.stderr)
             finally:
                 self._db.close()
 
