@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from harness.cases.load import load_scenario
@@ -427,6 +428,8 @@ def test_a_report_from_the_store_is_the_cold_report_with_cached_marks(
         lines[name] = next(line for line in capsys.readouterr().out.splitlines() if " results: " in line)
     assert result_store.NO_CACHE_ENV not in os.environ  # --no-cache held for its own command only
     cold, warm, nocache = (_report(runs[n]) for n in ("cold", "warm", "nocache"))
+    schema = json.loads((Path(cli.__file__).parents[1] / "report" / "schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(json.loads((runs["warm"] / "report.json").read_text(encoding="utf-8")), schema)
     golden = [r for r in warm["results"] if r["reference"] == "golden"]
     assert len(golden) == 1 and "cached" not in golden[0]  # the port alone: nothing to remember
     references = [r for r in warm["results"] if r["reference"] != "golden"]
