@@ -136,6 +136,15 @@ def add_no_timing(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_no_cache(parser: argparse.ArgumentParser) -> None:
+    """`--no-cache`: every reference request runs; the result store is neither read nor written (cli.main sets
+    LETTA_CONFORMANCE_NO_CACHE for the command, so every session it opens, and its child processes, obey)."""
+    parser.add_argument(
+        "--no-cache", action="store_true",
+        help="run every reference request: do not read or write the result store (docs/scale.md)",
+    )  # fmt: skip
+
+
 def add_report(parser: argparse.ArgumentParser, what: str = "index.html, report.json and junit.xml") -> None:
     parser.add_argument("--report", help=f"directory for {what}")
 

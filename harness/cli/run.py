@@ -14,6 +14,7 @@ from harness.cli.common import (
     add_expectations,
     add_impl,
     add_jobs,
+    add_no_cache,
     add_no_timing,
     add_paths,
     add_profile,
@@ -31,7 +32,14 @@ from harness.cli.common import (
     select,
     writing,
 )
-from harness.cli.terminal import Progress, durations_lines, not_applicable_lines, print_conformance, summary_lines
+from harness.cli.terminal import (
+    Progress,
+    cached_text,
+    durations_lines,
+    not_applicable_lines,
+    print_conformance,
+    summary_lines,
+)
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.report.meta import run_metadata
@@ -106,7 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     ):
         print(line)
     print_conformance(results)
-    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     print(f"{len(results)} results: {summary} in {seconds:.1f} s")
     if args.report:
         with writing(args.report, "--report") as directory:
@@ -180,6 +188,7 @@ def register(commands: Commands) -> None:
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
     add_no_timing(run)
+    add_no_cache(run)
     add_runtime_options(run)
     add_run_control(run)
     run.set_defaults(func=cmd_run)

@@ -49,6 +49,12 @@ def first_difference_line(result: CaseResult) -> str:
     return result.reasons[0] if result.reasons else str(result.status)
 
 
+def cached_text(results: list[CaseResult]) -> str:
+    """`, N cached` for the closing count line when N results took the reference's side from the result store."""
+    cached = sum(1 for r in results if r.cached)
+    return f", {cached} cached" if cached else ""
+
+
 def summary_lines(results: list[CaseResult]) -> list[str]:
     """The closing short summary: one line per failing result (pytest's `short test summary info`)."""
     failing = [r for r in results if r.failed]
