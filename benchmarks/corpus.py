@@ -98,7 +98,7 @@ def full_run(cases: Path, spec: ReferenceSpec, jobs: int) -> dict[str, Any]:
         report = json.loads(report_path.read_text(encoding="utf-8"))
     results = report["results"]
     reference_ms = sum((r.get("timing") or {}).get("reference_ms") or 0 for r in results)
-    port_ms = sum((r.get("timing") or {}).get("port_ms") or 0 for r in results)
+    port_ms = sum((r.get("timing") or {}).get("impl_ms") or 0 for r in results)
     info = report["references"][0]
     return {
         "jobs": jobs,
