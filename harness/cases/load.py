@@ -92,6 +92,8 @@ def _fix_hint(error: jsonschema.ValidationError, schema_file: str, extra: str | 
             pass
         else:  # YAML 1.1 reads 1e21 (no dot) as text
             return f" (YAML reads {error.instance} as text; write the number with a dot and a signed exponent: 1.0e+21)"
+    if error.validator == "minimum":
+        return f" (write {error.validator_value} or more)"
     if error.validator == "enum":
         allowed = error.validator_value if isinstance(error.validator_value, list) else []
         near = _nearest(error.instance, [str(v) for v in allowed])
@@ -183,11 +185,11 @@ def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], sch
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if not errors:
         return
-    first = min(errors, key=lambda e: len(list(e.absolute_path)))
-    where = list(first.absolute_path)
+    first = _named_alternative(min(errors, key=lambda e: len(list(e.absolute_path))))
+    where: list[Any] = list(first.absolute_path)
     extra: list[str] = []
     if first.validator == "additionalProperties" and isinstance(first.instance, dict):
-        allowed = set(first.schema.get("properties", {}))
+        allowed = set(first.schema.get("properties", {}) if isinstance(first.schema, dict) else {})
         extra = [k for k in first.instance if k not in allowed]
         where = where + extra[:1]  # point at the unexpected key itself
         key_node = key_node_at(root, where)
@@ -197,6 +199,24 @@ def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], sch
     field_name = "/".join(str(p) for p in where) or "(top level)"
     hint = _fix_hint(first, schema_file, extra[0] if extra else None)
     raise ScenarioError(path, line, f"{field_name}: {first.message}{hint}")
+
+
+def _named_alternative(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """A `oneOf` of mappings told apart by a required key (a lifecycle step: `reset`, `break_head`, ...) fails
+    as a whole; when the mapping names exactly one alternative's keys, that alternative's own first problem is
+    the one to report (`steps/0/break_head: 'unbron' is not one of ...`)."""
+    while error.validator == "oneOf" and isinstance(error.instance, dict) and error.context:
+        alternatives = error.validator_value if isinstance(error.validator_value, list) else []
+        named = [
+            index for index, alternative in enumerate(alternatives)
+            if isinstance(alternative, dict) and alternative.get("required")
+            and set(alternative["required"]) <= set(error.instance)
+        ]  # fmt: skip
+        inner = [e for e in error.context if named == [e.relative_schema_path[0]]]
+        if not inner:
+            break
+        error = min(inner, key=lambda e: len(list(e.absolute_path)))
+    return error
 
 
 def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str) -> None:

@@ -154,6 +154,9 @@ def repo_spec(model: RepoModel) -> dict[str, Any]:
             for key in ("author", "committer"):
                 if getattr(commit, key) is not None:
                     entry[key] = getattr(commit, key)
+            if commit.parents is not None:  # a merge or a root: its changes are over its first parent's tree
+                entry["parents"] = [position + 1 for position in commit.parents]
+                previous = model.commits[commit.parents[0]].files if commit.parents else {}
             gone = sorted(name for name in previous if name not in commit.files)
             if gone:
                 entry["delete"] = [encode_path(name) for name in gone]

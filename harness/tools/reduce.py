@@ -148,6 +148,8 @@ class Reducer:
         plain = [CommitModel(c.files) for c in model.commits]
         if self.holds(replace(candidate, model=replace(model, commits=plain))):
             model = replace(model, commits=plain)
+        if any(commit.parents is not None for commit in model.commits):
+            return replace(candidate, model=model)  # parents name positions: dropping a commit would move them
         head, history = model.commits[-1], model.commits[:-1]
         kept = ddmin(history, lambda keep: self.holds(replace(candidate, model=replace(model, commits=[*keep, head]))))
         return replace(candidate, model=replace(model, commits=[*kept, head]))
