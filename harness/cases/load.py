@@ -22,8 +22,9 @@ from harness.cases.checks import check_content
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
-from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
-from harness.runners.manifest import recorded_label
+from harness.model import GOLDEN, Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
+from harness.runners.manifest import ReferenceSpec, recorded_label
+from letta_profiles import resolve_profile_name
 
 # The harness's own pinned inputs, not the port CLI's defaults: the code under test must not choose
 # the requests it is judged on (a mutant of memfs_prompt/cli.py would otherwise change them).
@@ -282,6 +283,53 @@ def _divergences(path: Path, root: yaml.Node, data: dict[str, Any]) -> tuple[Div
     return tuple(divergences)
 
 
+def _recorded(path: Path, root: yaml.Node, data: dict[str, Any]) -> tuple[Recorded, ...]:
+    """A lifecycle case's `recorded` entries, each target as what its results are judged as: the label of a
+    reference's results (manifest.recorded_label, the rule a divergence's references follow), or in a golden
+    case its profile (read as --profile reads it). A target no run of the case is judged as would leave its
+    observations unchecked, so it is refused at its line."""
+    golden = data["golden"]["profile"] if "golden" in data else None
+    entries = []
+    for index, entry in enumerate(data.get("recorded", ())):
+        targets = []
+        for position, text in enumerate(entry["for"]):
+            try:
+                targets.append(_reference_target(text) if golden is None else _profile_target(text, golden))
+            except ValueError as error:
+                line = line_at(root, ["recorded", index, "for", position])
+                raise ScenarioError(path, line, f"recorded/{index}/for: {error}") from None
+        entries.append(Recorded(tuple(dict.fromkeys(targets)), entry["source"], entry["observations"]))
+    return tuple(entries)
+
+
+def _reference_target(text: str) -> str:
+    label = recorded_label(text)
+    if label in ("*", GOLDEN):
+        raise ValueError(f"{text!r} names no one reference, and observations are recorded for the releases that "
+                         "showed them: list those, as --reference names them (0.32.18, pypi:0.34.12)")  # fmt: skip
+    spec = ReferenceSpec.parse(text)
+    if spec.is_variant:
+        raise ValueError(f"{text!r}: lifecycle probes run under the baseline runtime only (docs/matrix.md), so these "
+                         f"observations would never be checked; write {spec.baseline.label!r}")  # fmt: skip
+    return label
+
+
+def _profile_target(text: str, golden: str) -> str:
+    profile = _profile_name(text)
+    if profile != _profile_name(golden):
+        raise ValueError(f"{text!r}: a golden case runs the Python port on its profile {golden!r} alone, so "
+                         f"observations recorded for another are never checked; write for: [{golden}]")  # fmt: skip
+    return profile
+
+
+def _profile_name(text: str) -> str:
+    """The profile --profile TEXT names, or TEXT when it names none (the run refuses it)."""
+    try:
+        return resolve_profile_name(text)
+    except KeyError:
+        return text
+
+
 def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> Scenario:
     return Scenario(
         id=data["id"],
@@ -313,7 +361,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         model=data.get("model"),
         delivery=data.get("delivery", "mid-conversation"),
         golden=data["golden"]["profile"] if "golden" in data else None,
-        recorded=tuple(Recorded(tuple(r["for"]), r["source"], r["observations"]) for r in data.get("recorded", ())),
+        recorded=_recorded(path, root, data),
         found_by=FoundBy(**data["found_by"]) if "found_by" in data else None,
     )
 

@@ -3,8 +3,8 @@
 Which releases are pinned on which registry (npm's `@letta-ai/letta-code`, PyPI's `letta`), their
 release order, the default reference, releases accepted for one run only (`--latest`),
 ReferenceSpec: the parsed `--reference` text with its runtime/locale variant, and the one rule by which
-a reference written in a file (a case's divergence, an expectations entry) matches results
-(`recorded_label`). No fetching here (harness.runners.releases does that).
+a reference written in a file (a case's divergence, an expectations entry, a lifecycle case's `recorded.for`)
+matches results (`recorded_label`). No fetching here (harness.runners.releases does that).
 """
 
 from __future__ import annotations
@@ -169,11 +169,12 @@ def unpinned(spec: ReferenceSpec, text: str) -> str | None:
 
 
 def recorded_label(text: str) -> str:
-    """The result label a reference written in a file matches (a case's divergence, an expectations entry):
-    what `--reference TEXT` is labelled (`0.34.12`, `pypi:0.34.12`, `letta-code@0.34.12` are all
-    `pypi:0.34.12`; `npm:0.32.18@node` is `0.32.18@node`), read by ReferenceSpec.parse; `*` (every
-    reference) and `golden` (the spec's bytes) as they are. A text `--reference` refuses, or a release
-    that is not pinned (it would never match a result), raises ValueError naming the fix."""
+    """The result label a reference written in a file matches (a case's divergence, an expectations entry,
+    a lifecycle case's `recorded.for`): what `--reference TEXT` is labelled (`0.34.12`, `pypi:0.34.12`,
+    `letta-code@0.34.12` are all `pypi:0.34.12`; `npm:0.32.18@node` is `0.32.18@node`), read by
+    ReferenceSpec.parse; `*` (every reference) and `golden` (the spec's bytes) as they are. A text
+    `--reference` refuses, or a release that is not pinned (it would never match a result), raises
+    ValueError naming the fix."""
     if text in ("*", GOLDEN):
         return text
     try:
