@@ -34,6 +34,8 @@ from harness.cli.common import (
 from harness.cli.terminal import Progress, durations_lines, print_conformance, summary_lines
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
+from harness.plural import counted
+from harness.report.merge import merge_rerun
 from harness.report.meta import run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
@@ -78,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
     if rerun is not None:
         scenarios = [s for s in scenarios if s.id in rerun]
-        print(f"--lf: {len(scenarios)} case(s) failed in the previous report", file=sys.stderr)
+        print(f"--lf: {counted(len(scenarios), 'case')} failed in the previous report", file=sys.stderr)
         if not scenarios and not load_errors:
             print("nothing failed last time: nothing to rerun", file=sys.stderr)
             return 0
@@ -105,11 +107,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(line)
     print_conformance(results)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
-    print(f"{len(results)} results: {summary} in {seconds:.1f} s")
+    print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
     if args.report:
+        written = merge_rerun(Path(args.report), report) if rerun is not None else report
         with writing(args.report, "--report") as directory:
-            paths = write_reports(report, directory)
-        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
+            paths = write_reports(written, directory)
+        merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
+        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}" + (merged if rerun is not None else ""))
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
@@ -133,7 +137,7 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
         implementations = session.describe_implementations()
     seconds = time.perf_counter() - started
     if progress.stop():
-        print(f"stopped after {progress.failures} failing result(s) (-x/--maxfail)", file=sys.stderr)
+        print(f"stopped after {counted(progress.failures, 'failing result')} (-x/--maxfail)", file=sys.stderr)
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
     meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)
