@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -107,8 +108,34 @@ def test_a_replay_error_reads_the_same_on_every_run(tmp_path):
     assert (
         errors[0]
         == errors[1]
-        == ("reference could not run open: cannot open <work>/repo/memory", "ENOENT <work>/storage-reference")
+        == ("reference could not run open: cannot open <work>/copy-0/memory", "ENOENT <work>/storage-reference")
     )
+
+
+class CommitsInItsMemory(PythonPortRunner):
+    """A side that writes a commit into the memory directory it was opened on before its second turn, as
+    upstream's ensureLocalMemoryRepo does where HEAD names no commit."""
+
+    def lifecycle_open(self, request):
+        self.memory = request.memory_dir
+        return super().lifecycle_open(request)
+
+    def lifecycle_step(self, step):
+        if step["kind"] == "turn" and step["text"] != "hello":
+            who = ["-c", "user.name=side", "-c", "user.email=side@x.invalid"]
+            git = ["git", *who, "commit", "--allow-empty", "-qm", "x"]
+            subprocess.run(git, cwd=self.memory, env=self.git_env, check=True, capture_output=True)
+        return super().lifecycle_step(step)
+
+
+def test_each_side_reads_its_own_checkout_so_what_one_writes_the_other_does_not_read(tmp_path):
+    reference = CommitsInItsMemory(resolve_profile("letta-code@0.32.18"), isolated_env(tmp_path / "h", tmp_path))
+    port = python_side("letta-code@0.32.18", tmp_path)
+    _, result, (status, _) = run("probe-spec-chapter9", reference, port, tmp_path)
+    assert status == Status.FAIL  # with one shared checkout, the port would have read the reference's commit
+    by_step = {row.label: {d["observation"] for d in row.diffs} for row in result.rows}
+    assert by_step["commit"] == set()  # the harness's own commit is the same on both sides
+    assert "cache_memfs_revision" in by_step["turn 2"]
 
 
 def test_golden_case_without_a_recorded_entry_for_its_profile_is_an_error(tmp_path):

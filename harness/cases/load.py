@@ -24,6 +24,7 @@ from harness.cases.tags import TAGS
 from harness.cases.yamlerrors import plain_yaml_error
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
+from harness.runners.manifest import recorded_label
 
 # The harness's own pinned inputs, not the port CLI's defaults: the code under test must not choose
 # the requests it is judged on (a mutant of memfs_prompt/cli.py would otherwise change them).
@@ -92,6 +93,8 @@ def _fix_hint(error: jsonschema.ValidationError, schema_file: str, extra: str | 
             pass
         else:  # YAML 1.1 reads 1e21 (no dot) as text
             return f" (YAML reads {error.instance} as text; write the number with a dot and a signed exponent: 1.0e+21)"
+    if error.validator == "minimum":
+        return f" (write {error.validator_value} or more)"
     if error.validator == "enum":
         allowed = error.validator_value if isinstance(error.validator_value, list) else []
         near = _nearest(error.instance, [str(v) for v in allowed])
@@ -184,10 +187,11 @@ def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], sch
     if not errors:
         return
     first = min(errors, key=lambda e: (len(list(e.absolute_path)), e.validator != "additionalProperties"))
-    where = list(first.absolute_path)
+    first = _named_alternative(first)
+    where: list[Any] = list(first.absolute_path)
     extra: list[str] = []
     if first.validator == "additionalProperties" and isinstance(first.instance, dict):
-        allowed = set(first.schema.get("properties", {}))
+        allowed = set(first.schema.get("properties", {}) if isinstance(first.schema, dict) else {})
         extra = [k for k in first.instance if k not in allowed]
         where = where + extra[:1]  # point at the unexpected key itself
         key_node = key_node_at(root, where)
@@ -201,6 +205,24 @@ def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], sch
         raise ScenarioError(path, line, f"unknown key {extra[0]!r}{others}{f' in {holder}' if holder else ''}{hint}")
     field_name = "/".join(str(p) for p in where) or "(top level)"
     raise ScenarioError(path, line, f"{field_name}: {first.message}{hint}")
+
+
+def _named_alternative(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """A `oneOf` of mappings told apart by a required key (a lifecycle step: `reset`, `break_head`, ...) fails
+    as a whole; when the mapping names exactly one alternative's keys, that alternative's own first problem is
+    the one to report (`steps/0/break_head: 'unbron' is not one of ...`)."""
+    while error.validator == "oneOf" and isinstance(error.instance, dict) and error.context:
+        alternatives = error.validator_value if isinstance(error.validator_value, list) else []
+        named = [
+            index for index, alternative in enumerate(alternatives)
+            if isinstance(alternative, dict) and alternative.get("required")
+            and set(alternative["required"]) <= set(error.instance)
+        ]  # fmt: skip
+        inner = [e for e in error.context if named == [e.relative_schema_path[0]]]
+        if not inner:
+            break
+        error = min(inner, key=lambda e: len(list(e.absolute_path)))
+    return error
 
 
 def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str) -> None:
@@ -248,6 +270,24 @@ def _check_finite(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
             )
 
 
+def _divergences(path: Path, root: yaml.Node, data: dict[str, Any]) -> tuple[Divergence, ...]:
+    """The case's `divergences`, each reference as the label of the results it matches (manifest.recorded_label,
+    the rule `--reference` is read by): a release that is not pinned, or a text `--reference` refuses,
+    would never match a result, so it is refused at its line."""
+    divergences = []
+    for index, entry in enumerate(data.get("divergences", ())):
+        labels = []
+        for position, text in enumerate(entry["references"]):
+            try:
+                labels.append(recorded_label(text))
+            except ValueError as error:
+                where = ["divergences", index, "references", position]
+                raise ScenarioError(path, line_at(root, where), f"divergences/{index}/references: {error}") from None
+        fields = (tuple(entry["fields"]), entry["kind"], entry["reason"], entry.get("link"))
+        divergences.append(Divergence(tuple(dict.fromkeys(labels)), *fields))
+    return tuple(divergences)
+
+
 def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> Scenario:
     return Scenario(
         id=data["id"],
@@ -259,10 +299,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         pins=data.get("pins", ""),
         profiles=tuple(data.get("profiles", ())),
         expect=data.get("expect"),
-        divergences=tuple(
-            Divergence(tuple(d["references"]), tuple(d["fields"]), d["kind"], d["reason"], d.get("link"))
-            for d in data.get("divergences", ())
-        ),
+        divergences=_divergences(path, root, data),
         explains=tuple(
             Explanation(
                 e["change"],

@@ -23,9 +23,7 @@ from harness.runners.manifest import (
     RUNTIMES,
     ReferenceSpec,
     default_reference,
-    on_demand_pin,
-    pinned_references,
-    pinned_versions,
+    unpinned,
 )
 from harness.runners.references import profile_for_reference
 from harness.runners.revision_source import BuildError
@@ -92,8 +90,10 @@ def keyword(text: str) -> Keyword:
 
 def add_run_control(parser: argparse.ArgumentParser) -> None:
     """-x, --maxfail, --lf, --durations: how much of a run to do and what to say at its end."""
-    parser.add_argument("-x", "--exitfirst", action="store_true", help="stop after the first failing result")
-    parser.add_argument("--maxfail", type=positive, help="stop after N failing results")
+    parser.add_argument(
+        "-x", "--exitfirst", action="store_true", help="stop after the first failing result or file that did not load"
+    )
+    parser.add_argument("--maxfail", type=positive, help="stop after N failing results (each load error counts)")
     parser.add_argument(
         "--lf", "--last-failed", action="store_true", dest="last_failed",
         help="only the cases that failed in the previous report (--report DIR's report.json); their new results "
@@ -135,6 +135,15 @@ def add_no_timing(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-timing", action="store_true", help="leave timings out of report.json (byte-identical reruns)"
     )
+
+
+def add_no_cache(parser: argparse.ArgumentParser) -> None:
+    """`--no-cache`: every reference request runs; the result store is neither read nor written (cli.main sets
+    LETTA_CONFORMANCE_NO_CACHE for the command, so every session it opens, and its child processes, obey)."""
+    parser.add_argument(
+        "--no-cache", action="store_true",
+        help="run every reference request: do not read or write the result store (docs/scale.md)",
+    )  # fmt: skip
 
 
 def add_report(parser: argparse.ArgumentParser, what: str = "index.html, report.json and junit.xml") -> None:
@@ -237,14 +246,8 @@ def check_profile(spec: ReferenceSpec, override: str | None) -> None:
 
 def check_reference(spec: ReferenceSpec, text: str) -> None:
     """A release must be pinned (or accepted for this run), a bundle must be a file, a checkout a directory."""
-    if spec.is_release:
-        version = spec.value.removeprefix("letta-code@")
-        if version in pinned_versions(spec.kind) or on_demand_pin(spec.kind, version):
-            return
-        pinned = ", ".join(s.cli for s in pinned_references())
-        how = f"`conformance pin {spec.kind}:{version}`" if ":" in text else (
-            f"`conformance pin npm:{version}` or `conformance pin pypi:{version}`")  # fmt: skip
-        raise UsageError(f"--reference {text}: not a pinned release (pinned: {pinned}); pin it with {how}")
+    if problem := unpinned(spec, text):
+        raise UsageError(f"--reference {text}: {problem}")
     path = Path(spec.value).expanduser()
     if spec.kind == "bundle" and not path.is_file():
         raise UsageError(f"--reference {text}: no such bundle file {path}")

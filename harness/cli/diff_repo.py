@@ -20,6 +20,7 @@ from harness.cli.common import (
 )
 from harness.engine import Session
 from harness.model import CompileRequest, Scenario, Status
+from harness.repo.snapshot import repository_notes
 from harness.runners.references import view_for
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
@@ -57,6 +58,7 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     request = request_of(args)
     memory_dir = request.memory_dir
     with Session([spec], implementations=[impl], profile_override=args.profile) as session:
+        print_repository_notes(memory_dir, session.git_env)
         session.start()
         ref = session.references[0]
         ref_outcome = ref.runner.compile(request)
@@ -77,6 +79,12 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     for diff in diffs:
         print(render_field_diff(diff))
     return 1
+
+
+def print_repository_notes(memory_dir: Path, env: dict[str, str]) -> None:
+    """On stderr, one line each, what the verdict does not say about the directory (repo.snapshot.repository_notes)."""
+    for note in repository_notes(memory_dir, env):
+        print(f"note: {note}", file=sys.stderr)
 
 
 def add_request_options(parser: argparse.ArgumentParser) -> None:

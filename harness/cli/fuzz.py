@@ -12,6 +12,7 @@ from harness.cli.common import (
     Commands,
     UsageError,
     add_impl,
+    add_no_cache,
     add_profile,
     add_reference,
     cases_dir,
@@ -73,6 +74,7 @@ def register(commands: Commands) -> None:
     add_reference(parser, many=True)
     add_impl(parser, many=True)
     add_profile(parser)
+    add_no_cache(parser)
     parser.add_argument("--max-examples", type=int, help="stop after this many repositories")
     parser.add_argument(
         "--out", help="where new divergences are saved as cases (default: cases/compile in the current directory)"

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cli.common import Commands, UsageError, case_paths, keyword, writing
+from harness.cli.common import Commands, UsageError, add_no_cache, case_paths, keyword, writing
 from harness.engine import Session
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.runners.manifest import ReferenceSpec, default_reference
@@ -263,6 +263,7 @@ def _add_history(commands: Commands) -> None:
     history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
     history.add_argument("-k", type=keyword, help="only the cases this expression selects (as run -k)")
     history.add_argument("--out", help="directory for history.md and history.json")
+    add_no_cache(history)
     history.set_defaults(func=cmd_history)
 
 
@@ -274,6 +275,7 @@ def _head_arguments(head: argparse.ArgumentParser) -> None:
     head.add_argument("-k", type=keyword)
     head.add_argument("--cases", dest="paths", action="append", type=Path)
     head.add_argument("--out", help="directory for upstream-head.md")
+    add_no_cache(head)
     head.set_defaults(func=cmd_head)
 
 

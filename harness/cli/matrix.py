@@ -13,6 +13,7 @@ from harness.cli.common import (
     add_expectations,
     add_impl,
     add_jobs,
+    add_no_cache,
     add_no_timing,
     add_paths,
     add_reference,
@@ -26,6 +27,7 @@ from harness.cli.common import (
     select,
     writing,
 )
+from harness.cli.terminal import cached_text
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
 from harness.plural import counted
@@ -116,7 +118,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     report = RunReport(results, described, load_errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing,
                        extra=extra)  # fmt: skip
     print_failures(results)
-    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     shape += f" = {counted(len(results), 'result')}"
     print(f"matrix: {shape}: {summary} in {seconds:.1f} s")
     markdown = drift_markdown(drift)
@@ -160,4 +162,5 @@ def register(commands: Commands) -> None:
     add_timeout(matrix)
     add_jobs(matrix)
     add_no_timing(matrix)
+    add_no_cache(matrix)
     matrix.set_defaults(func=cmd_matrix)

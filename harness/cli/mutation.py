@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli.common import Commands, UsageError, add_paths, add_reference, case_paths, existing
+from harness.cli.common import Commands, UsageError, add_no_cache, add_paths, add_reference, case_paths, existing
 from harness.tools import mutation as tool
 
 
@@ -23,6 +23,7 @@ def register(commands: Commands) -> None:
     parser.add_argument("-k", help="only mutants whose id contains one of these comma-separated words")
     parser.add_argument("--baseline", type=Path, help="baseline file: recorded there when missing, reused when present")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one mutant's corpus run may take")
+    add_no_cache(parser)
     parser.add_argument("--check", type=Path, help=argparse.SUPPRESS)  # the child run of one mutant
     parser.add_argument("--package", type=Path, help=argparse.SUPPRESS)
     parser.set_defaults(func=cmd_mutation)

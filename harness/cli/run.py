@@ -14,6 +14,7 @@ from harness.cli.common import (
     add_expectations,
     add_impl,
     add_jobs,
+    add_no_cache,
     add_no_timing,
     add_paths,
     add_profile,
@@ -31,7 +32,14 @@ from harness.cli.common import (
     select,
     writing,
 )
-from harness.cli.terminal import Progress, durations_lines, print_conformance, summary_lines
+from harness.cli.terminal import (
+    Progress,
+    cached_text,
+    durations_lines,
+    not_applicable_lines,
+    print_conformance,
+    summary_lines,
+)
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.plural import counted
@@ -101,12 +109,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"  {reason}", file=sys.stderr)
             for diff in result.diffs[:3]:
                 print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
+    for line in not_applicable_lines(results):
+        print(line, file=sys.stderr)
     for line in summary_lines(results) + (
         durations_lines(results, args.durations) if args.durations is not None else []
     ):
         print(line)
     print_conformance(results)
-    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
     if args.report:
         written = merge_rerun(Path(args.report), report) if rerun is not None else report
@@ -124,12 +134,12 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
     impls = getattr(args, "impls", None) or impl_specs(args)
     cases_per_run = len(impls) * sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
-    progress = Progress(cases_per_run, maxfail=maxfail(args))
+    progress = Progress(cases_per_run, maxfail=maxfail(args), failures=len(load_errors))  # a load error counts
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
     with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
                  timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
-        results = session.run(scenarios, progress, stop=progress.stop)
+        results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
         references = session.describe_references()
         described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
@@ -137,7 +147,10 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
         implementations = session.describe_implementations()
     seconds = time.perf_counter() - started
     if progress.stop():
-        print(f"stopped after {counted(progress.failures, 'failing result')} (-x/--maxfail)", file=sys.stderr)
+        failing = progress.failures - len(load_errors)
+        loading = f"{counted(len(load_errors), 'load error')} and " if load_errors else ""
+        ran = "" if results else ": no case ran"
+        print(f"stopped after {loading}{counted(failing, 'failing result')} (-x/--maxfail){ran}", file=sys.stderr)
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
     meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)
@@ -179,6 +192,7 @@ def register(commands: Commands) -> None:
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
     add_no_timing(run)
+    add_no_cache(run)
     add_runtime_options(run)
     add_run_control(run)
     run.set_defaults(func=cmd_run)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from harness.model import CaseResult
+from harness.model import CaseResult, Status
 from harness.plural import counted
 from harness.report.summary import counts_text, summarize
 from harness.verdict.diff import first_difference_line
@@ -16,10 +16,10 @@ from harness.verdict.diff import first_difference_line
 class Progress:
     """`[done/total] failures: N  case-id` on a terminal, rewritten in place; silent otherwise.
 
-    Also counts failing results for -x/--maxfail (`stop`)."""
+    Also counts failing results for -x/--maxfail (`stop`), from `failures` (the files that did not load)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, maxfail: int | None = None) -> None:
-        self.total, self.done, self.failures, self.maxfail = total, 0, 0, maxfail
+    def __init__(self, total: int, stream: TextIO | None = None, maxfail: int | None = None, failures: int = 0) -> None:
+        self.total, self.done, self.failures, self.maxfail = total, 0, failures, maxfail
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
 
@@ -41,6 +41,12 @@ class Progress:
             self.stream.flush()
 
 
+def cached_text(results: list[CaseResult]) -> str:
+    """`, N cached` for the closing count line when N results took the reference's side from the result store."""
+    cached = sum(1 for r in results if r.cached)
+    return f", {cached} cached" if cached else ""
+
+
 def summary_lines(results: list[CaseResult]) -> list[str]:
     """The closing short summary: one line per failing result (pytest's `short test summary info`)."""
     failing = [r for r in results if r.failed]
@@ -48,6 +54,20 @@ def summary_lines(results: list[CaseResult]) -> list[str]:
         return []
     lines = [f"=== {counted(len(failing), 'failing result')} ==="]
     lines += [f"{r.status.upper()} {r.case_id} [{r.reference}]: {first_difference_line(r)}" for r in failing]
+    return lines
+
+
+def not_applicable_lines(results: list[CaseResult], shown: int = 3) -> list[str]:
+    """Why results are not applicable: one line per reason, with how many results give it and the first cases."""
+    by_reason: dict[str, list[CaseResult]] = {}
+    for result in results:
+        if result.status == Status.NOT_APPLICABLE:
+            by_reason.setdefault("; ".join(result.reasons) or "no reason given", []).append(result)
+    lines = []
+    for reason, group in by_reason.items():
+        cases = list(dict.fromkeys(f"{r.case_id} [{r.reference}]" for r in group))
+        more = f" and {len(cases) - shown} more" if len(cases) > shown else ""
+        lines.append(f"NOT-APPLICABLE: {', '.join(cases[:shown])}{more}: {reason}")
     return lines
 
 

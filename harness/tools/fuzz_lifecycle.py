@@ -23,9 +23,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from harness.cases.load import load_scenarios, load_text
-from harness.cases.write import dump_yaml
+from harness.cases.write import dump_yaml, found_by_spec
 from harness.engine import Session
 from harness.model import Scenario, Status
+from harness.tools.reduce import reproduction
 from harness.verdict.signature import Signature, pick_divergence
 
 FACTS = {"tea": "The user likes tea.", "teal": "favourite colour is teal"}
@@ -208,9 +209,12 @@ def fuzz_lifecycle(
             path = None
             if out_dir is not None:
                 case_id = f"fuzz-lifecycle-{batch_seed}"
+                ref = next(r for r in session.references if r.label == found.signature.reference)
+                found_by, profiles = reproduction(session, ref, batch_seed)
                 doc = {"id": case_id, "description": f"Found by `conformance fuzz --lifecycle --seed {batch_seed}`, "
                        f"shrunk by Hypothesis; differs in {found.signature.describe()}.",
-                       "tags": ["lifecycle", "fuzz"], **found.doc}  # fmt: skip
+                       "tags": ["lifecycle", "fuzz"], **({"profiles": list(profiles)} if profiles else {}),
+                       "found_by": found_by_spec(found_by), **found.doc}  # fmt: skip
                 out_dir.mkdir(parents=True, exist_ok=True)
                 path = out_dir / f"{case_id}.yaml"
                 path.write_text(dump_yaml(doc), encoding="utf-8")
