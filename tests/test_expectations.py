@@ -57,7 +57,7 @@ def refusal(tmp_path: Path, text: str | bytes) -> ExpectationsError:
 def test_an_unknown_key_of_an_entry_names_its_line_and_the_nearest_valid_key(tmp_path: Path) -> None:
     error = refusal(tmp_path, HEAD + ENTRY + '    reasn: "bom"\n')
     assert error.line == 7
-    assert "'reasn' was unexpected" in str(error) and "did you mean 'reason'?" in str(error)
+    assert "unknown key 'reasn' in expectations/0; did you mean 'reason'?" in str(error)
     assert str(error).startswith(f"{tmp_path / 'impl.yaml'}:7: ")
 
 

@@ -220,7 +220,8 @@ def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: P
     case = write_yaml(tmp_path / "compile" / "block.yaml",
                       {"id": "block", "description": "d", "repo": {"commits": [{"files": files}]},
                        "found_by": found_by})  # fmt: skip
-    argv = ["reduce", str(case), "--reference", f"npm:{RELEASE}", "--profile", "letta-code@0.31.12", "--budget", "600"]
+    argv = ["reduce", str(case), "--reference", f"npm:{RELEASE}", "--profile", "letta-code@0.31.12", "--budget", "600",
+            "--out", str(tmp_path / "compile")]  # fmt: skip
     assert conformance(argv) == 0
     assert "files 5 -> 1" in capsys.readouterr().out
     reduced = load_scenario(tmp_path / "compile" / "block-reduced.yaml")

@@ -31,7 +31,39 @@ def test_invalid_yaml_names_the_file_and_the_line(tmp_path: Path) -> None:
     error = load_error(path)
     assert (error.path, error.line) == (path, 3)
     assert str(error).startswith(f"{path}:3: invalid YAML")
-    assert "mapping values are not allowed" in str(error)
+
+
+HEAD = "id: bad\ndescription: d\n"
+YAML_MISTAKES = [
+    # (the file, the line to blame, what the message says: plain words and the fix, never PyYAML's token names)
+    (HEAD + "pins: a: b\nrepo: {}\n", 3, 'a second `: ` on this line: quote the value (`key: "a: b"`)'),
+    (HEAD + "repo:\n\tcommits: []\n", 4, "a tab character: YAML indents with spaces only"),
+    (HEAD + 'pins: "open\nrepo: {}\n', 3, "a quoted value is not closed: add its closing quote"),
+    (HEAD + "tags: [basic\nrepo: {}\n", 4, "the `[` opened on line 3 is not closed before this: add `]`"),
+    (HEAD + "repo:\n  commits: []\n   kind: git\n", 5, "this line's indentation does not fit the lines above it"),
+    (HEAD + 'pins: "a" b\nrepo: {}\n', 3, "more text after a value's end (a closing quote, `]` or `}`) on this line"),
+    (HEAD + "pins: @x\nrepo: {}\n", 3, "a plain value cannot start with @: quote the value"),
+    (HEAD + 'pins: "a\\qb"\nrepo: {}\n', 3, '\\q is no escape in a "double-quoted" value: double the backslash'),
+    (HEAD + "pins: *x\nrepo: {}\n", 3, "`*x` reads as a YAML alias: quote the value ('*x')"),
+    (HEAD + "repo:\n  commits:\n    - files:\n        a.md: |\n  text\n", 7, "this line is neither `key: value` nor"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "says"), YAML_MISTAKES, ids=[m[2][:30] for m in YAML_MISTAKES])
+def test_a_yaml_syntax_error_says_in_plain_words_what_is_wrong_on_which_line_and_the_fix(
+    tmp_path: Path, text: str, line: int, says: str
+) -> None:
+    error = load_error(write(tmp_path, "bad.yaml", text))
+    assert error.line == line, str(error)
+    assert f"bad.yaml:{line}: invalid YAML: {says}" in str(error)
+    assert not any(token in str(error) for token in ("<block", "<scalar>", "<stream", "token", "scanning")), str(error)
+
+
+def test_a_misspelt_key_is_named_as_unknown_with_the_nearest_key_before_the_key_it_misses(tmp_path: Path) -> None:
+    error = load_error(write(tmp_path, "misspelt.yaml", "id: misspelt\ndescripton: d\nrepo: {}\n"))
+    assert error.line == 2
+    assert "misspelt.yaml:2: unknown key 'descripton'; did you mean 'description'?" in str(error)
+    assert "required" not in str(error)
 
 
 def test_unknown_top_level_key_names_its_line_and_says_to_remove_it(tmp_path: Path) -> None:

@@ -67,12 +67,13 @@ def test_a_reduced_case_records_the_implementation_and_diverges_again_with_its_t
 ) -> None:
     reference = fake_reference(tmp_path, monkeypatch)
     case = write_case(tmp_path / "cases" / "compile", "sorted", ZETA_ALPHA, ["collation", "history"])
+    monkeypatch.chdir(tmp_path)  # reduce writes into ./cases/compile (cli.common.cases_dir): beside the case here
     assert cli.main(["reduce", str(case), "--reference", reference, "--impl", PLANTED]) == 0
     printed = capsys.readouterr().out
     saved = load_scenario(case.parent / "sorted-reduced.yaml")
     assert saved.tags == ("reduced",)  # `history` no longer holds of one commit; nobody checked `collation`
     assert saved.found_by == FoundBy(reference, "letta-code@0.32.14", None, PLANTED)
-    assert reproduce_command(saved.found_by, str(saved.path)) in printed
+    assert reproduce_command(saved.found_by, "cases/compile/sorted-reduced.yaml") in printed  # as written, from ./
     assert saved.profiles == ()  # the reference's own profile: any run of the reference compares under it
     assert reproduced(saved, tmp_path / "again") == ["fail"]
 
@@ -82,6 +83,7 @@ def test_a_case_reduced_under_another_profile_records_it_and_a_plain_run_says_wh
 ) -> None:
     reference = fake_reference(tmp_path, monkeypatch)
     case = write_case(tmp_path / "cases" / "compile", "block", BLOCK, ["block-scalar"])
+    monkeypatch.chdir(tmp_path)  # reduce writes into ./cases/compile (cli.common.cases_dir): beside the case here
     assert cli.main(["reduce", str(case), "--reference", reference, "--profile", OLD_PROFILE]) == 0
     saved = load_scenario(case.parent / "block-reduced.yaml")
     assert saved.found_by == FoundBy(reference, OLD_PROFILE) and saved.profiles == (OLD_PROFILE,)

@@ -21,6 +21,7 @@ import yaml
 from harness.cases.checks import check_content
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
 from harness.cases.tags import TAGS
+from harness.cases.yamlerrors import plain_yaml_error
 from harness.cases.yamlnodes import key_node_at, line_at, node_at
 from harness.model import GOLDEN, Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
 from harness.runners.manifest import ReferenceSpec, recorded_label
@@ -74,7 +75,7 @@ def _schema() -> dict[str, Any]:
 
 
 def _nearest(word: object, choices: list[str]) -> str:
-    """` did you mean 'x'?` for the closest choice to a misspelt key or value, or nothing."""
+    """`; did you mean 'x'?` for the closest choice to a misspelt key or value, or nothing."""
     near = difflib.get_close_matches(word, choices, n=1) if isinstance(word, str) else []
     return f"; did you mean {near[0]!r}?" if near else ""
 
@@ -83,7 +84,7 @@ def _fix_hint(error: jsonschema.ValidationError, schema_file: str, extra: str | 
     if error.validator == "additionalProperties":
         schema = error.schema if isinstance(error.schema, dict) else {}
         near = _nearest(extra, sorted(schema.get("properties", {})))
-        return f" (remove it, or check its spelling against {schema_file}{near})"
+        return f"{near} (remove it, or check its spelling against {schema_file})"
     if error.validator == "required":
         return " (add it)"
     if error.validator == "type" and error.validator_value == "number" and isinstance(error.instance, str):
@@ -139,9 +140,8 @@ def parse_strict(text: str, path: Path, what: str = "scenarios") -> tuple[yaml.N
     except _KeyProblem as problem:
         raise ScenarioError(path, problem.line, problem.message) from None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        yaml_line: int | None = mark.line + 1 if mark else None
-        raise ScenarioError(path, yaml_line, f"invalid YAML: {getattr(error, 'problem', error)}") from None
+        plain = plain_yaml_error(error)
+        raise ScenarioError(path, plain.line, f"invalid YAML: {plain.message}") from None
     alias = next((e for e in yaml.parse(text, Loader=yaml.SafeLoader) if isinstance(e, yaml.AliasEvent)), None)
     if alias is not None:
         raise ScenarioError(
@@ -180,13 +180,15 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
 
 
 def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], schema_file: str) -> None:
-    """Check `data` against a JSON Schema; the first problem (the shallowest) is a ScenarioError with its line,
-    an unknown key with the nearest allowed one, and the fix (`schema_file` names the schema in hints)."""
+    """Check `data` against a JSON Schema; the first problem (the shallowest; at one depth an unknown key before
+    the rest, since a misspelt key is also a missing one) is a ScenarioError with its line, an unknown key named
+    with the nearest allowed one, and the fix (`schema_file` names the schema in hints)."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if not errors:
         return
-    first = _named_alternative(min(errors, key=lambda e: len(list(e.absolute_path))))
+    first = min(errors, key=lambda e: (len(list(e.absolute_path)), e.validator != "additionalProperties"))
+    first = _named_alternative(first)
     where: list[Any] = list(first.absolute_path)
     extra: list[str] = []
     if first.validator == "additionalProperties" and isinstance(first.instance, dict):
@@ -197,8 +199,12 @@ def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], sch
         line = (key_node or node_at(root, where)).start_mark.line + 1
     else:
         line = node_at(root, where).start_mark.line + 1
-    field_name = "/".join(str(p) for p in where) or "(top level)"
     hint = _fix_hint(first, schema_file, extra[0] if extra else None)
+    if extra:  # named with the mapping that holds it
+        others = f" (and {', '.join(map(repr, extra[1:]))})" if len(extra) > 1 else ""
+        holder = "/".join(str(p) for p in where[:-1])
+        raise ScenarioError(path, line, f"unknown key {extra[0]!r}{others}{f' in {holder}' if holder else ''}{hint}")
+    field_name = "/".join(str(p) for p in where) or "(top level)"
     raise ScenarioError(path, line, f"{field_name}: {first.message}{hint}")
 
 

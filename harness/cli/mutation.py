@@ -9,8 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli.common import Commands, UsageError, add_no_cache, add_paths, add_reference, existing
-from harness.runners.manifest import REPO_ROOT
+from harness.cli.common import Commands, UsageError, add_no_cache, add_paths, add_reference, case_paths, existing
 from harness.tools import mutation as tool
 
 
@@ -31,9 +30,8 @@ def register(commands: Commands) -> None:
 
 
 def cmd_mutation(args: argparse.Namespace) -> int:
-    paths = [p.resolve() for p in args.paths] or [REPO_ROOT / "cases"]
     if args.check:
-        return tool.check(args.check, paths, args.package)
+        return tool.check(args.check, [p.resolve() for p in args.paths], args.package)
 
     files = [existing(p, "--mutants") for p in args.mutants or [tool.DEFAULT_MUTANTS]]
     try:
@@ -43,6 +41,7 @@ def cmd_mutation(args: argparse.Namespace) -> int:
     if args.k:
         words = [w for w in args.k.split(",") if w]
         mutants = [m for m in mutants if any(w in m.id for w in words)]
+    paths = [p.resolve() for p in case_paths(args.paths)]
     references = args.reference or tool.default_references()
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         baseline = args.baseline or Path(tmp) / "baseline.json"

@@ -15,6 +15,7 @@ from harness.cli.common import (
     add_impl,
     add_profile,
     add_reference,
+    cases_dir,
     existing,
     impl_specs,
     reference_specs,
@@ -46,11 +47,11 @@ def cmd_reduce(args: argparse.Namespace) -> int:
             candidate, origin = candidate_of(scenario), scenario.id
             seed = scenario.found_by.seed if scenario.found_by else None
             default_id = f"{scenario.id}-reduced"
-            out_dir = Path(args.out) if args.out else source.parent
+            out_dir = Path(args.out) if args.out else cases_dir(scenario.kind, "--out DIR")
         else:
             candidate = Candidate(read_snapshot(source).model, {})
             origin, default_id = f"the repository {source.name!r}", f"{source.name.lower()}-reduced"
-            out_dir = Path(args.out or "cases/compile")
+            out_dir = Path(args.out) if args.out else cases_dir("compile", "--out DIR")
     except (ScenarioError, SnapshotError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -91,7 +92,11 @@ def register(commands: Commands) -> None:
     add_impl(parser, many=False)
     add_profile(parser)
     parser.add_argument("--id", help="id of the new case (default: <id>-reduced)")
-    parser.add_argument("--out", help="directory for the new case (default: next to the case, or cases/compile)")
+    parser.add_argument(
+        "--out",
+        help="directory for the new case (default: cases/compile in the current directory, "
+        "cases/lifecycle for a lifecycle case)",
+    )
     parser.add_argument("--budget", type=int, default=3000, help="most candidates to try")
     parser.add_argument("--seconds", type=float, default=600.0, help="time budget")
     parser.add_argument("--force", action="store_true", help="replace an existing case with the same id")

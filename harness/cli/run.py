@@ -42,6 +42,8 @@ from harness.cli.terminal import (
 )
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
+from harness.plural import counted
+from harness.report.merge import merge_rerun
 from harness.report.meta import run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
@@ -86,7 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
     if rerun is not None:
         scenarios = [s for s in scenarios if s.id in rerun]
-        print(f"--lf: {len(scenarios)} case(s) failed in the previous report", file=sys.stderr)
+        print(f"--lf: {counted(len(scenarios), 'case')} failed in the previous report", file=sys.stderr)
         if not scenarios and not load_errors:
             print("nothing failed last time: nothing to rerun", file=sys.stderr)
             return 0
@@ -115,11 +117,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(line)
     print_conformance(results)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
-    print(f"{len(results)} results: {summary} in {seconds:.1f} s")
+    print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
     if args.report:
+        written = merge_rerun(Path(args.report), report) if rerun is not None else report
         with writing(args.report, "--report") as directory:
-            paths = write_reports(report, directory)
-        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
+            paths = write_reports(written, directory)
+        merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
+        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}" + (merged if rerun is not None else ""))
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
@@ -144,9 +148,9 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     seconds = time.perf_counter() - started
     if progress.stop():
         failing = progress.failures - len(load_errors)
-        loading = f"{len(load_errors)} load error(s) and " if load_errors else ""
+        loading = f"{counted(len(load_errors), 'load error')} and " if load_errors else ""
         ran = "" if results else ": no case ran"
-        print(f"stopped after {loading}{failing} failing result(s) (-x/--maxfail){ran}", file=sys.stderr)
+        print(f"stopped after {loading}{counted(failing, 'failing result')} (-x/--maxfail){ran}", file=sys.stderr)
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
     meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)

@@ -8,8 +8,9 @@ import sys
 from typing import TextIO
 
 from harness.model import CaseResult, Status
+from harness.plural import counted
 from harness.report.summary import counts_text, summarize
-from harness.verdict.diff import field_diff_json
+from harness.verdict.diff import first_difference_line
 
 
 class Progress:
@@ -40,15 +41,6 @@ class Progress:
             self.stream.flush()
 
 
-def first_difference_line(result: CaseResult) -> str:
-    """One line: where and how the result first differs, or its first reason."""
-    if result.diffs:
-        info = field_diff_json(result.diffs[0])
-        more = f" (+{len(result.diffs) - 1} more field(s))" if len(result.diffs) > 1 else ""
-        return f"{info['field']} byte {info['offset']}: {info['difference']}{more}"
-    return result.reasons[0] if result.reasons else str(result.status)
-
-
 def cached_text(results: list[CaseResult]) -> str:
     """`, N cached` for the closing count line when N results took the reference's side from the result store."""
     cached = sum(1 for r in results if r.cached)
@@ -60,7 +52,7 @@ def summary_lines(results: list[CaseResult]) -> list[str]:
     failing = [r for r in results if r.failed]
     if not failing:
         return []
-    lines = [f"=== {len(failing)} failing result(s) ==="]
+    lines = [f"=== {counted(len(failing), 'failing result')} ==="]
     lines += [f"{r.status.upper()} {r.case_id} [{r.reference}]: {first_difference_line(r)}" for r in failing]
     return lines
 
@@ -83,7 +75,7 @@ def durations_lines(results: list[CaseResult], count: int) -> list[str]:
     """The `count` slowest results (0: all), slowest first."""
     slowest = sorted(results, key=lambda r: (-r.seconds, r.case_id, r.reference))
     chosen = slowest if count == 0 else slowest[:count]
-    return [f"=== slowest {len(chosen)} result(s) ==="] + [
+    return [f"=== slowest {counted(len(chosen), 'result')} ==="] + [
         f"{r.seconds:8.3f}s {r.case_id} [{r.reference}]" for r in chosen
     ]
 
