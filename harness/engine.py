@@ -14,12 +14,10 @@ Profiles are names: the engine never imports the code under test.
 from __future__ import annotations
 
 import os
-import queue
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +39,7 @@ from harness.runners.references import (
     with_baselines,
 )
 from harness.runners.releases import cache_root
+from harness.schedule import run_in_slots
 from harness.verdict.diff import presence, structured_diff
 from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
 from letta_profiles import DEFAULT_PROFILE, resolve_profile_name
@@ -360,39 +359,7 @@ class Session:
 
         `stop` is asked after each finished case: once it says yes, no further case starts (-x, --maxfail).
         """
-        scenarios = list(scenarios)
-        if self.jobs == 1 or len(scenarios) < 2:
-            results: list[CaseResult] = []
-            for scenario in scenarios:
-                for result in self.run_case(scenario):
-                    results.append(result)
-                    if progress:
-                        progress(result)
-                if stop and stop():
-                    break
-            return results
-        free: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for slot in range(self.jobs):
-            free.put(slot)
-
-        def work(scenario: Scenario) -> list[CaseResult]:
-            slot = free.get()
-            try:
-                return self.run_case(scenario, slot)
-            finally:
-                free.put(slot)
-
-        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="conformance") as pool:
-            futures = [pool.submit(work, scenario) for scenario in scenarios]
-            for future in as_completed(futures):
-                for result in future.result():
-                    if progress:
-                        progress(result)
-                if stop and stop():
-                    for pending in futures:
-                        pending.cancel()
-                    break
-            return [result for future in futures if not future.cancelled() for result in future.result()]
+        return run_in_slots(list(scenarios), self.jobs, self.run_case, progress, stop)
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:
