@@ -88,9 +88,8 @@ def test_names_reach_git_show_revision_syntax_builtins_and_name_max() -> None:
 
 
 def test_inputs_give_javascript_numbers_and_dates_the_port_models() -> None:
-    from memfs_prompt.jsvalues import parse_js_date
-
     from harness.tools.fuzz import is_refused
+    from memfs_prompt.jsvalues import parse_js_date
 
     inputs = [i for i in examples(compile_inputs, 400) if not is_refused(i)]  # the refused are never compiled
     counts = [i["previous_message_count"] for i in inputs if "previous_message_count" in i]
