@@ -40,8 +40,9 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """The corpus against the pinned default letta-code release; reports in reports/."""
-    session.install("-e", ".")
+    """The corpus against the pinned default letta-code release; reports in reports/. Its venv has pytest too,
+    for the pytest route after the README's set-up: `.nox/conformance/bin/pytest cases -k collation`."""
+    session.install("-e", ".", "pytest>=8")
     session.run("conformance", "run", "cases", "--report", "reports", *session.posargs)
 
 

@@ -67,9 +67,14 @@ def growth(rows: list[dict[str, Any]], key: str) -> None:
             after[f"{key}_growth"] = round(k, 2)
 
 
+def port_profile(spec: ReferenceSpec) -> Profile:
+    """The port's profile for the reference it is measured against (the one a run would judge it under)."""
+    return PROFILES[profile_for_reference(spec, None)]
+
+
 def measure_compiles(args: argparse.Namespace, spec: ReferenceSpec, cache: Path) -> dict[str, Any]:
     git_env = isolated_env(cache / "home", cache / "repos")
-    profile = profile_for_reference(spec, None)
+    profile = port_profile(spec)
     v2_profile = PROFILES["spec-v2"]
     v1 = [workloads.v1_workload(n) for n in args.sizes]
     v2 = [workloads.v2_workload(n) for n in args.v2_sizes]

@@ -36,7 +36,7 @@ def compile_scenarios(cases: Path) -> list[Scenario]:
 
 def python_only(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str, Any]:
     """Every case's port compile with no reference: what the run costs without one."""
-    with Session([spec]) as session:
+    with Session([spec], memoize=False) as session:  # the reference's own work, not the result store's
         ref_profile = session.references[0].profile
         for scenario in scenarios:
             materialize_repo(scenario, session.cache)  # built before timing, as the full run finds them
@@ -45,10 +45,8 @@ def python_only(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str, Any
         for scenario in scenarios:
             repo = materialize_repo(scenario, session.cache)
             if scenario.expect:
-                profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name))
-            elif (
-                scenario.profiles and ref_profile.name not in scenario.profiles and spec.value not in scenario.profiles
-            ):
+                profile = resolve_profile(scenario.expect.get("profile", DEFAULT.name)).name
+            elif scenario.profiles and ref_profile not in scenario.profiles and spec.value not in scenario.profiles:
                 continue
             else:
                 profile = ref_profile
@@ -65,7 +63,7 @@ def full_in_process(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str,
     upstream code changes a shared prototype), so the reference's share is its first start-up
     plus the sum of its compile times.
     """
-    with Session([spec]) as session:
+    with Session([spec], memoize=False) as session:  # the reference's own work, not the result store's
         for scenario in scenarios:
             materialize_repo(scenario, session.cache)
         started = time.perf_counter()
@@ -90,7 +88,7 @@ def full_run(cases: Path, spec: ReferenceSpec, jobs: int) -> dict[str, Any]:
     """`conformance run CASES --reference SPEC -j JOBS --report TMP`, timed start to exit."""
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
         argv = [sys.executable, "-m", "harness.cli", "run", str(cases), "--reference", f"{spec.kind}:{spec.value}",
-                "-j", str(jobs), "--report", tmp]  # fmt: skip
+                "-j", str(jobs), "--report", tmp, "--no-cache"]  # fmt: skip
         started = time.perf_counter()
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started
@@ -100,7 +98,7 @@ def full_run(cases: Path, spec: ReferenceSpec, jobs: int) -> dict[str, Any]:
         report = json.loads(report_path.read_text(encoding="utf-8"))
     results = report["results"]
     reference_ms = sum((r.get("timing") or {}).get("reference_ms") or 0 for r in results)
-    port_ms = sum((r.get("timing") or {}).get("port_ms") or 0 for r in results)
+    port_ms = sum((r.get("timing") or {}).get("impl_ms") or 0 for r in results)
     info = report["references"][0]
     return {
         "jobs": jobs,

@@ -32,7 +32,7 @@ IDENT = b"Conformance Bot <bot@letta-conformance.invalid> 1767225600 +0000"
 def hand(repo: Path, files: dict[bytes, Blob]) -> str:
     commit = CommitModel(files, MESSAGE, IDENT.decode(), IDENT.decode())
     writer = ObjectWriter(repo)
-    return writer.commit(writer.tree(files), None, commit, 0)
+    return writer.commit(writer.tree(files), [], commit, 0)
 
 
 def gitpython(repo: Path, files: dict[bytes, Blob]) -> str:

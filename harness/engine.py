@@ -5,19 +5,19 @@ Owns the run's shape: slots of reference processes (one per worker thread), the 
 under test (`--impl`, harness.runners.implementations) and their runners per slot and profile, the
 order results come back in, which references a case runs against, and turning each case into
 requests and replays. Verdicts are verdict.judge's; the repository is repo.build's; lifecycle
-replays are harness.lifecycle's; known failures outside the corpus are harness.expectations'.
+replays are harness.lifecycle's; known failures outside the corpus are harness.expectations'; which reference
+outcomes are read from the result store is harness.runners.result_store's (every reference runner is wrapped
+there, in `_new_slot`; a lifecycle probe's reference side in `run_lifecycle_case`).
 Profiles are names: the engine never imports the code under test.
 """
 
 from __future__ import annotations
 
 import os
-import queue
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from harness import lifecycle
 from harness.model import GOLDEN, CaseResult, CompileRequest, Divergence, FieldDiff, Outcome, Replay, Scenario, Status
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.gitenv import isolated_env
+from harness.runners import result_store
 from harness.runners.base import Runner
 from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
 from harness.runners.manifest import ReferenceSpec
@@ -38,6 +39,7 @@ from harness.runners.references import (
     with_baselines,
 )
 from harness.runners.releases import cache_root
+from harness.schedule import run_in_slots
 from harness.verdict.diff import presence, structured_diff
 from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
 from letta_profiles import DEFAULT_PROFILE, resolve_profile_name
@@ -83,6 +85,7 @@ class Session:
         runner_factory: Callable[[ReferenceSpec, Path], Runner] | None = None,
         impl_factory: ImplFactory | None = None,
         jobs: int = 1,
+        memoize: bool | None = None,
     ) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be 1 or more, not {jobs}")
@@ -93,11 +96,15 @@ class Session:
         self.ceiling = self.cache / "repos"
         self.git_env = isolated_env(self.home, self.ceiling)
         self.jobs = jobs
+        self.profile_override = profile_override  # `--profile`: every reference compared under this one
         self.implementations = list(dict.fromkeys(implementations))
         self.expectations = {e.implementation: e for e in expectations}
         self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout)
         self._cwd = Path(os.getcwd())
         self._factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
+        # references' outcomes by content (harness.runners.result_store); None: every reference request runs
+        remember = result_store.memoizing() if memoize is None else memoize
+        self.store = result_store.open_store(self.cache) if remember else None
         self._specs = [(spec, profile_for_reference(spec, profile_override)) for spec in with_baselines(references)]
         self.references = self._new_slot()
         self._slots: list[list[ReferenceUnderTest]] = [self.references]
@@ -107,7 +114,11 @@ class Session:
         self._lock = threading.Lock()
 
     def _new_slot(self) -> list[ReferenceUnderTest]:
-        return [ReferenceUnderTest(self._factory(spec, self.cache), profile, spec) for spec, profile in self._specs]
+        return [
+            ReferenceUnderTest(result_store.memoized(self._factory(spec, self.cache), self.store, self.ceiling),
+                               profile, spec)
+            for spec, profile in self._specs
+        ]  # fmt: skip
 
     def _slot(self, index: int) -> list[ReferenceUnderTest]:
         with self._lock:
@@ -168,6 +179,8 @@ class Session:
                 ref.runner.close()
         for runner in self._impls.values():
             runner.close()
+        if self.store is not None:
+            self.store.close()
 
     def __enter__(self) -> Session:
         return self
@@ -187,6 +200,8 @@ class Session:
         `repo`: the scenario's repository, already built (`conformance fuzz` builds its own); else materialized."""
         if scenario.kind == "lifecycle":
             return self.run_lifecycle_case(scenario, slot)
+        if not scenario.expect and not any(applies(scenario, ref) for ref in self._slot(slot)):
+            return self._not_applicable(scenario, self._slot(slot))
         started = time.perf_counter()
         try:
             repo = repo or materialize_repo(scenario, self.cache)
@@ -262,6 +277,20 @@ class Session:
             for impl in self.implementations
         ]  # fmt: skip
 
+    def _not_applicable(self, scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[CaseResult]:
+        """A case whose `profiles` name none of the run's references: not applicable against each, saying why."""
+        named = ", ".join(scenario.profiles)
+        return [
+            CaseResult(scenario.id, ref.label, ref.profile, Status.NOT_APPLICABLE, scenario.tags, str(scenario.path),
+                       scenario.description, scenario.pins, implementation=impl.label, reasons=[
+                           f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
+                           f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
+                           "a --reference of one of its profiles"])
+            for ref in refs
+            if not ref.is_variant
+            for impl in self.implementations
+        ]  # fmt: skip
+
     def run_lifecycle_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
         alone, golden)."""
@@ -276,13 +305,16 @@ class Session:
                     continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
                 if applies(scenario, ref):
                     targets.append((ref.label, ref.profile, ref.runner))
+            if not targets:
+                return self._not_applicable(scenario, self._slot(slot))
         results = []
         for label, profile, reference in targets:
             for impl in self.implementations:
                 started = time.perf_counter()
                 runner = self.impl(impl, profile, slot)
+                probe = result_store.for_probe(reference, scenario, self.cache) if reference is not None else None
                 try:
-                    replay = lifecycle.replay(scenario, reference, runner, impl.label, work, self.cache, profile)
+                    replay = lifecycle.replay(scenario, probe, runner, impl.label, work, self.cache, profile)
                 except Exception as error:  # the case is an error; the run goes on
                     replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
                 expected = self.expected(scenario, impl, label, profile)
@@ -296,7 +328,7 @@ class Session:
                         path=str(scenario.path), description=scenario.description, pins=scenario.pins,
                         diffs=replay.text_diffs, reasons=reasons, reference_outcome=failed,
                         seconds=time.perf_counter() - started, turns=[row.to_json() for row in replay.rows],
-                        implementation=impl.label,
+                        implementation=impl.label, cached=result_store.served_key(probe),
                     )
                 )  # fmt: skip
         return results
@@ -314,6 +346,7 @@ class Session:
             structured=structured_diff(_expected_record(scenario, compared_ref), compared_impl.record) if diffs else "",
             memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
             seconds=time.perf_counter() - started, implementation=impl.label,
+            cached=reference.cache_key if reference is not None else "",
         )  # fmt: skip
 
     def run(
@@ -326,39 +359,7 @@ class Session:
 
         `stop` is asked after each finished case: once it says yes, no further case starts (-x, --maxfail).
         """
-        scenarios = list(scenarios)
-        if self.jobs == 1 or len(scenarios) < 2:
-            results: list[CaseResult] = []
-            for scenario in scenarios:
-                for result in self.run_case(scenario):
-                    results.append(result)
-                    if progress:
-                        progress(result)
-                if stop and stop():
-                    break
-            return results
-        free: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for slot in range(self.jobs):
-            free.put(slot)
-
-        def work(scenario: Scenario) -> list[CaseResult]:
-            slot = free.get()
-            try:
-                return self.run_case(scenario, slot)
-            finally:
-                free.put(slot)
-
-        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="conformance") as pool:
-            futures = [pool.submit(work, scenario) for scenario in scenarios]
-            for future in as_completed(futures):
-                for result in future.result():
-                    if progress:
-                        progress(result)
-                if stop and stop():
-                    for pending in futures:
-                        pending.cancel()
-                    break
-            return [result for future in futures if not future.cancelled() for result in future.result()]
+        return run_in_slots(list(scenarios), self.jobs, self.run_case, progress, stop)
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:

@@ -3,10 +3,10 @@
 Owns the expectations format (docs/expectations.md; harness/expectations.schema.json): reading it
 strictly (the case loader's YAML rules, every refusal with file, line and fix), which recorded
 divergences apply to one result (`Expectations.divergences_for`), the check of a file against the
-loaded corpus (`Expectations.check_corpus`), the one rule by which an entry's reference text
-matches a result's reference label (`reference_label`), and writing the format back
-(`dump_expectations`, deterministic). Turning a recorded divergence into known or stale is
-verdict.judge's.
+loaded corpus (`Expectations.check_corpus`), and writing the format back
+(`dump_expectations`, deterministic). Which result an entry's reference text matches, and which texts
+are refused, is the rule a case's divergences follow too (harness.runners.manifest.recorded_label).
+Turning a recorded divergence into known or stale is verdict.judge's.
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ from typing import Any
 
 import yaml
 
-from harness.cases.load import parse_strict, read_utf8, validate
+from harness.cases.load import parse_strict, read_utf8
+from harness.cases.schemacheck import validate
 from harness.cases.yamlnodes import line_at
 from harness.model import Divergence, Scenario, ScenarioError, is_golden
-from harness.runners.manifest import ReferenceSpec
+from harness.runners.implementations import ImplSpec
+from harness.runners.manifest import ReferenceSpec, recorded_label
 from harness.versions import release_key
 
 SCHEMA_FILE = "harness/expectations.schema.json"
@@ -59,7 +61,8 @@ def kinds() -> tuple[str, ...]:
 def reference_label(text: str) -> str:
     """The result label an entry's reference text matches: what `--reference TEXT` would be labelled
     (ReferenceSpec.parse(TEXT).label: `0.34.12` and `pypi:0.34.12` are `pypi:0.34.12`, `npm:0.32.18` is
-    `0.32.18`); `*` and `golden` (the spec's bytes) stay as they are. A text --reference refuses raises ValueError."""
+    `0.32.18`); `*` and `golden` (the spec's bytes) stay as they are. A text --reference refuses raises ValueError.
+    The loader reads an entry with manifest.recorded_label, which also refuses a release that is not pinned."""
     if text == ANY or is_golden(text):
         return text
     return ReferenceSpec.parse(text).label
@@ -176,6 +179,10 @@ def load_expectations(path: Path) -> Expectations:
         raise ExpectationsError(path, error.line, str(error).removeprefix(where)) from None
     except OSError as error:
         raise ExpectationsError(path, None, f"cannot read it ({error.strerror})") from None
+    try:
+        ImplSpec.parse(data["implementation"])
+    except ValueError as error:
+        raise ExpectationsError(path, line_at(root, ["implementation"]), f"implementation: {error}") from None
     entries = tuple(_entry(path, root, index, raw) for index, raw in enumerate(data["expectations"]))
     _check_overlaps(path, entries)
     return Expectations(data["implementation"], path, entries, data.get("description"))
@@ -206,7 +213,7 @@ def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expe
     labels: list[str] = []
     for position, text in enumerate(raw.get("references", [])):
         try:
-            label = reference_label(text)
+            label = recorded_label(text)  # a release must be pinned: else the entry would never match
         except ValueError as error:
             raise ExpectationsError(
                 path, line_at(root, [*where, "references", position]), f"references: {error}"

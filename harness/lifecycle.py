@@ -4,8 +4,9 @@ A lifecycle scenario (cases/lifecycle/*.yaml) starts from a repository and a lis
 user turns, memory commits, raw system prompt edits, model changes, new conversations and
 explicit recompiles. Each reference replays them on upstream's real turn loop (a recording
 executor captures what the model would receive), the implementation under test on its own (the
-Python port on `memfs_prompt.conversation`);
-both read the same working copy of the repository, which the harness commits to between steps.
+Python port on `memfs_prompt.conversation`); each side reads its own working copy of the repository
+(upstream writes into it), in which the harness makes the same repository steps between turns
+(commits, amends, resets, a broken HEAD: harness.repo.checkout).
 
 Every step yields observations (`observe`): hashes of the system prompt and of the cached record,
 whether each of the case's facts is in the system prompt, in the mid-conversation text, in what
@@ -26,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import FieldDiff, LifecycleOpen, Outcome, Replay, Scenario, StepRow
-from harness.repo.build import append_commit, materialize_repo
-from harness.repo.spec import committed_state
+from harness.repo.build import materialize_repo
+from harness.repo.checkout import REPOSITORY_STEPS, Checkout
+from harness.repo.gitenv import isolated_env
 from harness.runners.base import Runner
 from harness.verdict.diff import observation_diffs
 from harness.verdict.text import as_bytes, first_diff_offset
@@ -99,8 +101,9 @@ def _has_text(record: dict[str, Any], path: tuple[str, str]) -> bool:
     return path[1] in (record.get(path[0]) or {})
 
 
-# The protocol key that carries each step's value (reference/driver.mjs, runners/python_port.py).
-STEP_VALUE = {"turn": "text", "commit": "commit", "system": "system", "model": "model"}
+# The protocol key that carries each step's value (reference/driver.mjs, runners/python_port.py); the
+# repository steps (harness.repo.checkout) are the harness's own and never sent.
+STEP_VALUE = {"turn": "text", "system": "system", "model": "model", "conversation": "index"}
 
 
 def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
@@ -118,7 +121,9 @@ def wire_steps(scenario: Scenario) -> list[dict[str, Any]]:
             now = value
             continue
         wire = {"kind": kind, "now": now}
-        if kind in STEP_VALUE:  # new_conversation, recompile and compact carry no value
+        if kind in REPOSITORY_STEPS:
+            wire[kind] = value
+        elif kind in STEP_VALUE:  # new_conversation, recompile and compact carry no value
             wire[STEP_VALUE[kind]] = value
         elif kind == "agent_free_conversation":
             wire.update(value)
@@ -142,19 +147,22 @@ def replay(
     profile: str | None = None,
 ) -> Replay:
     """Run the steps on the reference (first, when there is one: a golden probe has none) and on the
-    implementation under test, over one working copy."""
+    implementation under test, each over its own working copy."""
     sides: dict[str, Runner] = {"reference": reference} if reference is not None else {}
     sides["impl"] = impl
     materialized = materialize_repo(scenario, cache)
     work_root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=work_root))
     try:
-        copy = work / "repo"
-        shutil.copytree(materialized.root, copy, symlinks=True)
-        repo_dir = copy / "memory"
-        memory_dir = copy / materialized.memory_dir.relative_to(materialized.root)
+        env = isolated_env(cache / "home", ceiling=cache / "repos")
+        checkouts: dict[str, Checkout] = {}
+        for number, side in enumerate(sides):  # paths of one length: a path's length can matter to git (PATH_MAX)
+            copy = work / f"copy-{number}"
+            shutil.copytree(materialized.root, copy, symlinks=True)
+            checkouts[side] = Checkout(copy / "memory", scenario, env)
+        memory = materialized.memory_dir.relative_to(materialized.root)
         try:
-            result = _replay_in(scenario, sides, impl_label, work, repo_dir, memory_dir, profile)
+            result = _replay_in(scenario, sides, impl_label, work, checkouts, memory, profile)
         except Exception as error:  # the case is an error; the run goes on
             result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
         if result.error:  # the same text on every run: no temporary directory names
@@ -172,14 +180,14 @@ def _replay_in(
     sides: dict[str, Runner],
     impl_label: str,
     work: Path,
-    repo_dir: Path,
-    memory_dir: Path,
+    checkouts: dict[str, Checkout],
+    memory: Path,
     profile: str | None = None,
 ) -> Replay:
     facts: dict[str, str] = dict(scenario.facts)
     inputs = scenario.inputs
     request = LifecycleOpen(
-        memory_dir=memory_dir,
+        memory_dir=memory,  # per side, below
         storage_dir=work / "storage",  # per side, below
         system=inputs["system"],
         now=inputs["now"],
@@ -191,15 +199,14 @@ def _replay_in(
     rows = [StepRow(0, "open")]
     for side, runner in sides.items():
         # each side its own store: two LocalBackends over one storage directory would see each other's agents
-        own = replace(request, storage_dir=work / f"storage-{side}")
+        memory_dir = checkouts[side].repo_dir.parent / memory
+        own = replace(request, storage_dir=work / f"storage-{side}", memory_dir=memory_dir)
         outcome = runner.lifecycle_open(own if not opened else _with_ids(own, opened))
         if outcome.status != "ok":
             return _broken(side, impl_label, "open", outcome, rows)
         record = outcome.record or {}
         opened = opened or record.get("opened") or {}
         setattr(rows[0], side, observe(record, facts, None))
-    state = committed_state(scenario.repo)
-    commits = len(scenario.repo.get("commits") or [None])
     previous: dict[str, str | None] = dict.fromkeys(sides)
     text_diffs: list[FieldDiff] = []
     thrown: list[str] = []
@@ -208,10 +215,11 @@ def _replay_in(
         turn += step["kind"] == "turn"
         row = StepRow(index, _label(step, turn))
         rows.append(row)
-        if step["kind"] == "commit":
-            state, head = append_commit(repo_dir, state, step["commit"], commits)
-            commits += 1
-            row.impl = row.reference = {"head": head}
+        if step["kind"] in REPOSITORY_STEPS:  # the harness's own, the same in every side's checkout
+            for side in sides:
+                setattr(row, side, {"head": checkouts[side].run(step["kind"], step[step["kind"]])})
+            if "reference" in sides:
+                row.diffs = observation_diffs(row.reference, row.impl)
             continue
         records: dict[str, dict[str, Any]] = {}
         for side, runner in sides.items():

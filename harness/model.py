@@ -105,12 +105,14 @@ class ClientSkills:
 
 @dataclass(frozen=True)
 class FoundBy:
-    """A fuzz-found case's origin: `conformance run <case> --reference <reference> --profile <profile>`
-    reproduces it."""
+    """How a case `conformance fuzz` or `conformance reduce` wrote diverges: `conformance run <case>
+    --reference <reference> --profile <profile>` (and `--impl <implementation>` when one is named) shows
+    the divergence again."""
 
     reference: str
     profile: str
-    seed: int
+    seed: int | None = None  # the Hypothesis seed of the fuzz batch that drew it (None: not fuzz-found)
+    implementation: str | None = None  # the implementation under test when it was not the default one
 
 
 @dataclass(frozen=True)
@@ -242,9 +244,12 @@ class Outcome:
     harness_bug: bool = False
     elapsed_ms: float = 0.0
     notes: list[str] = field(default_factory=list)
+    cache_key: str = ""  # read from the result store under this key (harness.runners.result_store); not in to_json
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in (None, "", [], False) or k == "status"}
+        data = asdict(self)
+        data.pop("cache_key")  # the result says it was cached (CaseResult.cached), not the outcome
+        return {k: v for k, v in data.items() if v not in (None, "", [], False) or k == "status"}
 
 
 @dataclass(frozen=True)
@@ -328,6 +333,7 @@ class CaseResult:
     baseline: str = ""  # for a runtime/locale variant: the bun reference it was checked against
     runtime_diffs: list[FieldDiff] = field(default_factory=list)  # variant vs baseline (upstream vs upstream)
     implementation: str = DEFAULT_IMPLEMENTATION  # the implementation under test's label (`--impl`)
+    cached: str = ""  # the result store's key when the reference's side came from it, not from the reference
 
     @property
     def failed(self) -> bool:

@@ -1,4 +1,8 @@
-"""pytest plugin: every scenario in cases/ is a pytest item (`pytest cases/`, `-k` by id or tag).
+"""pytest plugin: every scenario in cases/ is a pytest item (`pytest cases/`, `-k` as `conformance run -k`).
+
+Each tag (harness/cases/tags.py) is a registered marker and each case's tags are markers of its item, so
+pytest's `-k` sees the names `conformance run -k` matches (harness.cases.select.case_names) and `-m TAG`
+selects by tag.
 
 Options: `--reference R` (repeatable, default the pinned release), `--impl SPEC` (repeatable, default
 `python`: the implementations under test, docs/protocol.md), `--expectations FILE` (repeatable: an
@@ -16,8 +20,10 @@ from typing import Any
 import pytest
 
 from harness.cases.load import load_scenario
+from harness.cases.tags import TAGS
 from harness.engine import Session
 from harness.model import CaseResult, Scenario, ScenarioError, Status
+from harness.plural import counted
 from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.runners.manifest import REFERENCE_FORMS, ReferenceSpec, default_reference
 from harness.verdict.diff import render_field_diff
@@ -33,6 +39,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--impl", action="append", dest="conformance_impls", help=f"{IMPL_FORMS} (repeatable)")
     group.addoption("--expectations", action="append", dest="conformance_expectations",
                     help="an implementation's known failures (YAML; repeatable)")  # fmt: skip
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for tag, what in TAGS.items():
+        config.addinivalue_line("markers", f"{tag}: {what}")
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -71,7 +82,7 @@ class ScenarioFile(pytest.File):
             return
         item = ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
         for tag in scenario.tags:
-            item.keywords[tag] = True
+            item.add_marker(tag)  # a marker: `-m TAG`, and a name pytest's `-k` matches
         yield item
 
 
@@ -92,7 +103,7 @@ class InvalidScenarioItem(pytest.Item):
 
 class ConformanceFailure(Exception):
     def __init__(self, results: list[CaseResult]) -> None:
-        super().__init__(f"{len(results)} reference(s) failed")
+        super().__init__(f"{counted(len(results), 'result')} failed")
         self.results = results
 
 

@@ -20,12 +20,21 @@ class Blob:
 
 @dataclass
 class CommitModel:
-    """One commit: the whole tree after it, and optionally its exact message and identities."""
+    """One commit: the whole tree after it, and optionally its exact message, identities and parents."""
 
     files: dict[bytes, Blob]
     message: str | None = None
     author: str | None = None
     committer: str | None = None
+    # the positions (0-based) of its parents among the model's commits; None: the commit before it (none for
+    # the first), as a linear history has; () a root commit; two or more a merge
+    parents: tuple[int, ...] | None = None
+
+    def parent_positions(self, position: int) -> tuple[int, ...]:
+        """Its parents' positions, when it is commit `position` (0-based) of its history."""
+        if self.parents is not None:
+            return self.parents
+        return (position - 1,) if position > 0 else ()
 
 
 @dataclass

@@ -10,6 +10,12 @@ import re
 _RELEASE = re.compile(r"^(?:(npm|pypi):)?(?:letta-code@)?(\d+(?:\.\d+)+)(@.*)?$")
 
 
+def release_name(label: str) -> str:
+    """A reference label as people read it: `letta-code 0.34.12 (pypi:0.34.12)` for a release, the label else."""
+    found = _RELEASE.match(label)
+    return f"letta-code {found.group(2)} ({label})" if found else label
+
+
 def version_key(version: str) -> tuple[int, ...]:
     """Release order: 0.32.8 before 0.32.18 (numeric parts; anything else sorts first)."""
     return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))

@@ -18,6 +18,11 @@ The block goes to the model once, as a mid-conversation system message, and is n
 (`delivery="persisted-reminder"`, chapter 9.5) stores it as a user-role `<system-reminder>`
 message, so it stays in context on later turns.
 
+Before every compile upstream makes sure the memory repository has a commit (`ensureLocalMemoryRepo`;
+memfs_prompt.memory_repo): a HEAD that names none (an unborn branch) gets an empty commit of the index, and
+a broken repository (an empty HEAD file) makes the compile throw. From 0.33.6 a turn whose compile throws
+leaves its run active, so every later turn of that conversation throws (`Profile.failed_turn_keeps_run`).
+
 Upstream stamps what it stores with the pinned clock (`new Date().toISOString()`), so an Invalid Date
 throws wherever a step first stamps something, whether or not a compile follows (`_stamp`): before
 a turn's user message is stored (0.30.28+; 0.25.x after it, see `Profile.turn_clock`), before a
@@ -37,6 +42,7 @@ from typing import Any, Literal
 from .compiler import CompiledPrompt, compile_system_prompt
 from .git_head import committed_revision
 from .jsvalues import JsDate, as_js_date
+from .memory_repo import ensure_memory_repo
 from .profiles import DEFAULT, Profile
 from .quirks import js_trim_end, sha256_hex_of_js_string
 from .render_v1 import UpstreamError
@@ -107,6 +113,8 @@ class Conversation:
     agent_free: bool = False
     system: str = ""
     model: str = ""
+    # A turn's run is still active (0.33.6+: its compile threw, and nothing ends the run): every later turn throws.
+    active_run: str | None = None
 
 
 class LocalConversations:
@@ -123,9 +131,11 @@ class LocalConversations:
         clock: Callable[[], datetime | JsDate],
         delivery: Delivery = "mid-conversation",
         git_env: Mapping[str, str] | None = None,
+        agent_name: str | None = None,
     ) -> None:
         self.memory_dir = Path(memory_dir)
         self.agent_id = agent_id
+        self.agent_name = agent_name  # the author of the commit that initialises a repository without one
         self.system = system
         self.model = model
         self.profile = profile
@@ -134,6 +144,7 @@ class LocalConversations:
         self.git_env = git_env
         self.conversations: dict[str, Conversation] = {}
         self._sequence = 0
+        self._runs = 0  # turns run, for the run ids (`local-run-N`)
 
     # --- the store ---------------------------------------------------------------------
 
@@ -183,6 +194,9 @@ class LocalConversations:
     def compile_and_maybe_persist(
         self, conversation: Conversation, *, dry_run: bool, previous_message_count: int | None = None
     ) -> CompiledPrompt:
+        """Upstream `compileAndMaybePersistSystemPrompt`: `ensureLocalMemoryRepo` first (a repository whose HEAD
+        names no commit gets one, memfs_prompt.memory_repo), then the compile; cached unless `dry_run`."""
+        ensure_memory_repo(self.memory_dir, self.agent_id, self.agent_name, self.git_env)
         compiled = compile_system_prompt(
             self.memory_dir,
             system=self.system,
@@ -240,9 +254,14 @@ class LocalConversations:
         `client_skills` is the turn body's `client_skills`: its `<available_skills>` block is appended
         to the system prompt sent on this turn only (`resolveSystemPromptForTurn`).
         """
+        if conversation.active_run is not None:  # 0.33.6+: the run an earlier turn started never ended
+            raise UpstreamError(f"Conversation {conversation.id} already has an active run ({conversation.active_run})")
         if self.profile.turn_clock == "user-message":
             self._stamp()  # `currentLocalMessageDate()`: an Invalid Date throws before anything is stored
         conversation.messages.append(Message("user", text))
+        self._runs += 1
+        if self.profile.failed_turn_keeps_run:  # `startRun`; the run ends when the executor's stream does
+            conversation.active_run = f"local-run-{self._runs}"
         if self.profile.turn_clock == "git-log":
             self._stamp()  # 0.25.x: the revision read's git debug line, after the message is stored
         history_count = len(conversation.messages)
@@ -263,6 +282,7 @@ class LocalConversations:
             model=model,
         )
         conversation.messages.append(Message("assistant", ASSISTANT_REPLY))
+        conversation.active_run = None
         return model_input
 
     def compact(self, conversation: Conversation, summary: str) -> tuple[int, int]:

@@ -43,6 +43,9 @@ class Profile:
     # (0.30.28+: the user's message is stamped with it, so nothing is stored) or `git-log` (0.25.x: messages
     # are stamped from a counter; the debug log of the turn's git commands formats it after the message is stored).
     turn_clock: str = "user-message"
+    # `executeConversationTurn` refuses a conversation whose last run is not over (0.33.6+), and a run a turn starts
+    # ends only with the executor's stream: a turn whose compile throws leaves it running, for good.
+    failed_turn_keeps_run: bool = False
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -90,6 +93,7 @@ PROFILES: dict[str, Profile] = {
             False,
             memfs_v2=True,
             agent_free_conversations=True,
+            failed_turn_keeps_run=True,
         ),
         Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import platform
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .collation import info as collation_info
@@ -29,13 +29,16 @@ from .skills_block import append_skills_for_profile, compile_available_skills_bl
 PROTOCOL_VERSION = 1
 OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close")
 DELIVERIES: tuple[Delivery, ...] = ("mid-conversation", "persisted-reminder")
-STEP_KINDS = ("turn", "system", "model", "new_conversation", "agent_free_conversation", "recompile", "compact")
+STEP_KINDS = (
+    "turn", "system", "model", "new_conversation", "agent_free_conversation", "recompile", "compact", "conversation",
+)  # fmt: skip
 
 # The ids the port uses where upstream's store would draw them from randomUUID (counted from 1, as the
 # driver's hook does) and the request names none.
 DEFAULT_AGENT_ID = "agent-local-00000000-0000-4000-8000-000000000001"
 AGENT_FREE_ID = "local-conv-00000000-0000-4000-8000-000000000001"
 COMPACTION_SUMMARY = "conversation summary"  # what reference/driver.mjs's summariser answers
+AGENT_NAME = "conformance"  # the name reference/driver.mjs creates its agent with (`createAgent({name})`)
 
 
 class BadRequest(Exception):
@@ -61,6 +64,12 @@ class _Session:
     agent: LocalConversations
     conversation: Conversation
     clock: _Clock
+    created: list[Conversation] = field(default_factory=list)  # in creation order: a `conversation` step's index
+
+    def use(self, conversation: Conversation) -> None:
+        """A conversation the session created: later steps use it."""
+        self.created.append(conversation)
+        self.conversation = conversation
 
 
 class Server:
@@ -188,9 +197,10 @@ class Server:
             clock=clock,
             delivery=delivery,
             git_env=self.git_env,
+            agent_name=AGENT_NAME,
         )
         conversation = agent.create_conversation()
-        self.sessions[name] = _Session(agent, conversation, clock)
+        self.sessions[name] = _Session(agent, conversation, clock, [conversation])
         opened = {"agentId": agent.agent_id, "conversationId": conversation.id, "model": agent.model}
         return {"opened": opened, "compiled": _compiled(conversation)}
 
@@ -206,6 +216,9 @@ class Server:
         kind = step.get("kind")
         if kind not in STEP_KINDS:
             raise BadRequest(f"the Python port has no lifecycle step {kind!r}")
+        index = step.get("index")
+        if kind == "conversation" and not (type(index) is int and 1 <= index <= len(session.created)):
+            raise BadRequest(f"no conversation {json.dumps(index)}: this session created {len(session.created)}")
         try:
             observed = self._run_step(session, step, kind)
         except UpstreamError as error:
@@ -229,14 +242,18 @@ class Server:
             agent.update_model(step["model"])
             observed["model"] = agent.model
         elif kind == "new_conversation":
-            session.conversation = agent.create_conversation()
+            session.use(agent.create_conversation())
         elif kind == "agent_free_conversation":  # the id is the reference's choice (harness.lifecycle)
-            session.conversation = agent.create_agent_free_conversation(
-                step.get("conversationId") or AGENT_FREE_ID,
-                system=step.get("system") or "",
-                model=step.get("model") or DEFAULT_MODEL,
+            session.use(
+                agent.create_agent_free_conversation(
+                    step.get("conversationId") or AGENT_FREE_ID,
+                    system=step.get("system") or "",
+                    model=step.get("model") or DEFAULT_MODEL,
+                )
             )
             observed["agentFree"] = {"conversationId": session.conversation.id}
+        elif kind == "conversation":  # back to one it created: no store call, as a client keeping its id
+            session.conversation = session.created[step["index"] - 1]
         elif kind == "recompile":
             agent.recompile(conversation)
         else:  # compact

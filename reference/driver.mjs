@@ -34,7 +34,8 @@
 //                                                  uiMessages, historyCount, stored, ...}}
 //   {"id":5,"op":"lifecycle_close","session":"s1"}
 //   step kinds: turn (optional "clientSkills": the turn body's client_skills), system, model,
-//   new_conversation, agent_free_conversation ("system", "model"; 0.33.6+), compact, recompile
+//   new_conversation, agent_free_conversation ("system", "model"; 0.33.6+), compact, recompile,
+//   conversation ("index": back to the index-th conversation the session created, 1-based)
 // Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
@@ -407,6 +408,7 @@ async function lifecycleOpen(request) {
     session.agentId = agent.id;
     const conversation = await session.backend.createConversation({ agent_id: agent.id });
     session.conversationId = conversation.id;
+    session.conversations = [{ id: conversation.id, agentFree: false }];
     sessions.set(request.session, session);
     return {
       opened: { agentId: agent.id, conversationId: conversation.id, model: agent.model ?? null },
@@ -444,6 +446,15 @@ const STEPS = {
     const conversation = await session.backend.createConversation({ agent_id: session.agentId });
     session.conversationId = conversation.id;
     session.agentFree = false;
+    session.conversations.push({ id: conversation.id, agentFree: false });
+    return {};
+  },
+  // Back to the index-th conversation this session created (1: the one opened with the agent): later
+  // turns are addressed to it, as a client that kept its id does. No backend call.
+  async conversation(session, step) {
+    const chosen = session.conversations[step.index - 1];
+    session.conversationId = chosen.id;
+    session.agentFree = chosen.agentFree;
     return {};
   },
   // An agent-free ("ephemeral") conversation (0.33.6+: LocalBackend.createEphemeralConversation):
@@ -456,6 +467,7 @@ const STEPS = {
     const conversation = await session.backend.createEphemeralConversation(body);
     session.conversationId = conversation.id;
     session.agentFree = true;
+    session.conversations.push({ id: conversation.id, agentFree: true });
     return { agentFree: { conversationId: conversation.id, agentId: conversation.agent_id ?? null } };
   },
   async compact(session) {
@@ -478,6 +490,9 @@ async function lifecycleStep(request) {
   const step = request.step ?? {};
   const run = STEPS[step.kind];
   if (!run) throw new Error(`unknown lifecycle step kind ${JSON.stringify(step.kind)}`);
+  if (step.kind === "conversation" && !(Number.isInteger(step.index) && session.conversations[step.index - 1])) {
+    throw new Error(`no conversation ${JSON.stringify(step.index)}: this session created ${session.conversations.length}`);
+  }
   if (step.now) session.clock.now = RealDate.parse(step.now);
   return inSession(session, async () => {
     let observed;

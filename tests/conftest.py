@@ -24,6 +24,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.fixture(autouse=True)
+def _references_run_cold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see what the references do now, never the result store (harness.runners.result_store): a test of
+    the store itself removes LETTA_CONFORMANCE_NO_CACHE again."""
+    monkeypatch.setenv("LETTA_CONFORMANCE_NO_CACHE", "1")
+
+
 def git_env_for(home: Path, ceiling: Path | None = None) -> dict[str, str]:
     """No system or global git config, an empty HOME, pinned locale and timezone; nothing inherited."""
     home.mkdir(parents=True, exist_ok=True)

@@ -103,6 +103,25 @@ def test_add_case_rebuilds_every_commit_byte_for_byte(tmp_path, make_repo, git_e
     assert original["memfsRevision"] == original_ids[-1]
 
 
+def test_add_case_writes_into_the_current_directory_s_cases_and_without_one_asks_for_out(
+    tmp_path, make_repo, monkeypatch, capsys
+) -> None:
+    from harness.cli.common import PROJECT_CASES
+
+    repo = make_repo({"system/a.md": "a\n"})
+    work = tmp_path / "work"
+    (work / "cases").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    assert conformance(["add-case", str(repo.path), "--id", "mine"]) == 0
+    assert load_scenario(work / "cases" / "compile" / "mine.yaml").id == "mine"  # where `conformance run` reads
+    assert not (PROJECT_CASES / "compile" / "mine.yaml").exists()
+    monkeypatch.chdir(repo.path.parent)  # no cases/ here
+    capsys.readouterr()
+    assert conformance(["add-case", str(repo.path), "--id", "mine2"]) == 2
+    assert f"error: no cases/ in {repo.path.parent}: give --out DIR" in capsys.readouterr().err
+    assert not (PROJECT_CASES / "compile" / "mine2.yaml").exists()
+
+
 def test_the_case_file_is_readable_yaml_with_escapes_and_base64_only_where_needed(tmp_path, make_repo) -> None:
     repo = odd_repo(make_repo)
     assert conformance(["add-case", str(repo.path), "--id", "odd", "--out", str(tmp_path)]) == 0

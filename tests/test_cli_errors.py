@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.cases.select import Keyword
 from harness.cli import list_cases
 from harness.cli.common import UsageError, select
-from harness.cli.keyword import Keyword
 from harness.cli.main import main
 from harness.model import Scenario
 
@@ -28,6 +28,11 @@ WRONG = [
     (["run", "--maxfail", "0"], "at least 1"),
     (["run", "--durations", "-1"], "at least 0"),
     (["run", "--lf"], "give --report DIR"),
+    (["run"], "no cases/ in"),  # an empty directory: every command reads and writes ./cases (cli.common.cases_dir)
+    (["list"], "no cases/ in"),
+    (["add-case", ".", "--id", "ada"], "no cases/ in"),
+    (["fuzz"], "no cases/ in"),
+    (["fuzz", "--cases", "."], ": give --out DIR"),
     (["list", "/no/such"], "no such file"),
     (["diff-repo", "/no/such/dir"], "memory directory /no/such/dir: no such file"),
     (["diff-repo", "/no/such/dir", "--reference", "9.9.9"], "conformance pin"),
@@ -177,11 +182,43 @@ def _case(case_id: str, *tags: str) -> Scenario:
         ("crlf, zeta", ["bom-crlf", "crlf-plain", "zeta"]),
         ("(bom or zeta) and not only", ["bom-crlf", "zeta"]),
         ("quirk", ["zeta"]),  # a tag
+        ("QUIRK or BOM-O", ["bom-only", "zeta"]),  # in any case, as pytest's -k
+        ("uir", ["zeta"]),  # part of a tag, as pytest matches part of a marker's name
     ],
 )
 def test_k_takes_pytest_style_expressions(expression: str, kept: list[str]) -> None:
     cases = [_case("bom-crlf"), _case("bom-only"), _case("crlf-plain"), _case("zeta", "quirk")]
     assert [s.id for s in select(cases, Keyword(expression))] == kept
+
+
+def test_reduce_writes_into_the_current_directory_s_cases_not_beside_the_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one rule (cli.common.cases_dir): without ./cases, reduce asks for --out before it reduces anything."""
+    case = tmp_path / "elsewhere" / "mine.yaml"
+    case.parent.mkdir()
+    case.write_text("id: mine\ndescription: d\nrepo:\n  commits:\n    - files:\n        system/a.md: a\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["reduce", str(case)]) == 2
+    assert f"no cases/ in {tmp_path}: give --out DIR" in capsys.readouterr().err
+    assert sorted(p.name for p in case.parent.iterdir()) == ["mine.yaml"]
+
+
+def test_list_prints_one_line_per_case_whatever_its_pins_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = tmp_path / "cases" / "compile" / "folded.yaml"
+    case.parent.mkdir(parents=True)
+    case.write_text("id: folded\ndescription: d\npins: >\n  upstream trims\n\n  twice\nrepo: {}\n")
+    assert main(["list", str(tmp_path / "cases")]) == 0
+    assert capsys.readouterr().out == "folded\tcompile\t\tupstream trims twice\n"
+
+
+def test_show_help_states_the_fixed_clock_it_compiles_at(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["show", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "default: the fixed 2026-01-02T03:04:05.678Z every case uses, not the time of day" in help_text
 
 
 def test_list_into_a_closed_pipe_ends_quietly() -> None:

@@ -72,7 +72,8 @@ def test_turn_steps_take_client_skills_and_agent_free_conversations_take_system_
         {"kind": "turn", "now": now, "text": "again"},  # no skills given: none sent
     ]
     bad = f"id: l\ndescription: d\n{REPO}steps:\n  - agent_free_conversation: {{model: m}}\n"
-    with pytest.raises(ScenarioError, match=r"agent_free_conversation.*not valid"):
+    missing = r"steps/0/agent_free_conversation: 'system' is a required property \(add it\)"
+    with pytest.raises(ScenarioError, match=missing):
         load_text(bad, tmp_path / "lifecycle" / "l.yaml", "lifecycle")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from datetime import UTC, datetime
 
 import pytest
@@ -244,3 +245,72 @@ def test_a_system_edit_keeps_the_prompt_cached_in_an_agent_free_conversation(mak
     agent.update_system("Pirate.\n{CORE_MEMORY}")
     assert own.compiled is None  # the agent's own conversation is dropped
     assert worker.compiled is recompiled  # clearCompiledSystemPromptsForAgent skips agent-free:<id>
+
+
+# --- a repository whose HEAD names no commit (upstream's ensureLocalMemoryRepo) ------------------------------
+
+
+def without_identity(agent: LocalConversations) -> LocalConversations:
+    """The agent's git without the test environment's GIT_AUTHOR_*/GIT_COMMITTER_* names, which would override
+    the `-c user.name` upstream passes (as they would upstream's)."""
+    agent.git_env = {k: v for k, v in (agent.git_env or {}).items() if not k.endswith(("_NAME", "_EMAIL"))}
+    return agent
+
+
+def test_a_head_that_names_no_commit_gets_upstreams_initial_commit_of_the_index(make_repo):
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent = without_identity(agent_for(repo, "letta-code@0.34.12"))
+    agent.agent_name = "  conformance "
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    repo.git("update-ref", "-d", "refs/heads/main")  # unborn: `git rev-parse --verify HEAD` fails
+    turn = agent.turn(conversation, "still there?")
+    made = repo.git("log", "-1", "--format=%an <%ae>|%s|%P|%T").decode().strip()
+    index_tree = repo.git("write-tree").decode().strip()
+    assert made == f"conformance <agent-1@letta.com>|chore: initialize empty local memory||{index_tree}"
+    assert f"committed at revision {repo.head()}." in (turn.mid_conversation_system_prompt or "")
+    assert "I am a helpful agent." in (turn.mid_conversation_system_prompt or "")
+
+
+def test_an_agent_without_a_name_commits_as_letta_agent(make_repo):
+    repo = make_repo({})  # unborn from the start
+    agent = without_identity(agent_for(repo, "letta-code@0.34.12"))
+    agent.create_conversation()
+    assert repo.git("log", "-1", "--format=%an|%ae").decode().strip() == "Letta Agent|agent-1@letta.com"
+
+
+def test_a_memory_directory_without_git_is_initialised_on_main(tmp_path, git_env):
+    agent = LocalConversations(
+        tmp_path / "fresh", agent_id="agent-1", system="S {CORE_MEMORY}", clock=lambda: NOW, git_env=git_env
+    )
+    conversation = agent.create_conversation()
+    head = subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=tmp_path / "fresh", env=git_env, capture_output=True)
+    assert head.stdout.decode().strip() == "refs/heads/main"
+    assert conversation.compiled is not None and conversation.compiled.memfs_revision is not None
+
+
+def broken_turn(make_repo, profile: str):
+    """One turn, then the HEAD file emptied (no repository for git) and a turn that throws, then HEAD repaired."""
+    repo = make_repo({"system/persona.md": PERSONA})
+    agent = agent_for(repo, profile)
+    conversation = agent.create_conversation()
+    agent.turn(conversation, "hello")
+    head = repo.path / ".git" / "HEAD"
+    head.write_text("")
+    with pytest.raises(UpstreamError, match="Command failed"):
+        agent.turn(conversation, "broken")
+    head.write_text("ref: refs/heads/main\n")
+    return agent, conversation
+
+
+def test_a_turn_whose_compile_throws_leaves_its_run_active_from_0_33_6(make_repo):
+    agent, conversation = broken_turn(make_repo, "letta-code@0.33.6")
+    with pytest.raises(UpstreamError, match=r"Conversation local-conv-1 already has an active run \(local-run-2\)"):
+        agent.turn(conversation, "repaired")
+    assert [m.text for m in conversation.messages] == ["hello", "pong", "broken"]  # the refused turn stores nothing
+    assert agent.turn(agent.create_conversation(), "fresh").history_count == 1
+
+
+def test_before_0_33_6_the_turn_after_a_failed_one_runs(make_repo):
+    agent, conversation = broken_turn(make_repo, "letta-code@0.33.3")
+    assert agent.turn(conversation, "repaired").history_count == 4  # the failed turn's message was stored

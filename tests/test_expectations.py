@@ -25,6 +25,7 @@ from harness.expectations import (
 )
 from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.write import write_reports
+from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec, default_reference
 from harness.tools.expectations_update import update_expectations
 from harness.verdict.diff import outcome_diff
@@ -56,7 +57,7 @@ def refusal(tmp_path: Path, text: str | bytes) -> ExpectationsError:
 def test_an_unknown_key_of_an_entry_names_its_line_and_the_nearest_valid_key(tmp_path: Path) -> None:
     error = refusal(tmp_path, HEAD + ENTRY + '    reasn: "bom"\n')
     assert error.line == 7
-    assert "'reasn' was unexpected" in str(error) and "did you mean 'reason'?" in str(error)
+    assert "unknown key 'reasn' in expectations/0; did you mean 'reason'?" in str(error)
     assert str(error).startswith(f"{tmp_path / 'impl.yaml'}:7: ")
 
 
@@ -102,6 +103,26 @@ def test_entries_for_different_profiles_of_one_reference_do_not_overlap(tmp_path
 def test_a_reference_that_reference_would_refuse_is_refused_at_its_line(tmp_path: Path) -> None:
     error = refusal(tmp_path, HEAD + ENTRY.replace("[pypi:0.34.12]", "[pnpm:0.34.12]") + "    reason: r\n")
     assert error.line == 4 and "references:" in str(error) and "pnpm:0.34.12" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [("0.34.21", "'0.34.21' is not a pinned release (pinned: npm:0.25.3,"),
+     ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),
+     ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file")],
+)  # fmt: skip
+def test_a_reference_that_is_no_pinned_release_is_refused_at_its_line(tmp_path: Path, written: str, says: str) -> None:
+    """Such an entry would match no result: the difference it explains would fail, and its stale check never run."""
+    error = refusal(tmp_path, HEAD + ENTRY.replace("[pypi:0.34.12]", f"[{written!r}]") + "    reason: r\n")
+    assert error.line == 4 and f"{tmp_path / 'impl.yaml'}:4: references: " in str(error) and says in str(error)
+
+
+def test_the_implementation_is_read_as_impl_reads_it_and_refused_at_its_line(tmp_path: Path) -> None:
+    body = "expectations:\n" + ENTRY + "    reason: r\n"
+    loaded = load_expectations(write(tmp_path / "server.yaml", "implementation: letta-server@0.16.8\n" + body))
+    assert ImplSpec.parse(loaded.implementation).label == SERVER  # as its runner is named
+    error = refusal(tmp_path, "implementation: letta-srver:0.16.8\n" + body)
+    assert error.line == 1 and "implementation: --impl 'letta-srver:0.16.8': use python, python-cli" in str(error)
 
 
 def test_an_entry_naming_neither_references_nor_profiles_says_what_to_add(tmp_path: Path) -> None:
@@ -361,9 +382,9 @@ def test_the_writer_sorts_entries_by_case_then_reference_in_release_order() -> N
 )  # fmt: skip
 def test_a_written_value_reads_back_exactly(tmp_path: Path, reason: str) -> None:
     entry = Expectation("a", ("memory",), "unexplained", reason, (reason_ref := "pypi:0.34.12",), link=reason)
-    text = dump_expectations(reason, [entry], description=reason)
+    text = dump_expectations(f"cmd:{reason}", [entry], description=reason)  # an implementation --impl takes
     loaded = load_expectations(write(tmp_path / "impl.yaml", text))
-    assert (loaded.implementation, loaded.description) == (reason, reason)
+    assert (loaded.implementation, loaded.description) == (f"cmd:{reason}", reason)
     assert (loaded.entries[0].reason, loaded.entries[0].link, loaded.entries[0].references) == (
         reason,
         reason,

@@ -215,7 +215,10 @@ def test_an_unwritable_report_directory_is_a_clear_error_not_a_traceback(tmp_pat
 BAD_FILES: dict[str, tuple[bytes, str]] = {
     "malformed.yaml": (b"id: malformed\ndescription: [unclosed\nrepo: {}\n", "malformed.yaml:3: invalid YAML"),
     "schema.yaml": (b"id: schema\ndescription: d\nrepo:\n  kind: svn\n", "schema.yaml:4: repo/kind"),
-    "unknown-key.yaml": (b"id: unknown-key\ndescription: d\nrepo: {}\nrefernce: x\n", "unknown-key.yaml:4: refernce"),
+    "unknown-key.yaml": (
+        b"id: unknown-key\ndescription: d\nrepo: {}\nrefernce: x\n",
+        "unknown-key.yaml:4: unknown key 'refernce'",
+    ),
     "latin1.yaml": (b"id: latin1\ndescription: caf\xe9\nrepo: {}\n", "latin1.yaml:2: not UTF-8"),
     "dup.yaml": (b"id: a-good\ndescription: d\nrepo: {}\n", "dup.yaml:1: id 'a-good' is not the file name"),
     "not-a-mapping.yaml": (b"- just\n- a list\n", "not-a-mapping.yaml:1: a scenario is a mapping"),
@@ -260,19 +263,41 @@ def test_x_stops_after_the_first_failure_and_the_summary_names_it(
     code, report = run(tmp_path, {"a": "", "b": "wrong", "c": "wrong", "d": ""}, "-x", "--durations", "2")
     assert code == 1 and statuses(report) == {"a": "pass", "b": "fail"}  # c and d never started
     out, err = capsys.readouterr()
-    assert "stopped after 1 failing result(s)" in err
-    assert "=== 1 failing result(s) ===" in out and "FAIL b [" in out and "coreMemory byte" in out
-    assert "=== slowest 2 result(s) ===" in out
+    assert "stopped after 1 failing result (-x/--maxfail)" in err
+    assert "=== 1 failing result ===" in out and "FAIL b [" in out and "coreMemory byte" in out
+    assert "=== slowest 2 results ===" in out
     assert report["run"]["command"][:2] == ["conformance", "run"] or report["run"]["harness"]["version"]
 
 
-def test_lf_reruns_only_what_failed_in_the_previous_report(tmp_path: Path, bin_dir: Path) -> None:
+def test_lf_reruns_only_what_failed_in_the_previous_report(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, report = run(tmp_path, {"a": "", "b": "wrong", "c": ""})
     assert code == 1 and statuses(report) == {"a": "pass", "b": "fail", "c": "pass"}
+    capsys.readouterr()
     code, report = run(tmp_path, {"a": "", "b": "wrong", "c": ""}, "--lf")
-    assert code == 1 and statuses(report) == {"b": "fail"}
+    assert code == 1 and "1 result: 1 fail in" in capsys.readouterr().out  # only b ran
     code, report = run(tmp_path, {"a": "", "b": "", "c": ""}, "--lf")  # fixed: b passes now
-    assert code == 0 and statuses(report) == {"b": "pass"}
+    assert code == 0 and "--lf: 1 case failed in the previous report" in capsys.readouterr().err
+
+
+def test_lf_merges_the_rerun_into_the_previous_report_so_nothing_it_read_is_lost(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    run(tmp_path, {"a": "", "b": "wrong", "c": ""})
+    shutil.copytree(tmp_path / "report", tmp_path / "old")
+    code, report = run(tmp_path, {"a": "", "b": "", "c": ""}, "--lf")  # b fixed; only b re-run
+    assert code == 0 and statuses(report) == {"a": "pass", "b": "pass", "c": "pass"}
+    assert report["run"]["last_failed"] == {"report": str(tmp_path / "report" / "report.json"), "rerun": 1, "kept": 2}
+    import jsonschema
+
+    jsonschema.validate(report, json.loads((Path(cli.__file__).parents[1] / "report" / "schema.json").read_text()))
+    assert "(1 result re-run, the other 2 kept)" in capsys.readouterr().out
+    assert cli.main(["compare-reports", str(tmp_path / "old"), str(tmp_path / "report")]) == 0
+    out = capsys.readouterr().out
+    assert "fixes: 1\n  b [" in out and "results no longer present: 0\n" in out
 
 
 def test_maxfail_and_k_expressions_select_and_stop(tmp_path: Path, bin_dir: Path) -> None:

@@ -85,6 +85,9 @@ def request_set(memory: Path, storage: Path) -> list[tuple[str, Any]]:
             {**step, "step": {"kind": "agent_free_conversation", "system": "raw", "model": "openai/gpt-5.5"}},
         ),
         ("turn-agent-free", {**step, "step": {"kind": "turn", "text": "hi"}}),
+        ("back-to-first", {**step, "step": {"kind": "conversation", "index": 1}}),
+        ("turn-first", {**step, "step": {"kind": "turn", "text": "back"}}),
+        ("no-such-conversation", {**step, "step": {"kind": "conversation", "index": 9}}),
         ("unknown-step", {**step, "step": {"kind": "dance"}}),
         ("close", {"op": "lifecycle_close", "session": "s1"}),
         ("step-closed", {**step, "step": {"kind": "turn", "text": "late"}}),
@@ -193,7 +196,9 @@ def test_serve_answers_what_the_contract_fixes(served) -> None:
     assert f"- `{SURROGATE}`" in answers["skills-surrogate"]["block"]
     assert answers["raw-separators"]["appended"] == "a\u2028b\x85c"
     assert [kind(answers[s]) for s in ("open", "turn", "compact", "turn-agent-free", "close")] == ["ok"] * 5
-    assert [kind(answers[s]) for s in ("unknown-step", "step-closed")] == ["error", "error"]
+    assert [kind(answers[s]) for s in ("unknown-step", "step-closed", "no-such-conversation")] == ["error"] * 3
+    assert answers["back-to-first"]["observed"]["conversationId"] == "local-conv-1"
+    assert answers["turn-first"]["observed"]["executed"]["historyCount"] == 2  # its own: the compaction summary, back
     assert kind(answers["open-reminder"]) == "ok"  # the port serves the spec's delivery too
     assert answers["hello-again"] == {**hello, "id": len(served[0])}  # still alive after every bad line
 
@@ -209,13 +214,15 @@ def test_the_schema_rejects_answers_that_break_the_contract() -> None:
 
 def test_the_harness_requests_are_protocol_requests(tmp_path: Path) -> None:
     from harness.lifecycle import wire_steps
+    from harness.repo.checkout import REPOSITORY_STEPS
 
-    scenario = load_scenario(REPO_ROOT / "cases" / "lifecycle" / "skills-on-turns.yaml")
     opened = LifecycleOpen(tmp_path, tmp_path / "s", "S", NOW, model=None).to_wire("s1")
     wires = [compile_request(tmp_path, clientSkills=[]), {**opened, "agentId": None, "delivery": "mid-conversation"}]
-    wires += [
-        {"op": "lifecycle_step", "session": "s1", "step": s} for s in wire_steps(scenario) if s["kind"] != "commit"
-    ]
+    for case in ("skills-on-turns", "return-to-earlier-conversation"):
+        scenario = load_scenario(REPO_ROOT / "cases" / "lifecycle" / f"{case}.yaml")
+        steps = [s for s in wire_steps(scenario) if s["kind"] not in REPOSITORY_STEPS]  # the harness's own
+        wires += [{"op": "lifecycle_step", "session": "s1", "step": s} for s in steps]
+    assert any(wire.get("step", {}).get("kind") == "conversation" for wire in wires)
     for number, wire in enumerate(wires, start=1):
         assert request_errors({"id": number, **wire}) == [], wire
     assert request_errors({"id": 1, "op": "compile", "memoryDir": "/m"})  # fields missing

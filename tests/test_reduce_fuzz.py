@@ -80,10 +80,10 @@ class BrokenPort(PythonPortRunner):
             return super().lifecycle_step(step)
 
 
-def python_reference_session(tmp_path: Path, breakage=None) -> Session:
-    """Reference: the correct Python profile for RELEASE. Port: broken by `breakage` (or not)."""
+def python_reference_session(tmp_path: Path, breakage=None, name: str = "python-correct") -> Session:
+    """Reference: the correct Python profile for RELEASE, labelled by `name`. Port: broken by `breakage` (or not)."""
     reference = PythonPortRunner(profile_for_release(RELEASE))
-    reference.name = "python-correct"
+    reference.name = name
     impl_factory = (lambda impl, profile, context: BrokenPort(profile, context.git_env, breakage)) if breakage else None
     return Session([ReferenceSpec("npm", RELEASE)], cache=tmp_path / "cache",
                    runner_factory=lambda spec, cache: reference, impl_factory=impl_factory)  # fmt: skip
@@ -147,8 +147,9 @@ def test_reduce_shrinks_a_whitespace_divergence_to_one_small_file(tmp_path: Path
     assert bytes_after <= 12  # upstream trims the body only after a frontmatter: `---\n\n---\n\x1c` (10 bytes)
     assert model_size(candidate_of(scenario).model)[0] == 13
     assert b"\x1c" in next(iter(reduction.candidate.model.head.values())).data
-    doc = reduced_document(reduction, "trimmed-reduced", "trimmed", ["whitespace"])
-    assert doc["tags"] == ["whitespace", "reduced"]
+    doc = reduced_document(reduction, "trimmed-reduced", "trimmed", FoundBy(f"npm:{RELEASE}", "letta-code@0.32.14"))
+    assert doc["tags"] == ["reduced"]  # the original's `whitespace` said something of files that are gone
+    assert doc["found_by"] == {"reference": f"npm:{RELEASE}", "profile": "letta-code@0.32.14"}
 
 
 def test_reduce_command_rejects_a_case_that_does_not_diverge(tmp_path: Path, capsys) -> None:
@@ -219,7 +220,8 @@ def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: P
     case = write_yaml(tmp_path / "compile" / "block.yaml",
                       {"id": "block", "description": "d", "repo": {"commits": [{"files": files}]},
                        "found_by": found_by})  # fmt: skip
-    argv = ["reduce", str(case), "--reference", f"npm:{RELEASE}", "--profile", "letta-code@0.31.12", "--budget", "600"]
+    argv = ["reduce", str(case), "--reference", f"npm:{RELEASE}", "--profile", "letta-code@0.31.12", "--budget", "600",
+            "--out", str(tmp_path / "compile")]  # fmt: skip
     assert conformance(argv) == 0
     assert "files 5 -> 1" in capsys.readouterr().out
     reduced = load_scenario(tmp_path / "compile" / "block-reduced.yaml")
@@ -258,7 +260,7 @@ def test_lifecycle_fuzz_finds_a_port_that_never_sends_memory_updates(tmp_path: P
 
 def test_a_divergence_recorded_in_a_case_is_known_to_fuzz(tmp_path: Path) -> None:
     files = {"system/Zeta.md": "z\n", "system/alpha.md": "a\n"}
-    recorded = {"references": ["python-correct"], "fields": ["content", "coreMemory"], "kind": "port-limitation",
+    recorded = {"references": [f"npm:{RELEASE}"], "fields": ["content", "coreMemory"], "kind": "port-limitation",
                 "reason": "the port under test sorts by code point"}  # fmt: skip
     write_yaml(tmp_path / "corpus" / "compile" / "sorted.yaml", {
         "id": "sorted", "description": "d", "divergences": [recorded],
@@ -267,9 +269,9 @@ def test_a_divergence_recorded_in_a_case_is_known_to_fuzz(tmp_path: Path) -> Non
     write_yaml(tmp_path / "corpus" / "compile" / "plain.yaml", {
         "id": "plain", "description": "d", "repo": {"commits": [{"files": files}]},
     })  # fmt: skip
-    with python_reference_session(tmp_path, broken_sort) as session:
+    with python_reference_session(tmp_path, broken_sort, name=f"letta-code@{RELEASE}") as session:
         known = known_signatures(Oracle(session), [tmp_path / "corpus"])
-    assert known == {Signature("python-correct", (("content", "order"), ("coreMemory", "order")))}
+    assert known == {Signature(RELEASE, (("content", "order"), ("coreMemory", "order")))}  # npm:0.32.18 is 0.32.18
 
 
 def test_reduce_keeps_only_the_client_skills_entries_a_divergence_needs() -> None:

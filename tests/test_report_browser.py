@@ -256,6 +256,26 @@ def test_the_grid_and_the_passing_rows_drawn_from_the_page_data_keep_the_report_
     assert title == f"a-pass [{REFERENCES[1]}]: pass"
 
 
+def test_a_character_no_font_draws_shows_its_code_point_beside_its_box(browser: Any, tmp_path: Path) -> None:
+    """U+1E290 (Toto, Unicode 14: Python's unicodedata calls it a letter, so it is no glyph span) is in none of
+    the fonts a Debian chromium has; é is in all of them."""
+    from report_examples import case, record
+
+    from harness.model import Outcome, RunReport, Status
+
+    reference, port = Outcome("ok", record=record("é \U0001e290 a")), Outcome("ok", record=record("é \U0001e290 b"))
+    html = write_reports(RunReport([case("toto", Status.FAIL, (), reference, port)], [], [], ["conformance"]), tmp_path)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(html["html"].as_uri())
+    marked = page.locator(".pane pre .nog")
+    assert marked.count() >= 2  # the character in both panes
+    assert {marked.nth(i).get_attribute("data-cp") for i in range(marked.count())} == {"U+1E290"}
+    after = page.evaluate("getComputedStyle(document.querySelector('.pane pre .nog'), '::after').content")
+    assert after == '"U+1E290"'  # drawn beside the box, not in the text (copying the value copies the character)
+    assert "\U0001e290" in (page.locator(".pane pre").first.text_content() or "")
+    page.close()
+
+
 def test_golden_checks_get_no_grid_column_and_the_banner_names_them_apart(browser: Any, tmp_path: Path) -> None:
     from report_examples import case, record
 
@@ -271,8 +291,8 @@ def test_golden_checks_get_no_grid_column_and_the_banner_names_them_apart(browse
     assert [row.locator(".cell").count() for row in rows] == [2, 2, 1]  # a, b against both references; the golden one
     assert page.locator('#grid .cell[data-reference="golden"]').get_attribute("data-case") == "spec-golden"
     banner = page.locator("#verdict").inner_text()
-    assert banner.startswith("PASS: all 4 results agree") and "2 cases × 2 references" in banner
-    assert "not a reference: 1 case checked against the expected bytes stored in the case" in banner
+    assert banner.startswith("PASS: all 5 results agree") and "2 cases × 2 references" in banner
+    assert "1 golden check among the results, not a reference: 1 case checked against the expected bytes" in banner
     page.close()
 
 

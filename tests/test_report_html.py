@@ -18,7 +18,7 @@ import pytest
 from report_examples import FAILURES, REFERENCES, case, mixed_report, record
 
 import harness.model
-from harness.model import GOLDEN, CaseResult, Outcome, RunReport, Status
+from harness.model import GOLDEN, CaseResult, Outcome, RunReport, ScenarioError, Status
 from harness.report.html import (
     SHOW_AFTER,
     SHOW_BEFORE,
@@ -179,6 +179,20 @@ def test_report_json_and_junit_carry_the_turns() -> None:
     )
 
 
+def test_a_junit_failure_message_is_the_first_difference() -> None:
+    from harness.report.junit import junit_xml
+
+    root = ET.fromstring(junit_xml(mixed_report()))
+    messages = {
+        c.get("name"): c.find("failure").get("message") for c in root.iter("testcase") if c.find("failure") is not None
+    }
+    # crlf-vs-lf: content is "S\n\n" + "line one" then CR against LF, at byte 3 + 8; coreMemory differs too
+    assert messages["crlf-vs-lf"] == (
+        "fail: content byte 11: reference U+000D CR (control), implementation U+000A LF (control) (+1 more field)"
+    )
+    assert messages["lifecycle-update-once"] == "fail: turn 2 and 3 differ"  # no field differs: its first reason
+
+
 def test_report_json_follows_its_documented_schema(tmp_path: Path) -> None:
     for timing in (True, False):
         report = mixed_report()
@@ -313,7 +327,7 @@ def test_report_json_read_back_gives_every_field_and_rebuilds_the_same_file(tmp_
     assert write_reports(merged, tmp_path / "two")["json"].read_bytes() == path.read_bytes()
 
 
-def test_the_banner_counts_real_references_and_names_golden_checks_apart() -> None:
+def test_the_banner_counts_every_result_as_the_counts_do_and_names_golden_checks_apart() -> None:
     ok = Outcome("ok", record=record("m"))
     results = [case(f"c{n}", Status.PASS, (), ok, ok, label=label) for n in range(3) for label in REFERENCES]
     golden = [case(f"g{n}", Status.PASS, ("golden",), None, ok, label="golden") for n in range(2)]
@@ -321,11 +335,16 @@ def test_the_banner_counts_real_references_and_names_golden_checks_apart() -> No
     banner = re.search(r'<div id="verdict".*?</div></div>', html, re.S)
     assert banner is not None
     text = re.sub(r"<[^>]+>", "", banner.group(0))
-    assert "PASS: all 6 results agree" in text and "3 cases × 2 references" in text
-    assert "golden not a reference: 2 cases checked against the expected bytes stored in the case, 2 of 2 pass" in text
+    assert "PASS: all 8 results agree" in text and "3 cases × 2 references" in text
+    assert ("golden 2 golden checks among the results, not a reference: 2 cases checked against the expected bytes "
+            "stored in the case, 2 of 2 pass") in text  # fmt: skip
     golden[0].status = Status.FAIL
-    html = render_html(RunReport(results + golden, [], [], ["conformance"]))
-    assert "FAILING: 1 of 2 golden checks, 1 distinct cause" in html and "1 of 2 pass" in html
+    load_error = ScenarioError(Path("cases/compile/bad.yaml"), 3, "invalid YAML: x")
+    report = RunReport(results + golden, [], [load_error], ["conformance"])
+    html = render_html(report)
+    assert "FAILING: 1 of 8 results (1 golden check), 1 scenario file not loaded, 1 distinct cause" in html
+    assert sum(report.counts.values()) == 8 + 1  # the counts beneath: every result and the file not loaded
+    assert "1 of 2 pass" in html
 
 
 def test_golden_checks_beside_one_reference_leave_the_grid_one_list() -> None:

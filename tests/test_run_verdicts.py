@@ -96,6 +96,21 @@ def test_a_listed_divergence_that_no_longer_differs_is_stale() -> None:
     assert "no longer diverges" in reasons[0] and "coreMemory" in reasons[0]
 
 
+@pytest.mark.parametrize(
+    ("references", "fix"),
+    [
+        (("pypi:0.34.12",), "remove it from the case, or take pypi:0.34.12 out of its references"),
+        (("*",), "remove it from the case, or narrow its references (*) to the releases it still diverges against"),
+    ],
+)
+def test_a_stale_divergence_names_the_release_and_what_to_change(references: tuple[str, ...], fix: str) -> None:
+    status, _, reasons = judge(scenario(upstream_bug("coreMemory", references=references)), "pypi:0.34.12", ok(), ok())
+    assert status == Status.STALE
+    assert reasons == [
+        f"recorded divergence in coreMemory no longer diverges against letta-code 0.34.12 (pypi:0.34.12): {fix}"
+    ]
+
+
 def test_a_listed_divergence_with_one_field_gone_is_stale() -> None:
     status, _, _ = judge(scenario(upstream_bug("coreMemory", "content")), "0.32.18", ok(coreMemory="m"), ok())
     assert status == Status.STALE

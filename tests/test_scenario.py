@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cases.load import DEFAULT_INPUTS, load_scenario, load_scenarios
-from harness.model import ScenarioError
+from harness.model import ScenarioError, Status
 
 GOOD = 'id: good-one\ndescription: fine\nrepo:\n  commits:\n    - files:\n        a.md: "x"\n'
 
@@ -31,7 +31,39 @@ def test_invalid_yaml_names_the_file_and_the_line(tmp_path: Path) -> None:
     error = load_error(path)
     assert (error.path, error.line) == (path, 3)
     assert str(error).startswith(f"{path}:3: invalid YAML")
-    assert "mapping values are not allowed" in str(error)
+
+
+HEAD = "id: bad\ndescription: d\n"
+YAML_MISTAKES = [
+    # (the file, the line to blame, what the message says: plain words and the fix, never PyYAML's token names)
+    (HEAD + "pins: a: b\nrepo: {}\n", 3, 'a second `: ` on this line: quote the value (`key: "a: b"`)'),
+    (HEAD + "repo:\n\tcommits: []\n", 4, "a tab character: YAML indents with spaces only"),
+    (HEAD + 'pins: "open\nrepo: {}\n', 3, "a quoted value is not closed: add its closing quote"),
+    (HEAD + "tags: [basic\nrepo: {}\n", 4, "the `[` opened on line 3 is not closed before this: add `]`"),
+    (HEAD + "repo:\n  commits: []\n   kind: git\n", 5, "this line's indentation does not fit the lines above it"),
+    (HEAD + 'pins: "a" b\nrepo: {}\n', 3, "more text after a value's end (a closing quote, `]` or `}`) on this line"),
+    (HEAD + "pins: @x\nrepo: {}\n", 3, "a plain value cannot start with @: quote the value"),
+    (HEAD + 'pins: "a\\qb"\nrepo: {}\n', 3, '\\q is no escape in a "double-quoted" value: double the backslash'),
+    (HEAD + "pins: *x\nrepo: {}\n", 3, "`*x` reads as a YAML alias: quote the value ('*x')"),
+    (HEAD + "repo:\n  commits:\n    - files:\n        a.md: |\n  text\n", 7, "this line is neither `key: value` nor"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "says"), YAML_MISTAKES, ids=[m[2][:30] for m in YAML_MISTAKES])
+def test_a_yaml_syntax_error_says_in_plain_words_what_is_wrong_on_which_line_and_the_fix(
+    tmp_path: Path, text: str, line: int, says: str
+) -> None:
+    error = load_error(write(tmp_path, "bad.yaml", text))
+    assert error.line == line, str(error)
+    assert f"bad.yaml:{line}: invalid YAML: {says}" in str(error)
+    assert not any(token in str(error) for token in ("<block", "<scalar>", "<stream", "token", "scanning")), str(error)
+
+
+def test_a_misspelt_key_is_named_as_unknown_with_the_nearest_key_before_the_key_it_misses(tmp_path: Path) -> None:
+    error = load_error(write(tmp_path, "misspelt.yaml", "id: misspelt\ndescripton: d\nrepo: {}\n"))
+    assert error.line == 2
+    assert "misspelt.yaml:2: unknown key 'descripton'; did you mean 'description'?" in str(error)
+    assert "required" not in str(error)
 
 
 def test_unknown_top_level_key_names_its_line_and_says_to_remove_it(tmp_path: Path) -> None:
@@ -64,6 +96,48 @@ def test_wrong_divergence_field_enum_is_rejected(tmp_path: Path) -> None:
     )
     error = load_error(write(tmp_path, "div.yaml", text))
     assert error.line == 6 and "'contents'" in str(error)
+
+
+def divergence_case(tmp_path: Path, reference: str) -> Path:
+    text = (f"id: div\ndescription: d\nrepo: {{}}\ndivergences:\n  - references: [{reference!r}]\n"
+            "    fields: [coreMemory]\n    kind: upstream-bug\n    reason: r\n")  # fmt: skip
+    return write(tmp_path, "div.yaml", text)
+
+
+@pytest.mark.parametrize(
+    ("written", "label"),
+    [("0.34.12", "pypi:0.34.12"), ("pypi:0.34.12", "pypi:0.34.12"), ("letta-code@0.34.12", "pypi:0.34.12"),
+     ("0.32.18", "0.32.18"), ("npm:0.32.18", "0.32.18"), ("pypi:0.32.18", "pypi:0.32.18"),
+     ("npm:0.32.18@node", "0.32.18@node"), ("0.34.12@node/da_DK.UTF-8", "pypi:0.34.12@node/da_DK.UTF-8"),
+     ("golden", "golden")],
+)  # fmt: skip
+def test_a_divergence_names_a_reference_as_reference_does_and_matches_its_results(
+    tmp_path: Path, written: str, label: str
+) -> None:
+    """`references: ["0.34.12"]` is the reference `--reference 0.34.12` runs, whose results are `pypi:0.34.12`."""
+    from harness.verdict.judge import divergence_verdict
+
+    scenario = load_scenario(divergence_case(tmp_path, written))
+    assert scenario.divergences[0].references == (label,)
+    assert divergence_verdict(scenario, label, set())[0] == Status.STALE  # its stale check is on: it no longer differs
+
+
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [("0.34.21", "'0.34.21' is not a pinned release (pinned: npm:0.25.3,"),  # a typo
+     ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),  # 0.32.17 is pinned on npm only
+     ("9.9.9@node", "'9.9.9@node' is not a pinned release"),
+     ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
+     ("letta-server:0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
+     ("pnpm:0.34.12", "use VERSION, npm:VERSION, pypi:VERSION")],
+)  # fmt: skip
+def test_a_divergence_naming_no_pinned_reference_is_refused_at_its_line(
+    tmp_path: Path, written: str, says: str
+) -> None:
+    """It would match no result: its known divergence would fail as unexplained, and its stale check never run."""
+    error = load_error(divergence_case(tmp_path, written))
+    assert error.line == 5 and str(error).startswith(f"{tmp_path / 'div.yaml'}:5: divergences/0/references: ")
+    assert says in str(error), str(error)
 
 
 def test_bad_base64_names_the_file_entry_and_says_how_to_fix(tmp_path: Path) -> None:

@@ -6,8 +6,10 @@ component and no `.git` component, so building a case can touch nothing outside 
 repository. Owns the history rules the builder relies on: a rename or deletion names a file
 that exists at that commit (not a directory, not a missing path), no path is a file and a
 directory in one tree, every text can be written as UTF-8 (no lone surrogates), base64 is
-valid and sizes stay under their limits. And which keys belong to which kind of case, and which
-shapes (layout, object format, HEAD, config, gitlinks, listing size) go together.
+valid and sizes stay under their limits; a commit's `parents`, a `reset` and a `conversation`
+step name one made before them, and no lifecycle step commits while HEAD is broken (`_check_steps`).
+And which keys belong to which kind of case, and which shapes (layout, object format, HEAD,
+config, gitlinks, listing size) go together.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class _Checker:
     def __init__(self, path: Path, root: yaml.Node, repo: dict[str, Any], kind: str) -> None:
         self.path, self.root = path, root
         self.state: set[bytes] = set()
-        self.commits = 0  # commits walked so far: a gitlink may name commit 1..commits
+        self.states: list[set[bytes]] = []  # the tree of each commit walked so far, for `parents` and `reset`
+        self.commits = 0  # commits walked so far: a gitlink, a parent or a reset may name commit 1..commits
         self.hex_digits = 64 if repo.get("object_format") == "sha256" else 40
         self.gitlinks = kind == "compile" and repo.get("kind", "git") == "git"
 
@@ -69,8 +72,22 @@ class _Checker:
             raise self.fail(where, f"{what}: {_shown(name)} is a directory here; name each file in it")
         raise self.fail(where, f"{what}: {_shown(name)} does not exist at this point of the history; remove it")
 
-    def commit(self, where: list[Any], commit: dict[str, Any]) -> None:
-        """One commit: renames, then deletions, then files (repo.spec.next_state's order)."""
+    def earlier(self, where: list[Any], number: int, what: str) -> int:
+        """A commit number (1-based) that names a commit already walked; its position (0-based)."""
+        if number > self.commits:
+            raise self.fail(where, f"{what}: {number} names commit {number}, but only {self.commits} commit(s) come "
+                            "before this point of the case; name an earlier commit (1 is the first)")  # fmt: skip
+        return number - 1
+
+    def commit(self, where: list[Any], commit: dict[str, Any], base: set[bytes] | None = None) -> None:
+        """One commit over `base` (default: the tree walked last), or over its first parent's tree when it
+        names `parents`: renames, then deletions, then files (repo.spec.next_state's order)."""
+        if "parents" in commit:
+            parents = commit["parents"]
+            for index, number in enumerate(parents):
+                self.earlier([*where, "parents", index], number, "parents")
+            base = self.states[parents[0] - 1] if parents else set()
+        self.state = set(self.state if base is None else base)
         for old, new in commit.get("rename", {}).items():
             key = [*where, "rename", old]
             self.existing(key, self.confined(key, old.encode("utf-8"), "rename"), "rename", self.state)
@@ -85,6 +102,7 @@ class _Checker:
             self.content(spot, name, content)
             self.state.add(name)
         self.tree(where, self.state)
+        self.states.append(set(self.state))
         self.commits += 1
 
     def files(
@@ -168,9 +186,10 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
     checker = _Checker(path, root, repo, kind)
     _check_kind(checker, data, kind)
     _check_shape(checker, repo)
-    if repo.get("commits") and repo.get("generate"):
-        raise checker.fail(["repo", "generate"], "repo: give either commits or generate, not both")
-    commit_steps = [(["steps", i, "commit"], s["commit"]) for i, s in enumerate(data.get("steps", ())) if "commit" in s]
+    commit_steps = [
+        (["steps", i, key], step[key]) for i, step in enumerate(data.get("steps", ())) for key in ("commit", "amend")
+        if key in step
+    ]  # fmt: skip
     for where, text in [*_strings(repo, ["repo"]), *(pair for w, c in commit_steps for pair in _strings(c, w))]:
         surrogate = _lone_surrogate(text)
         if surrogate:
@@ -178,13 +197,16 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
                                "as UTF-8; give exact bytes with base64 (or path_base64)")  # fmt: skip
     if repo.get("memory_subdir"):
         checker.confined(["repo", "memory_subdir"], repo["memory_subdir"].encode("utf-8"), "memory_subdir")
-    for index, commit in enumerate(repo.get("commits", ())):
-        checker.commit(["repo", "commits", index], commit)
-    if repo.get("generate"):
+    if repo.get("generate"):  # the first commit's starting tree (repo.spec.commit_states)
         for name in generated_files(repo["generate"]):
             checker.confined(["repo", "generate"], name, "generate")
             checker.state.add(name)
         checker.tree(["repo", "generate"], checker.state)
+    for index, commit in enumerate(repo.get("commits", ())):
+        checker.commit(["repo", "commits", index], commit)
+    if not checker.commits:  # no commits: one, holding the generated tree (or nothing)
+        checker.states.append(set(checker.state))
+        checker.commits = 1
     if repo.get("listing"):
         _check_listing(checker, repo)
     head = set(checker.state)
@@ -194,8 +216,8 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
         spot = ["repo", "worktree", "delete", index]
         checker.existing(spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete",
                          head | written)  # fmt: skip
-    for where, commit in commit_steps:
-        checker.commit(where, commit)
+    if kind == "lifecycle":
+        _check_steps(checker, data["steps"])
 
 
 def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
@@ -213,7 +235,12 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
             )  # fmt: skip
         if "delivery" in data and "golden" not in data:
             raise checker.fail(["delivery"], "delivery: only golden cases choose it (upstream has one delivery)")
-        shaped = [key for key in SHAPE_KEYS if key in repo]
+        bare = [key for key in repo.get("config") or {} if key.lower() == "core.bare"]
+        if bare:
+            raise checker.fail(["repo", "config", bare[0]], f"config: {bare[0]} is not for a lifecycle case: "
+                               "upstream's turn loop works in the memory directory's work tree; make this a "
+                               "compile case")  # fmt: skip
+        shaped = [key for key in SHAPE_KEYS if key in repo and key != "config"]
         if shaped:
             raise checker.fail(["repo", shaped[0]], f"{shaped[0]}: not in a lifecycle case: upstream's turn loop "
                                "starts from a work tree on a branch; make this a compile case")  # fmt: skip
@@ -229,6 +256,38 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
         raise checker.fail(
             [present[0]], f"{present[0]}: only lifecycle cases take it; move the file to cases/lifecycle/"
         )
+
+
+def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:
+    """A lifecycle case's steps in order, as harness.repo.checkout runs them: a commit goes on the branch tip
+    (or on its `parents`), an amend rewrites the tip, a reset names a commit made before it, nothing commits
+    while HEAD is broken, and a `conversation` step names a conversation made before it."""
+    tip: int | None = checker.commits - 1
+    broken: list[Any] = []
+    conversations = 1  # the one opened with the agent
+    for index, step in enumerate(steps):
+        where: list[Any] = ["steps", index]
+        if "commit" in step or "amend" in step:
+            key = "commit" if "commit" in step else "amend"
+            if tip is None:
+                raise checker.fail([*where, key], f"{key}: HEAD is broken here (break_head on line "
+                                   f"{line_at(checker.root, broken)}), so there is no branch tip to commit on; "
+                                   "put a `reset: N` step before it")  # fmt: skip
+            if key == "amend" and "parents" in step["amend"]:
+                raise checker.fail([*where, "amend", "parents"], "amend: keeps HEAD's own parents; to choose "
+                                   "parents, use a commit step")  # fmt: skip
+            checker.commit([*where, key], step[key], checker.states[tip])
+            tip = checker.commits - 1
+        elif "reset" in step:
+            tip = checker.earlier([*where, "reset"], step["reset"], "reset")
+        elif "break_head" in step:
+            tip, broken = None, [*where, "break_head"]
+        elif "conversation" in step and step["conversation"] > conversations:
+            raise checker.fail([*where, "conversation"], f"conversation: {step['conversation']} names conversation "
+                               f"{step['conversation']}, but only {conversations} are made before this step (1 is "
+                               "the one opened with the agent, then each new_conversation and "
+                               "agent_free_conversation step); name an earlier one")  # fmt: skip
+        conversations += "new_conversation" in step or "agent_free_conversation" in step
 
 
 def _check_shape(checker: _Checker, repo: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """Loading scenarios: YAML files in cases/ to typed Scenarios, every refusal with file, line and fix.
 
 Owns the loader's rules: a file is UTF-8 YAML without aliases, duplicate keys or keys that are
-not strings; it validates against schema.json; its `id` is its file name; its tags come from
+not strings; it validates against schema.json (cases.schemacheck words the problem); its `id` is its file name; its tags come from
 cases.tags; its kind (compile or lifecycle) is its folder's name. What the repository spec may
 name (confinement, history) is cases.checks'. A bad file is an error and the others still load.
 """
@@ -15,14 +15,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from harness.cases.checks import check_content
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
+from harness.cases.schemacheck import validate
 from harness.cases.tags import TAGS
-from harness.cases.yamlnodes import key_node_at, line_at, node_at
-from harness.model import Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
+from harness.cases.yamlerrors import plain_yaml_error
+from harness.cases.yamlnodes import line_at, node_at
+from harness.model import GOLDEN, Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
+from harness.runners.manifest import ReferenceSpec, recorded_label
+from letta_profiles import resolve_profile_name
 
 # The harness's own pinned inputs, not the port CLI's defaults: the code under test must not choose
 # the requests it is judged on (a mutant of memfs_prompt/cli.py would otherwise change them).
@@ -71,35 +74,6 @@ def _schema() -> dict[str, Any]:
     return json.loads(resources.files("harness.cases").joinpath("schema.json").read_text(encoding="utf-8"))
 
 
-def _nearest(word: object, choices: list[str]) -> str:
-    """` did you mean 'x'?` for the closest choice to a misspelt key or value, or nothing."""
-    near = difflib.get_close_matches(word, choices, n=1) if isinstance(word, str) else []
-    return f"; did you mean {near[0]!r}?" if near else ""
-
-
-def _fix_hint(error: jsonschema.ValidationError, schema_file: str, extra: str | None = None) -> str:
-    if error.validator == "additionalProperties":
-        schema = error.schema if isinstance(error.schema, dict) else {}
-        near = _nearest(extra, sorted(schema.get("properties", {})))
-        return f" (remove it, or check its spelling against {schema_file}{near})"
-    if error.validator == "required":
-        return " (add it)"
-    if error.validator == "type" and error.validator_value == "number" and isinstance(error.instance, str):
-        try:
-            float(error.instance)
-        except ValueError:
-            pass
-        else:  # YAML 1.1 reads 1e21 (no dot) as text
-            return f" (YAML reads {error.instance} as text; write the number with a dot and a signed exponent: 1.0e+21)"
-    if error.validator == "enum":
-        allowed = error.validator_value if isinstance(error.validator_value, list) else []
-        near = _nearest(error.instance, [str(v) for v in allowed])
-        return f" (see {schema_file} for the allowed values{near})"
-    if error.validator in ("pattern", "type", "oneOf", "anyOf"):
-        return f" (see {schema_file} for the allowed forms)"
-    return ""
-
-
 def kind_of(path: Path) -> str:
     """A case's kind is the name of the folder holding it: cases/lifecycle/ holds lifecycle probes."""
     return "lifecycle" if path.parent.name == "lifecycle" else "compile"
@@ -135,9 +109,8 @@ def parse_strict(text: str, path: Path, what: str = "scenarios") -> tuple[yaml.N
     except _KeyProblem as problem:
         raise ScenarioError(path, problem.line, problem.message) from None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        yaml_line: int | None = mark.line + 1 if mark else None
-        raise ScenarioError(path, yaml_line, f"invalid YAML: {getattr(error, 'problem', error)}") from None
+        plain = plain_yaml_error(error)
+        raise ScenarioError(path, plain.line, f"invalid YAML: {plain.message}") from None
     alias = next((e for e in yaml.parse(text, Loader=yaml.SafeLoader) if isinstance(e, yaml.AliasEvent)), None)
     if alias is not None:
         raise ScenarioError(
@@ -173,29 +146,6 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
         if "clock" in step:  # an Invalid Date is allowed here: the step throws on both sides (docs/lifecycle.md)
             _check_clock(path, root, ["steps", index, "clock"], step["clock"])
     return _scenario(path, root, data, kind)
-
-
-def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], schema_file: str) -> None:
-    """Check `data` against a JSON Schema; the first problem (the shallowest) is a ScenarioError with its line,
-    an unknown key with the nearest allowed one, and the fix (`schema_file` names the schema in hints)."""
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return
-    first = min(errors, key=lambda e: len(list(e.absolute_path)))
-    where = list(first.absolute_path)
-    extra: list[str] = []
-    if first.validator == "additionalProperties" and isinstance(first.instance, dict):
-        allowed = set(first.schema.get("properties", {}))
-        extra = [k for k in first.instance if k not in allowed]
-        where = where + extra[:1]  # point at the unexpected key itself
-        key_node = key_node_at(root, where)
-        line = (key_node or node_at(root, where)).start_mark.line + 1
-    else:
-        line = node_at(root, where).start_mark.line + 1
-    field_name = "/".join(str(p) for p in where) or "(top level)"
-    hint = _fix_hint(first, schema_file, extra[0] if extra else None)
-    raise ScenarioError(path, line, f"{field_name}: {first.message}{hint}")
 
 
 def _check_clock(path: Path, root: yaml.Node, where: list[str | int], text: str) -> None:
@@ -243,6 +193,71 @@ def _check_finite(path: Path, root: yaml.Node, data: dict[str, Any]) -> None:
             )
 
 
+def _divergences(path: Path, root: yaml.Node, data: dict[str, Any]) -> tuple[Divergence, ...]:
+    """The case's `divergences`, each reference as the label of the results it matches (manifest.recorded_label,
+    the rule `--reference` is read by): a release that is not pinned, or a text `--reference` refuses,
+    would never match a result, so it is refused at its line."""
+    divergences = []
+    for index, entry in enumerate(data.get("divergences", ())):
+        labels = []
+        for position, text in enumerate(entry["references"]):
+            try:
+                labels.append(recorded_label(text))
+            except ValueError as error:
+                where = ["divergences", index, "references", position]
+                raise ScenarioError(path, line_at(root, where), f"divergences/{index}/references: {error}") from None
+        fields = (tuple(entry["fields"]), entry["kind"], entry["reason"], entry.get("link"))
+        divergences.append(Divergence(tuple(dict.fromkeys(labels)), *fields))
+    return tuple(divergences)
+
+
+def _recorded(path: Path, root: yaml.Node, data: dict[str, Any]) -> tuple[Recorded, ...]:
+    """A lifecycle case's `recorded` entries, each target as what its results are judged as: the label of a
+    reference's results (manifest.recorded_label, the rule a divergence's references follow), or in a golden
+    case its profile (read as --profile reads it). A target no run of the case is judged as would leave its
+    observations unchecked, so it is refused at its line."""
+    golden = data["golden"]["profile"] if "golden" in data else None
+    entries = []
+    for index, entry in enumerate(data.get("recorded", ())):
+        targets = []
+        for position, text in enumerate(entry["for"]):
+            try:
+                targets.append(_reference_target(text) if golden is None else _profile_target(text, golden))
+            except ValueError as error:
+                line = line_at(root, ["recorded", index, "for", position])
+                raise ScenarioError(path, line, f"recorded/{index}/for: {error}") from None
+        entries.append(Recorded(tuple(dict.fromkeys(targets)), entry["source"], entry["observations"]))
+    return tuple(entries)
+
+
+def _reference_target(text: str) -> str:
+    label = recorded_label(text)
+    if label in ("*", GOLDEN):
+        raise ValueError(f"{text!r} names no one reference, and observations are recorded for the releases that "
+                         "showed them: list those, as --reference names them (0.32.18, pypi:0.34.12)")  # fmt: skip
+    spec = ReferenceSpec.parse(text)
+    if spec.is_variant:
+        raise ValueError(f"{text!r}: lifecycle probes run under the baseline runtime only (docs/matrix.md), so these "
+                         f"observations would never be checked; write {spec.baseline.label!r}")  # fmt: skip
+    return label
+
+
+def _profile_target(text: str, golden: str) -> str:
+    profile = _profile_name(text)
+    if profile != _profile_name(golden):
+        raise ValueError(f"{text!r}: a golden case runs the Python port on its profile {golden!r} alone, so "
+                         f"observations recorded for another are never checked; write for: [{golden}]")  # fmt: skip
+    return profile
+
+
+def _profile_name(text: str) -> str:
+    """The profile --profile TEXT names, or TEXT when it names none (the run refuses it)."""
+    try:
+        return resolve_profile_name(text)
+    except KeyError:
+        return text
+
+
 def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> Scenario:
     return Scenario(
         id=data["id"],
@@ -254,10 +269,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         pins=data.get("pins", ""),
         profiles=tuple(data.get("profiles", ())),
         expect=data.get("expect"),
-        divergences=tuple(
-            Divergence(tuple(d["references"]), tuple(d["fields"]), d["kind"], d["reason"], d.get("link"))
-            for d in data.get("divergences", ())
-        ),
+        divergences=_divergences(path, root, data),
         explains=tuple(
             Explanation(
                 e["change"],
@@ -277,7 +289,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         model=data.get("model"),
         delivery=data.get("delivery", "mid-conversation"),
         golden=data["golden"]["profile"] if "golden" in data else None,
-        recorded=tuple(Recorded(tuple(r["for"]), r["source"], r["observations"]) for r in data.get("recorded", ())),
+        recorded=_recorded(path, root, data),
         found_by=FoundBy(**data["found_by"]) if "found_by" in data else None,
     )
 

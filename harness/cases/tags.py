@@ -26,6 +26,10 @@ TAGS: dict[str, str] = {
     "radical-stroke, characters after Unicode 9, noncharacters, numeric symbols (skills, labels, memfs-v2 names)",
     "prototype": "`__proto__`, `constructor`, `__value__` and other names that hit the plain-object tree",
     "history": "several commits: renames, deletions, re-adds, type changes",
+    "merge": "commits with `parents`: a merge commit as HEAD, a second root commit",
+    "rewrite": "HEAD moved back (`reset`) or rewritten (`amend`) mid-conversation: a revision that is no descendant",
+    "broken-head": "HEAD made unresolvable mid-conversation (`break_head`): an unborn branch, a missing commit, an "
+    "empty HEAD file",
     "worktree": "uncommitted, untracked and staged changes: those that must not matter, and `HEAD:<path>` files "
     "that do",
     "revision": "`git show HEAD:<path>` as a revision argument: `..`, `^-`, `./`, globs as pathspecs, `HEAD:` files, "

@@ -158,6 +158,9 @@ def repo_spec(model: RepoModel) -> dict[str, Any]:
             for key in ("author", "committer"):
                 if getattr(commit, key) is not None:
                     entry[key] = getattr(commit, key)
+            if commit.parents is not None:  # a merge or a root: its changes are over its first parent's tree
+                entry["parents"] = [position + 1 for position in commit.parents]
+                previous = model.commits[commit.parents[0]].files if commit.parents else {}
             gone = sorted(name for name in previous if name not in commit.files)
             if gone:
                 entry["delete"] = [encode_path(name) for name in gone]
@@ -206,10 +209,11 @@ def case_document(
     tags: list[str] | None = None,
     inputs: dict[str, Any] | None = None,
     found_by: FoundBy | None = None,
+    profiles: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """A whole scenario mapping; inputs equal to the defaults are left out. Tags must be in cases.tags
-    (ValueError otherwise), so that what is written loads. `found_by`: the reference, profile and seed
-    `conformance fuzz` found it with."""
+    (ValueError otherwise), so that what is written loads. `found_by`: the reference, profile (and seed,
+    implementation) `conformance fuzz` or `reduce` saw it diverge with; `profiles`: the only ones it runs under."""
     unknown = [tag for tag in tags or () if tag not in TAGS]
     if unknown:
         raise ValueError(f"unknown tag(s) {', '.join(unknown)}: use tags from harness/cases/tags.py")
@@ -218,14 +222,21 @@ def case_document(
         doc["pins"] = pins
     if tags:
         doc["tags"] = list(dict.fromkeys(tags))
+    if profiles:
+        doc["profiles"] = list(profiles)
     if found_by:
-        doc["found_by"] = asdict(found_by)
+        doc["found_by"] = found_by_spec(found_by)
     # An input without a default (client_skills) is kept whatever its value: `null` and `[]` are inputs too.
     changed_inputs = {k: v for k, v in (inputs or {}).items() if k not in DEFAULT_INPUTS or DEFAULT_INPUTS[k] != v}
     if changed_inputs:
         doc["inputs"] = changed_inputs
     doc["repo"] = repo_spec(model)
     return doc
+
+
+def found_by_spec(found_by: FoundBy) -> dict[str, Any]:
+    """A case's `found_by` mapping: the keys that have a value."""
+    return {key: value for key, value in asdict(found_by).items() if value is not None}
 
 
 class CaseExists(Exception):

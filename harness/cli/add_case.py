@@ -9,7 +9,8 @@ from pathlib import Path
 
 from harness.cases.tags import TAGS
 from harness.cases.write import CaseExists, model_size
-from harness.cli.common import PROJECT_CASES, Commands, UsageError, existing
+from harness.cli.common import Commands, UsageError, cases_dir, existing
+from harness.plural import counted
 from harness.repo.snapshot import SnapshotError
 from harness.tools.add_case import add_case, verify_case
 
@@ -27,7 +28,7 @@ def checked(args: argparse.Namespace) -> tuple[Path, Path]:
     memory_dir = existing(Path(args.memory_dir), "memory directory")
     if not memory_dir.is_dir():
         raise UsageError(f"memory directory {memory_dir}: not a directory")
-    out = Path(args.out) if args.out else PROJECT_CASES / "compile"
+    out = Path(args.out) if args.out else cases_dir("compile", "--out DIR")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: not a directory")
     if (out / f"{args.id}.yaml").exists():
@@ -43,7 +44,7 @@ def cmd_add_case(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     files, size, commits = model_size(snapshot.model)
-    print(f"wrote {path}: {commits} commit(s), {files} file(s), {size} bytes at HEAD")
+    print(f"wrote {path}: {counted(commits, 'commit')}, {counted(files, 'file')}, {counted(size, 'byte')} at HEAD")
     for note in snapshot.notes:
         print(f"  note: {note}")
     check = verify_case(path, memory_dir, snapshot.source_commits)
@@ -63,5 +64,7 @@ def register(commands: Commands) -> None:
     parser.add_argument("--id", required=True, help="case id: lowercase [a-z0-9._-], becomes the file name")
     parser.add_argument("--tags", nargs="*", default=[], help="tags for the case (see docs/cases.md)")
     parser.add_argument("--head-only", action="store_true", help="only HEAD's tree, not the whole history")
-    parser.add_argument("--out", help="directory to write ID.yaml into (default: the project's cases/compile)")
+    parser.add_argument(
+        "--out", help="directory to write ID.yaml into (default: cases/compile in the current directory)"
+    )
     parser.set_defaults(func=cmd_add_case)

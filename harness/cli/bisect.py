@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.cases.load import load_scenarios
 from harness.cli import history
-from harness.cli.common import Commands, add_impl, add_timeout, case_paths, impl_specs
+from harness.cli.common import Commands, add_impl, add_no_cache, add_timeout, case_paths, impl_specs
 from harness.model import Outcome
 from harness.runners.manifest import RUNTIMES, ReferenceSpec
 from harness.runners.releases import ReferenceUnavailable
@@ -103,6 +103,7 @@ def register(commands: Commands) -> None:
     )  # fmt: skip
     add_impl(bisect, many=False)
     add_timeout(bisect)
+    add_no_cache(bisect)
     bisect.add_argument("--cases", dest="paths", action="append", type=Path,
                         help="scenario file or directory holding the case (default: cases/)")  # fmt: skip
     bisect.set_defaults(func=cmd_bisect)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.load import load_scenarios
-from harness.cli.keyword import Keyword
+from harness.cases.select import Keyword
 from harness.model import Scenario, ScenarioError
 from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.runners.manifest import (
@@ -23,16 +23,14 @@ from harness.runners.manifest import (
     RUNTIMES,
     ReferenceSpec,
     default_reference,
-    on_demand_pin,
-    pinned_references,
-    pinned_versions,
+    unpinned,
 )
 from harness.runners.references import profile_for_reference
 from harness.runners.revision_source import BuildError
 from letta_profiles import resolve_profile_name
 
-DEFAULT_CASES = Path("cases")
-PROJECT_CASES = REPO_ROOT / "cases"
+CASES = Path("cases")  # the current directory's: every command reads and writes its cases there (cases_dir)
+PROJECT_CASES = REPO_ROOT / "cases"  # only named in messages, never read or written behind the user's back
 
 
 class UsageError(Exception):
@@ -78,8 +76,8 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
 
 def add_select(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-k", type=keyword, help="pytest-style expression over case ids and tags: `bom and not crlf`, "
-        "`(quirk or golden) and not lifecycle`; a word matches a tag or part of an id; commas mean or",
+        "-k", type=keyword, help="pytest's -k: `bom and not crlf`, `(quirk or golden) and not lifecycle`; a word "
+        "matches part of a case's id, tag, file or folder name, in any case; commas mean or (harness/cases/select.py)",
     )  # fmt: skip
 
 
@@ -92,11 +90,14 @@ def keyword(text: str) -> Keyword:
 
 def add_run_control(parser: argparse.ArgumentParser) -> None:
     """-x, --maxfail, --lf, --durations: how much of a run to do and what to say at its end."""
-    parser.add_argument("-x", "--exitfirst", action="store_true", help="stop after the first failing result")
-    parser.add_argument("--maxfail", type=positive, help="stop after N failing results")
+    parser.add_argument(
+        "-x", "--exitfirst", action="store_true", help="stop after the first failing result or file that did not load"
+    )
+    parser.add_argument("--maxfail", type=positive, help="stop after N failing results (each load error counts)")
     parser.add_argument(
         "--lf", "--last-failed", action="store_true", dest="last_failed",
-        help="only the cases that failed in the previous report (--report DIR's report.json)",
+        help="only the cases that failed in the previous report (--report DIR's report.json); their new results "
+        "replace theirs in that report and every other result stays, so DIR keeps the whole run",
     )  # fmt: skip
     parser.add_argument("--durations", type=natural, metavar="N", help="list the N slowest results (0: all)")
 
@@ -134,6 +135,15 @@ def add_no_timing(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-timing", action="store_true", help="leave timings out of report.json (byte-identical reruns)"
     )
+
+
+def add_no_cache(parser: argparse.ArgumentParser) -> None:
+    """`--no-cache`: every reference request runs; the result store is neither read nor written (cli.main sets
+    LETTA_CONFORMANCE_NO_CACHE for the command, so every session it opens, and its child processes, obey)."""
+    parser.add_argument(
+        "--no-cache", action="store_true",
+        help="run every reference request: do not read or write the result store (docs/scale.md)",
+    )  # fmt: skip
 
 
 def add_report(parser: argparse.ArgumentParser, what: str = "index.html, report.json and junit.xml") -> None:
@@ -236,14 +246,8 @@ def check_profile(spec: ReferenceSpec, override: str | None) -> None:
 
 def check_reference(spec: ReferenceSpec, text: str) -> None:
     """A release must be pinned (or accepted for this run), a bundle must be a file, a checkout a directory."""
-    if spec.is_release:
-        version = spec.value.removeprefix("letta-code@")
-        if version in pinned_versions(spec.kind) or on_demand_pin(spec.kind, version):
-            return
-        pinned = ", ".join(s.cli for s in pinned_references())
-        how = f"`conformance pin {spec.kind}:{version}`" if ":" in text else (
-            f"`conformance pin npm:{version}` or `conformance pin pypi:{version}`")  # fmt: skip
-        raise UsageError(f"--reference {text}: not a pinned release (pinned: {pinned}); pin it with {how}")
+    if problem := unpinned(spec, text):
+        raise UsageError(f"--reference {text}: {problem}")
     path = Path(spec.value).expanduser()
     if spec.kind == "bundle" and not path.is_file():
         raise UsageError(f"--reference {text}: no such bundle file {path}")
@@ -269,22 +273,30 @@ def existing(path: Path, what: str) -> Path:
     return path
 
 
+def cases_dir(kind: str | None, instead: str) -> Path:
+    """Where a command reads or writes cases when it is not told: the current directory's cases/ (its `kind`
+    folder, compile or lifecycle, when given), for every command alike; without one, a UsageError asking for
+    `instead` (`--out DIR`, scenario paths). The installed project's cases/ is never chosen for the user."""
+    if not CASES.is_dir():
+        raise UsageError(
+            f"no cases/ in {Path.cwd()}: give {instead} (or run from the directory holding cases/; "
+            f"the project's corpus is {PROJECT_CASES})"
+        )
+    return CASES / kind if kind else CASES
+
+
 def case_paths(paths: list[Path]) -> list[Path]:
-    """The scenario paths a command reads: the ones given (each must exist), else ./cases, else the project's."""
+    """The scenario paths a command reads: the ones given (each must exist), else cases_dir's."""
     if paths:
         return [existing(p, "scenario path") for p in paths]
-    for candidate in (DEFAULT_CASES, PROJECT_CASES):
-        if candidate.is_dir():
-            return [candidate]
-    raise UsageError(f"no cases/ in {Path.cwd()} or in the project ({PROJECT_CASES}): name scenario files")
+    return [cases_dir(None, "scenario files or directories")]
 
 
 def select(scenarios: list[Scenario], expression: Keyword | str | None) -> list[Scenario]:
     """`-k`: keep cases whose id and tags satisfy the expression."""
     if not expression:
         return scenarios
-    keep = expression if isinstance(expression, Keyword) else Keyword(expression)
-    return [s for s in scenarios if keep.matches(s.id, s.tags)]
+    return (expression if isinstance(expression, Keyword) else Keyword(expression)).select(scenarios)
 
 
 def load_selected(paths: list[Path], expression: Keyword | str | None) -> tuple[list[Scenario], list[ScenarioError]]:

@@ -8,7 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.cli.common import DEFAULT_CASES, Commands, add_paths, add_reference
+from harness.cli.common import Commands, add_paths, add_reference, case_paths
+from harness.plural import counted
 from harness.tools.determinism import differences, run_twice
 
 
@@ -21,7 +22,7 @@ def register(commands: Commands) -> None:
 
 
 def cmd_determinism(args: argparse.Namespace) -> int:
-    run_args = [*map(str, args.paths or [DEFAULT_CASES]), *(f"--reference={r}" for r in args.reference or [])]
+    run_args = [*map(str, case_paths(args.paths)), *(f"--reference={r}" for r in args.reference or [])]
     with tempfile.TemporaryDirectory(prefix="determinism-") as tmp:
         workdir = Path(args.keep) if args.keep else Path(tmp)
         first, second, codes = run_twice(run_args, workdir)
@@ -31,5 +32,8 @@ def cmd_determinism(args: argparse.Namespace) -> int:
         found = differences(first, second)
     for text in found:
         print(text, file=sys.stderr)
-    print(f"two runs (exit {codes[0]}): " + ("byte-identical reports" if not found else f"{len(found)} files differ"))
+    print(
+        f"two runs (exit {codes[0]}): "
+        + ("byte-identical reports" if not found else f"{counted(len(found), 'file')} differ")
+    )
     return 1 if found else 0

@@ -20,6 +20,7 @@ from harness.cli.common import (
 )
 from harness.engine import Session
 from harness.model import CompileRequest, Scenario, Status
+from harness.repo.snapshot import repository_notes
 from harness.runners.references import view_for
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
@@ -57,6 +58,7 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     request = request_of(args)
     memory_dir = request.memory_dir
     with Session([spec], implementations=[impl], profile_override=args.profile) as session:
+        print_repository_notes(memory_dir, session.git_env)
         session.start()
         ref = session.references[0]
         ref_outcome = ref.runner.compile(request)
@@ -79,13 +81,25 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     return 1
 
 
+def print_repository_notes(memory_dir: Path, env: dict[str, str]) -> None:
+    """On stderr, one line each, what the verdict does not say about the directory (repo.snapshot.repository_notes)."""
+    for note in repository_notes(memory_dir, env):
+        print(f"note: {note}", file=sys.stderr)
+
+
 def add_request_options(parser: argparse.ArgumentParser) -> None:
     """The memory directory and the compile inputs (system prompt, ids, clock, message count, memfs)."""
-    parser.add_argument("memory_dir")
-    parser.add_argument("--system", default=DEFAULT_INPUTS["system"])
-    parser.add_argument("--agent-id", default=DEFAULT_INPUTS["agent_id"])
-    parser.add_argument("--conversation-id", default=DEFAULT_INPUTS["conversation_id"])
-    parser.add_argument("--now", default=DEFAULT_INPUTS["now"])
+    parser.add_argument("memory_dir", help="the memory directory (a git repository, or a directory inside one)")
+    parser.add_argument(
+        "--system", default=DEFAULT_INPUTS["system"], help="the raw system prompt, {CORE_MEMORY} where memory goes"
+    )
+    parser.add_argument("--agent-id", default=DEFAULT_INPUTS["agent_id"], help="default: %(default)s")
+    parser.add_argument("--conversation-id", default=DEFAULT_INPUTS["conversation_id"], help="default: %(default)s")
+    parser.add_argument(
+        "--now", default=DEFAULT_INPUTS["now"], help="the clock the compile reads (compiledAt, the prompt's "
+        "`last recompiled` line); default: the fixed %(default)s every case uses, not the time of day, "
+        "so runs agree byte for byte",
+    )  # fmt: skip
     parser.add_argument("--previous-message-count", type=_message_count, default=0, help="any finite JSON number")
     parser.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
 

@@ -6,15 +6,16 @@ import argparse
 import json
 from pathlib import Path
 
-from harness.cli.common import DEFAULT_CASES, Commands, UsageError
-from harness.report.stored import ReportError
+from harness.cli.common import Commands, UsageError, case_paths
+from harness.report.stored import ReportError, read_report
 from harness.tools.drift import drift_markdown
 from harness.tools.matrix import drift_from_report
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
     try:
-        report = drift_from_report(Path(args.report_json), args.paths or [DEFAULT_CASES])
+        data = read_report(Path(args.report_json))[1]  # the report's own errors first, then the cases'
+        report = drift_from_report(data, case_paths(args.paths or []))
     except ReportError as error:  # not a readable report.json: the message names the file
         raise UsageError(str(error)) from None
     text = drift_markdown(report)

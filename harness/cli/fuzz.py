@@ -9,12 +9,13 @@ import time
 from pathlib import Path
 
 from harness.cli.common import (
-    PROJECT_CASES,
     Commands,
     UsageError,
     add_impl,
+    add_no_cache,
     add_profile,
     add_reference,
+    cases_dir,
     existing,
     impl_specs,
     reference_specs,
@@ -30,8 +31,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     impls = impl_specs(args)
     if args.seconds <= 0:
         raise UsageError(f"--seconds {args.seconds}: give a positive number")
-    args.cases = str(existing(Path(args.cases) if args.cases else PROJECT_CASES / "compile", "--cases"))
-    args.out = args.out or str(PROJECT_CASES / "compile")
+    args.cases = str(existing(Path(args.cases), "--cases") if args.cases else cases_dir("compile", "--cases DIR"))
+    args.out = args.out or str(cases_dir("compile", "--out DIR"))
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out}: not a directory")
     with (
@@ -73,10 +74,13 @@ def register(commands: Commands) -> None:
     add_reference(parser, many=True)
     add_impl(parser, many=True)
     add_profile(parser)
+    add_no_cache(parser)
     parser.add_argument("--max-examples", type=int, help="stop after this many repositories")
-    parser.add_argument("--out", help="where new divergences are saved as cases (default: the project's cases/compile)")
     parser.add_argument(
-        "--cases", help="corpus whose recorded divergences are known (default: the project's cases/compile)"
+        "--out", help="where new divergences are saved as cases (default: cases/compile in the current directory)"
+    )
+    parser.add_argument(
+        "--cases", help="corpus whose recorded divergences are known (default: cases/compile in the current directory)"
     )
     parser.add_argument(
         "--lifecycle", action="store_true", help="fuzz conversations (step sequences); cases go to <out>/../lifecycle"

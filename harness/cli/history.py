@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cli.common import Commands, UsageError, writing
+from harness.cli.common import Commands, UsageError, add_no_cache, case_paths, keyword, writing
 from harness.engine import Session
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.runners.manifest import ReferenceSpec, default_reference
@@ -76,7 +76,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     rows = scan(repo, commits, exhaustive=args.exhaustive, progress=_scan_progress(len(commits)))
     scanned = time.perf_counter() - started
     print(f"scan: {len(commits)} commits in {scanned:.1f} s", file=sys.stderr)
-    scenarios = load_cases(args.paths, args.k)
+    scenarios = load_cases(case_paths(args.paths or []), args.k)
     found, runs = history_table(repo, rows, scenarios, timeout=args.timeout)
     seconds = time.perf_counter() - started
     command = "conformance history --git " + " ".join(sys.argv[sys.argv.index("--git") + 1 :]) if "--git" in sys.argv \
@@ -126,7 +126,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
-    scenarios = [s for s in load_cases(args.paths) if s.id == args.case]
+    scenarios = [s for s in load_cases(case_paths(args.paths or [])) if s.id == args.case]
     if not scenarios:
         print(f"error: no case with id {args.case!r}", file=sys.stderr)
         return 2
@@ -157,7 +157,7 @@ def cmd_equal(args: argparse.Namespace) -> int:
     reference = GitReference(Path(args.git).expanduser().resolve(), args.rev)
     spec = reference.spec()
     npm = _release(args.release)
-    scenarios = load_cases(args.paths, args.k)
+    scenarios = load_cases(case_paths(args.paths or []), args.k)
     runs = run_references([npm, spec], {spec.value: reference}, scenarios, timeout=args.timeout)
     built, released = runs[spec.label], runs[npm.label]
     same = [c for c in built.keys if c in released.keys and built.keys[c] == released.keys[c]]
@@ -185,7 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     built = time.perf_counter() - started
-    scenarios = load_cases(args.paths, args.k)
+    scenarios = load_cases(case_paths(args.paths or []), args.k)
     cache = cache_root()
     lifecycle = any(is_lifecycle(s) for s in scenarios)
     spec = reference.spec()
@@ -217,7 +217,7 @@ def cmd_head(args: argparse.Namespace) -> int:
     except BuildError as error:
         print(f"FAIL: upstream {args.rev} does not build: {error}")
         return 1
-    scenarios = load_cases(args.paths, args.k)
+    scenarios = load_cases(case_paths(args.paths or []), args.k)
     groups, errors, _head, _released = head_gate(repo, args.rev, release, scenarios, timeout=args.timeout)
     seconds = time.perf_counter() - started
     lines = [f"# Upstream {args.rev} ({build.commit[:12]}, version {build.version}) against {release.cli}", ""]
@@ -261,8 +261,9 @@ def _add_history(commands: Commands) -> None:
     history = commands.add_parser("history", help="the table of output-changing commits of an upstream clone")
     add_arguments(history)
     history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
-    history.add_argument("-k", help="only cases whose id or tags contain one of these words")
+    history.add_argument("-k", type=keyword, help="only the cases this expression selects (as run -k)")
     history.add_argument("--out", help="directory for history.md and history.json")
+    add_no_cache(history)
     history.set_defaults(func=cmd_history)
 
 
@@ -271,9 +272,10 @@ def _head_arguments(head: argparse.ArgumentParser) -> None:
     head.add_argument("--rev", default="HEAD")
     head.add_argument("--release", help="pinned release to compare with (default: the default reference)")
     head.add_argument("--timeout", type=float, default=60.0)
-    head.add_argument("-k")
+    head.add_argument("-k", type=keyword)
     head.add_argument("--cases", dest="paths", action="append", type=Path)
     head.add_argument("--out", help="directory for upstream-head.md")
+    add_no_cache(head)
     head.set_defaults(func=cmd_head)
 
 
@@ -296,7 +298,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     run.add_argument("--profile", help="override the profile the revision's version maps to")
     run.add_argument("--timeout", type=float, default=60.0)
     run.add_argument("-j", "--jobs", type=int, default=1)
-    run.add_argument("-k")
+    run.add_argument("-k", type=keyword)
     run.add_argument("--cases", dest="paths", action="append", type=Path)
     run.set_defaults(func=cmd_run)
     _head_arguments(commands.add_parser("head", help="gate: upstream's HEAD against the newest pinned release"))
@@ -305,7 +307,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     equal.add_argument("--rev", default="HEAD")
     equal.add_argument("--release", required=True, help="pinned release: npm:X, pypi:X or a bare version")
     equal.add_argument("--timeout", type=float, default=60.0)
-    equal.add_argument("-k")
+    equal.add_argument("-k", type=keyword)
     equal.add_argument("--cases", dest="paths", action="append", type=Path)
     equal.set_defaults(func=cmd_equal)
     args = parser.parse_args(list(argv) if argv is not None else None)

@@ -15,6 +15,7 @@ import traceback
 from harness.cli import (
     add_case,
     bisect,
+    cache,
     compare_reports,
     determinism,
     diff_repo,
@@ -32,9 +33,10 @@ from harness.cli import (
     show,
 )
 from harness.cli.common import UsageError
+from harness.runners.result_store import NO_CACHE_ENV
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
-            bisect, mutation, determinism, pin, history, expectations)  # fmt: skip
+            bisect, mutation, determinism, pin, history, expectations, cache)  # fmt: skip
 
 
 USAGE = 2  # a UsageError: a wrong input, one message
@@ -58,6 +60,9 @@ def _interrupt(_signum: int, _frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    no_cache = os.environ.get(NO_CACHE_ENV)
+    if getattr(args, "no_cache", False):  # every session of the command, and its child processes, run everything
+        os.environ[NO_CACHE_ENV] = "1"
     try:
         return int(args.func(args))
     except UsageError as error:  # checked before the first case runs: one error
@@ -76,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         return CRASH
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if no_cache is None:
+            os.environ.pop(NO_CACHE_ENV, None)
+        else:
+            os.environ[NO_CACHE_ENV] = no_cache
 
 
 if __name__ == "__main__":  # python -m harness.cli.main, as well as python -m harness.cli and conformance

@@ -13,6 +13,7 @@ from harness.cli.common import (
     add_expectations,
     add_impl,
     add_jobs,
+    add_no_cache,
     add_no_timing,
     add_paths,
     add_reference,
@@ -26,8 +27,10 @@ from harness.cli.common import (
     select,
     writing,
 )
+from harness.cli.terminal import cached_text
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
+from harness.plural import counted
 from harness.report.meta import run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
@@ -77,7 +80,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         note = "" if found.pinned else " (not pinned: verified against the digest the registry publishes)"
         print(f"newest release on npm and PyPI: {latest.cli}{note}")
     specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
-    print(f"{len(scenarios)} cases x {len(specs)} references: {', '.join(s.label for s in specs)}", file=sys.stderr)
+    shape = f"{counted(len(scenarios), 'case')} x {counted(len(specs), 'reference')}"
+    print(f"{shape}: {', '.join(s.label for s in specs)}", file=sys.stderr)
     started_at, started = time.time(), time.perf_counter()
     with Session(specs, implementations=impls, expectations=expectations, timeout=args.timeout,
                  jobs=args.jobs) as session:  # fmt: skip
@@ -114,8 +118,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     report = RunReport(results, described, load_errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing,
                        extra=extra)  # fmt: skip
     print_failures(results)
-    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
-    shape = f"{len(scenarios)} cases x {len(specs)} references = {len(results)} results"
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
+    shape += f" = {counted(len(results), 'result')}"
     print(f"matrix: {shape}: {summary} in {seconds:.1f} s")
     markdown = drift_markdown(drift)
     print(markdown.splitlines()[-1])
@@ -158,4 +162,5 @@ def register(commands: Commands) -> None:
     add_timeout(matrix)
     add_jobs(matrix)
     add_no_timing(matrix)
+    add_no_cache(matrix)
     matrix.set_defaults(func=cmd_matrix)

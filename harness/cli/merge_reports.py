@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.common import Commands, writing
+from harness.plural import counted
 from harness.report.merge import MergeError, merge_reports
 from harness.report.write import write_reports
 
@@ -20,7 +21,7 @@ def cmd_merge_reports(args: argparse.Namespace) -> int:
     with writing(args.out, "--out") as directory:
         paths = write_reports(report, directory)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
-    print(f"{len(report.results)} results from {len(args.reports)} reports: {summary}")
+    print(f"{counted(len(report.results), 'result')} from {counted(len(args.reports), 'report')}: {summary}")
     print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
     return 0 if report.ok else 1
 

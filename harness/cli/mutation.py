@@ -9,8 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli.common import Commands, UsageError, add_paths, add_reference, existing
-from harness.runners.manifest import REPO_ROOT
+from harness.cli.common import Commands, UsageError, add_no_cache, add_paths, add_reference, case_paths, existing
 from harness.tools import mutation as tool
 
 
@@ -24,15 +23,15 @@ def register(commands: Commands) -> None:
     parser.add_argument("-k", help="only mutants whose id contains one of these comma-separated words")
     parser.add_argument("--baseline", type=Path, help="baseline file: recorded there when missing, reused when present")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one mutant's corpus run may take")
+    add_no_cache(parser)
     parser.add_argument("--check", type=Path, help=argparse.SUPPRESS)  # the child run of one mutant
     parser.add_argument("--package", type=Path, help=argparse.SUPPRESS)
     parser.set_defaults(func=cmd_mutation)
 
 
 def cmd_mutation(args: argparse.Namespace) -> int:
-    paths = [p.resolve() for p in args.paths] or [REPO_ROOT / "cases"]
     if args.check:
-        return tool.check(args.check, paths, args.package)
+        return tool.check(args.check, [p.resolve() for p in args.paths], args.package)
 
     files = [existing(p, "--mutants") for p in args.mutants or [tool.DEFAULT_MUTANTS]]
     try:
@@ -42,6 +41,7 @@ def cmd_mutation(args: argparse.Namespace) -> int:
     if args.k:
         words = [w for w in args.k.split(",") if w]
         mutants = [m for m in mutants if any(w in m.id for w in words)]
+    paths = [p.resolve() for p in case_paths(args.paths)]
     references = args.reference or tool.default_references()
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         baseline = args.baseline or Path(tmp) / "baseline.json"

@@ -15,35 +15,43 @@ from harness.cli.common import (
     add_impl,
     add_profile,
     add_reference,
+    cases_dir,
     existing,
     impl_specs,
     reference_specs,
     writing,
 )
 from harness.engine import Session
-from harness.model import FoundBy, ScenarioError
+from harness.model import ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
 from harness.tools.oracle import scratch_parent
-from harness.tools.reduce import Candidate, Oracle, candidate_of, reduce_candidate, reduced_document
+from harness.tools.reduce import (
+    Candidate,
+    Oracle,
+    candidate_of,
+    reduce_candidate,
+    reduced_document,
+    reproduce_command,
+    reproduction,
+)
 
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     spec = reference_specs(args)[0]
     impl = impl_specs(args)[0]
     source = existing(Path(args.case_or_dir), "case or memory directory")
-    tags: list[str] = []
     seed: int | None = None  # a fuzz-found case's seed, passed on in the reduced case's `found_by`
     try:
         if source.is_file():
             scenario = load_scenario(source)
-            candidate, origin, tags = candidate_of(scenario), scenario.id, list(scenario.tags)
+            candidate, origin = candidate_of(scenario), scenario.id
             seed = scenario.found_by.seed if scenario.found_by else None
             default_id = f"{scenario.id}-reduced"
-            out_dir = Path(args.out) if args.out else source.parent
+            out_dir = Path(args.out) if args.out else cases_dir(scenario.kind, "--out DIR")
         else:
             candidate = Candidate(read_snapshot(source).model, {})
             origin, default_id = f"the repository {source.name!r}", f"{source.name.lower()}-reduced"
-            out_dir = Path(args.out or "cases/compile")
+            out_dir = Path(args.out) if args.out else cases_dir("compile", "--out DIR")
     except (ScenarioError, SnapshotError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -52,7 +60,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         Session([spec], implementations=[impl], cache=Path(tmp), profile_override=args.profile) as session,
     ):
         oracle = Oracle(session)
-        profile = session.references[0].profile
+        found_by, profiles = reproduction(session, session.references[0], seed)
         try:
             if oracle.signature(candidate) is None:
                 why = "; ".join(oracle.errors) or f"{impl.label} and {spec.label} agree: nothing to reduce"
@@ -62,8 +70,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         finally:
             oracle.close()
     origin += f" (compared with Python profile {args.profile})" if args.profile else ""
-    found_by = None if seed is None else FoundBy(spec.cli, profile, seed)
-    doc = reduced_document(reduction, args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id), origin, tags, found_by)
+    case_id = args.id or re.sub(r"[^a-z0-9._-]+", "-", default_id)
+    doc = reduced_document(reduction, case_id, origin, found_by, profiles)
     try:
         with writing(out_dir, "--out"):
             path = write_case(doc, out_dir, overwrite=args.force)
@@ -73,6 +81,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     print(f"wrote {path}: {reduction.summary()}")
     for note in reduction.notes:
         print(f"  note: {note}")
+    print(f"  it diverges again with: {reproduce_command(found_by, str(path))}")
     return 0
 
 
@@ -83,7 +92,11 @@ def register(commands: Commands) -> None:
     add_impl(parser, many=False)
     add_profile(parser)
     parser.add_argument("--id", help="id of the new case (default: <id>-reduced)")
-    parser.add_argument("--out", help="directory for the new case (default: next to the case, or cases/compile)")
+    parser.add_argument(
+        "--out",
+        help="directory for the new case (default: cases/compile in the current directory, "
+        "cases/lifecycle for a lifecycle case)",
+    )
     parser.add_argument("--budget", type=int, default=3000, help="most candidates to try")
     parser.add_argument("--seconds", type=float, default=600.0, help="time budget")
     parser.add_argument("--force", action="store_true", help="replace an existing case with the same id")

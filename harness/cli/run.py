@@ -14,6 +14,7 @@ from harness.cli.common import (
     add_expectations,
     add_impl,
     add_jobs,
+    add_no_cache,
     add_no_timing,
     add_paths,
     add_profile,
@@ -31,9 +32,18 @@ from harness.cli.common import (
     select,
     writing,
 )
-from harness.cli.terminal import Progress, durations_lines, print_conformance, summary_lines
+from harness.cli.terminal import (
+    Progress,
+    cached_text,
+    durations_lines,
+    not_applicable_lines,
+    print_conformance,
+    summary_lines,
+)
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
+from harness.plural import counted
+from harness.report.merge import merge_rerun
 from harness.report.meta import run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
@@ -78,7 +88,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
     if rerun is not None:
         scenarios = [s for s in scenarios if s.id in rerun]
-        print(f"--lf: {len(scenarios)} case(s) failed in the previous report", file=sys.stderr)
+        print(f"--lf: {counted(len(scenarios), 'case')} failed in the previous report", file=sys.stderr)
         if not scenarios and not load_errors:
             print("nothing failed last time: nothing to rerun", file=sys.stderr)
             return 0
@@ -99,17 +109,21 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"  {reason}", file=sys.stderr)
             for diff in result.diffs[:3]:
                 print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
+    for line in not_applicable_lines(results):
+        print(line, file=sys.stderr)
     for line in summary_lines(results) + (
         durations_lines(results, args.durations) if args.durations is not None else []
     ):
         print(line)
     print_conformance(results)
-    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n)
-    print(f"{len(results)} results: {summary} in {seconds:.1f} s")
+    summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
+    print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
     if args.report:
+        written = merge_rerun(Path(args.report), report) if rerun is not None else report
         with writing(args.report, "--report") as directory:
-            paths = write_reports(report, directory)
-        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}")
+            paths = write_reports(written, directory)
+        merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
+        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}" + (merged if rerun is not None else ""))
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
@@ -120,12 +134,12 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
     impls = getattr(args, "impls", None) or impl_specs(args)
     cases_per_run = len(impls) * sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
-    progress = Progress(cases_per_run, maxfail=maxfail(args))
+    progress = Progress(cases_per_run, maxfail=maxfail(args), failures=len(load_errors))  # a load error counts
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
     with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
                  timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
-        results = session.run(scenarios, progress, stop=progress.stop)
+        results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
         references = session.describe_references()
         described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
@@ -133,7 +147,10 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
         implementations = session.describe_implementations()
     seconds = time.perf_counter() - started
     if progress.stop():
-        print(f"stopped after {progress.failures} failing result(s) (-x/--maxfail)", file=sys.stderr)
+        failing = progress.failures - len(load_errors)
+        loading = f"{counted(len(load_errors), 'load error')} and " if load_errors else ""
+        ran = "" if results else ": no case ran"
+        print(f"stopped after {loading}{counted(failing, 'failing result')} (-x/--maxfail){ran}", file=sys.stderr)
     command = ["conformance", *sys.argv[1:]]
     timing = not args.no_timing
     meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)
@@ -175,6 +192,7 @@ def register(commands: Commands) -> None:
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
     add_no_timing(run)
+    add_no_cache(run)
     add_runtime_options(run)
     add_run_control(run)
     run.set_defaults(func=cmd_run)

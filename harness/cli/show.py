@@ -12,7 +12,7 @@ import json
 import sys
 
 from harness.cli.common import Commands, add_impl, add_profile, add_reference, impl_specs, reference_specs
-from harness.cli.diff_repo import add_request_options, request_of
+from harness.cli.diff_repo import add_request_options, print_repository_notes, request_of
 from harness.engine import Session
 from harness.runners.implementations import DEFAULT
 from harness.verdict.text import visible
@@ -23,6 +23,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     impl = impl_specs(args)[0] if args.impl else None
     request = request_of(args)
     with Session([spec], implementations=[impl or DEFAULT], profile_override=args.profile) as session:
+        print_repository_notes(request.memory_dir, session.git_env)
         ref = session.references[0]
         if impl is None:
             session.start()

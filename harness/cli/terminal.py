@@ -7,18 +7,19 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from harness.model import CaseResult
+from harness.model import CaseResult, Status
+from harness.plural import counted
 from harness.report.summary import counts_text, summarize
-from harness.verdict.diff import field_diff_json
+from harness.verdict.diff import first_difference_line
 
 
 class Progress:
     """`[done/total] failures: N  case-id` on a terminal, rewritten in place; silent otherwise.
 
-    Also counts failing results for -x/--maxfail (`stop`)."""
+    Also counts failing results for -x/--maxfail (`stop`), from `failures` (the files that did not load)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, maxfail: int | None = None) -> None:
-        self.total, self.done, self.failures, self.maxfail = total, 0, 0, maxfail
+    def __init__(self, total: int, stream: TextIO | None = None, maxfail: int | None = None, failures: int = 0) -> None:
+        self.total, self.done, self.failures, self.maxfail = total, 0, failures, maxfail
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
 
@@ -40,13 +41,10 @@ class Progress:
             self.stream.flush()
 
 
-def first_difference_line(result: CaseResult) -> str:
-    """One line: where and how the result first differs, or its first reason."""
-    if result.diffs:
-        info = field_diff_json(result.diffs[0])
-        more = f" (+{len(result.diffs) - 1} more field(s))" if len(result.diffs) > 1 else ""
-        return f"{info['field']} byte {info['offset']}: {info['difference']}{more}"
-    return result.reasons[0] if result.reasons else str(result.status)
+def cached_text(results: list[CaseResult]) -> str:
+    """`, N cached` for the closing count line when N results took the reference's side from the result store."""
+    cached = sum(1 for r in results if r.cached)
+    return f", {cached} cached" if cached else ""
 
 
 def summary_lines(results: list[CaseResult]) -> list[str]:
@@ -54,8 +52,22 @@ def summary_lines(results: list[CaseResult]) -> list[str]:
     failing = [r for r in results if r.failed]
     if not failing:
         return []
-    lines = [f"=== {len(failing)} failing result(s) ==="]
+    lines = [f"=== {counted(len(failing), 'failing result')} ==="]
     lines += [f"{r.status.upper()} {r.case_id} [{r.reference}]: {first_difference_line(r)}" for r in failing]
+    return lines
+
+
+def not_applicable_lines(results: list[CaseResult], shown: int = 3) -> list[str]:
+    """Why results are not applicable: one line per reason, with how many results give it and the first cases."""
+    by_reason: dict[str, list[CaseResult]] = {}
+    for result in results:
+        if result.status == Status.NOT_APPLICABLE:
+            by_reason.setdefault("; ".join(result.reasons) or "no reason given", []).append(result)
+    lines = []
+    for reason, group in by_reason.items():
+        cases = list(dict.fromkeys(f"{r.case_id} [{r.reference}]" for r in group))
+        more = f" and {len(cases) - shown} more" if len(cases) > shown else ""
+        lines.append(f"NOT-APPLICABLE: {', '.join(cases[:shown])}{more}: {reason}")
     return lines
 
 
@@ -63,7 +75,7 @@ def durations_lines(results: list[CaseResult], count: int) -> list[str]:
     """The `count` slowest results (0: all), slowest first."""
     slowest = sorted(results, key=lambda r: (-r.seconds, r.case_id, r.reference))
     chosen = slowest if count == 0 else slowest[:count]
-    return [f"=== slowest {len(chosen)} result(s) ==="] + [
+    return [f"=== slowest {counted(len(chosen), 'result')} ==="] + [
         f"{r.seconds:8.3f}s {r.case_id} [{r.reference}]" for r in chosen
     ]
 

@@ -15,16 +15,15 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.model import Scenario
 from harness.repo import shape as shapes
 from harness.repo.gitenv import isolated_env
 from harness.repo.objects import ObjectWriter, nested_tree
-from harness.repo.spec import model_of, next_state, path_problem, repo_digest, shape_of
+from harness.repo.spec import model_of, path_problem, repo_digest, shape_of
 from harness.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 
-__all__ = ["MaterializedRepo", "ObjectWriter", "build_repo", "materialize_repo", "nested_tree"]
+__all__ = ["MaterializedRepo", "ObjectWriter", "build_repo", "materialize_repo", "nested_tree", "write_commits"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ def _clear(target: Path) -> None:
         shutil.rmtree(target)
 
 
-def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
+def write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
     """Write files under root; a file where a directory is needed (or the reverse) is replaced."""
     for path, blob in files.items():
         parts = path.split(b"/")
@@ -76,27 +75,21 @@ def _write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
             target.chmod(0o755 if blob.mode == MODE_EXEC else 0o644)
 
 
-def _remove_from_worktree(root: Path, names: list[bytes]) -> None:
+def remove_from_worktree(root: Path, names: list[bytes]) -> None:
     for name in names:
         target = _inside(root, name)
         if target.is_symlink() or target.is_file():
             target.unlink()
 
 
-def append_commit(
-    repo_dir: Path, state: dict[bytes, Blob], commit: dict[str, Any], index: int
-) -> tuple[dict[bytes, Blob], str]:
-    """Commit one more scenario commit on top of HEAD (a lifecycle step); commit `index` sets its date.
-    The work tree follows: files the commit removes are removed, the others written."""
-    writer = ObjectWriter(repo_dir / ".git")
-    ref = writer.git_dir / "refs" / "heads" / "main"
-    after = next_state(state, commit)
-    model = CommitModel(after, commit.get("message"), commit.get("author"), commit.get("committer"))
-    head = writer.commit(writer.tree(after), ref.read_text().strip(), model, index)
-    ref.write_text(head + "\n")
-    _remove_from_worktree(repo_dir, [name for name in state if name not in after])
-    _write_worktree(repo_dir, after)
-    return after, head
+def write_commits(writer: ObjectWriter, commits: list[CommitModel]) -> list[str]:
+    """Store a history's commits in order, each with its parents (CommitModel.parent_positions); their ids.
+    The same history always gives the same ids, so writing it again writes nothing new."""
+    ids: list[str] = []
+    for index, commit in enumerate(commits):
+        parents = [ids[position] for position in commit.parent_positions(index)]
+        ids.append(writer.commit(writer.tree(commit.files), parents, commit, index))
+    return ids
 
 
 def memory_dir_of(repo_dir: Path, memory_subdir: str | None, layout: str = "work-tree") -> Path:
@@ -134,22 +127,20 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
         return MaterializedRepo(dest, memory_dir_of(repo_dir, model.memory_subdir), None)
     repo_dir.mkdir(parents=True)
     if model.kind == "no-git":
-        _write_worktree(repo_dir, model.head)
+        write_worktree(repo_dir, model.head)
         memory_dir = memory_dir_of(repo_dir, model.memory_subdir)
         memory_dir.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
     writer = ObjectWriter(shapes.init(repo_dir, shape, env), shape.object_format)
     head = None
     if model.kind == "git":
-        for index, commit in enumerate(model.commits):
-            head = writer.commit(writer.tree(commit.files), head, commit, index)
-        assert head is not None
+        head = write_commits(writer, model.commits)[-1]
         shapes.set_head(writer, shape, head)
     worktree = worktree and shapes.has_work_tree(shape.layout)
     if worktree and model.kind == "git":
         subprocess.run(["git", "read-tree", "HEAD"], cwd=repo_dir, env=env, check=True, capture_output=True)
     if worktree:
-        _write_worktree(repo_dir, model.head)
+        write_worktree(repo_dir, model.head)
         _apply_worktree_noise(repo_dir, model.worktree, env)
     shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
     memory_dir = memory_dir_of(repo_dir, model.memory_subdir, shape.layout)
@@ -168,8 +159,8 @@ def check_listing(memory_dir: Path, wanted: int, env: dict[str, str]) -> None:
 
 def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, str]) -> None:
     """Uncommitted edits, deletions and untracked files: compilers read HEAD, so they must not matter."""
-    _write_worktree(repo_dir, noise.files)
-    _remove_from_worktree(repo_dir, list(noise.delete))
+    write_worktree(repo_dir, noise.files)
+    remove_from_worktree(repo_dir, list(noise.delete))
     if noise.stage and noise:
         subprocess.run(["git", "add", "-A"], cwd=repo_dir, env=env, check=True, capture_output=True)
 

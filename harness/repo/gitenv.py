@@ -12,10 +12,14 @@ from pathlib import Path
 
 PINNED_LOCALE = "C.UTF-8"
 PINNED_TZ = "UTC"
+# The date of a commit an implementation makes itself (upstream's `git commit --allow-empty` when HEAD names no
+# commit, docs/lifecycle.md): fixed, so its id is the same on every run and on every side (2026-01-01T00:00:00Z).
+PINNED_GIT_DATE = "1767225600 +0000"
 
 
 def isolated_env(home: Path, ceiling: Path | None = None, extra_path: list[str] | None = None) -> dict[str, str]:
-    """A fresh environment: empty HOME, no system/global git config, pinned locale and TZ, no GIT_* inherited."""
+    """A fresh environment: empty HOME, no system/global git config, pinned locale, TZ and commit dates, no GIT_*
+    inherited."""
     home.mkdir(parents=True, exist_ok=True)
     git = shutil.which("git") or "/usr/bin/git"
     path_dirs = [*(extra_path or []), os.path.dirname(git), "/usr/bin", "/bin"]
@@ -30,6 +34,8 @@ def isolated_env(home: Path, ceiling: Path | None = None, extra_path: list[str] 
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_AUTHOR_DATE": PINNED_GIT_DATE,
+        "GIT_COMMITTER_DATE": PINNED_GIT_DATE,
     }
     if ceiling is not None:
         env["GIT_CEILING_DIRECTORIES"] = str(ceiling)
@@ -38,5 +44,6 @@ def isolated_env(home: Path, ceiling: Path | None = None, extra_path: list[str] 
 
 def recorded_env(env: dict[str, str]) -> dict[str, str]:
     """The parts of an environment that can change output, for reports."""
-    keys = ("LANG", "LC_ALL", "TZ", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CEILING_DIRECTORIES")
+    keys = ("LANG", "LC_ALL", "TZ", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CEILING_DIRECTORIES",
+            "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")  # fmt: skip
     return {k: env[k] for k in keys if k in env}

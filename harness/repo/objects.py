@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +79,15 @@ class ObjectWriter:
 
         return store(nested_tree(files))
 
-    def commit(self, tree: bytes, parent: str | None, commit: CommitModel, index: int) -> str:
-        """Store commit `index` (0-based; its default date is EPOCH + index minutes); return its hex id."""
+    def commit(self, tree: bytes, parents: Sequence[str], commit: CommitModel, index: int) -> str:
+        """Store commit `index` (0-based; its default date is EPOCH + index minutes) with these parent ids, in
+        order (none: a root commit; two or more: a merge); return its hex id."""
         default = AUTHOR + f" {EPOCH + 60 * index} +0000".encode()
         author = commit.author.encode("utf-8") if commit.author is not None else default
         committer = commit.committer.encode("utf-8") if commit.committer is not None else default
         message = commit.message if commit.message is not None else f"commit {index + 1}"
         lines = [b"tree " + tree.hex().encode()]
-        if parent:
-            lines.append(b"parent " + parent.encode())
+        lines += [b"parent " + parent.encode() for parent in parents]
         lines += [b"author " + author, b"committer " + committer, b"", message.encode("utf-8")]
         oid = self.store(b"commit", b"\n".join(lines) + b"\n").hex()
         self.commits.append(oid)

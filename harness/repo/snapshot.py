@@ -135,3 +135,32 @@ def _commit_model(
     if not exact:
         return CommitModel(files, text.removesuffix("\n"))
     return CommitModel(files, text.removesuffix("\n"), idents[0], idents[1])
+
+
+def repository_notes(memory_dir: Path, env: dict[str, str], shown: int = 3) -> list[str]:
+    """What to know about a real memory directory before reading a verdict on it (`diff-repo`, `show`), one
+    line each: it is in no git repository or one with no commit (upstream compiles no memory file from it),
+    its work tree has uncommitted changes (upstream compiles HEAD, so they are not read), or git quotes some
+    `.md` names in upstream's `git ls-tree -r --name-only HEAD` listing (upstream drops those files)."""
+    if _git(memory_dir, env, "rev-parse", "--git-dir").returncode != 0:
+        return [f"{memory_dir} is not in a git repository: upstream compiles no memory file from it"]
+    if _git(memory_dir, env, "rev-parse", "--verify", "-q", "HEAD").returncode != 0:
+        return [f"{memory_dir} is in a git repository with no commit: upstream compiles no memory file from it"]
+    notes = []
+    if _git(memory_dir, env, "rev-parse", "--is-inside-work-tree").stdout.strip() == b"true":
+        status = _git(
+            memory_dir, env, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", "."
+        )
+        changed = [entry for entry in status.stdout.split(b"\0") if entry]
+        if changed:
+            notes.append(f"{memory_dir} has {len(changed)} uncommitted change(s) (git status): upstream compiles "
+                         "HEAD, so they are not compiled; commit them to compare them")  # fmt: skip
+    printed = _git(memory_dir, env, "ls-tree", "-r", "--name-only", "HEAD").stdout.split(b"\n")
+    raw = _git(memory_dir, env, "ls-tree", "-r", "--name-only", "-z", "HEAD").stdout.split(b"\0")
+    dropped = [shown_name.decode("ascii", "backslashreplace") for shown_name, name in zip(printed, raw, strict=False)
+               if shown_name.startswith(b'"') and name.endswith(b".md")]  # fmt: skip
+    if dropped:
+        more = f" and {len(dropped) - shown} more" if len(dropped) > shown else ""
+        notes.append(f"{memory_dir}: git quotes {len(dropped)} .md name(s) in upstream's listing, so upstream drops "
+                     f"those files (docs/quirks.md): {', '.join(dropped[:shown])}{more}")  # fmt: skip
+    return notes

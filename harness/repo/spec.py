@@ -1,9 +1,10 @@
 """The one interpreter of a case's `repo` mapping: from the YAML form to a RepoModel (trees of exact bytes).
 
 Owns what a repository spec means: file contents (text, bom, newlines, repeat, base64, symlinks,
-executables, gitlinks), renames, deletions, generated trees, padded listings, work tree noise, and
-the repository's shape (layout, object format, HEAD, own configuration; `shape_of`). The builder (repo.build),
-the reducer and the fuzzer all read a repository through `model_of`, so they see the same trees.
+executables, gitlinks), renames, deletions, parents (merges, roots), generated trees, padded listings,
+work tree noise, and the repository's shape (layout, object format, HEAD, own configuration; `shape_of`).
+The builder (repo.build), the reducer and the fuzzer all read a repository through `model_of`, so they see
+the same trees.
 """
 
 from __future__ import annotations
@@ -79,16 +80,31 @@ def path_bytes(path: str | dict[str, str]) -> bytes:
     return base64.b64decode(path["path_base64"]) if isinstance(path, dict) else path.encode("utf-8")
 
 
+def commit_parents(commit: dict[str, Any]) -> tuple[int, ...] | None:
+    """A scenario commit's `parents` (commit numbers, 1-based) as positions in its history (0-based); None
+    when it gives none (its parent is the commit before it)."""
+    return tuple(number - 1 for number in commit["parents"]) if "parents" in commit else None
+
+
+def commit_base(states: list[dict[bytes, Blob]], commit: dict[str, Any]) -> dict[bytes, Blob]:
+    """The tree a scenario commit's changes apply to: its first parent's (`parents`), none for a root
+    commit (`parents: []`), else the tree of the commit before it."""
+    parents = commit_parents(commit)
+    if parents is None:
+        return states[-1] if states else {}
+    return states[parents[0]] if parents else {}
+
+
 def commit_states(spec: dict[str, Any]) -> list[dict[bytes, Blob]]:
-    """The tree after each commit of a `git` repo spec (a generated tree lands in the first commit, a
-    listing's padding in the last)."""
-    state: dict[bytes, Blob] = {}
-    states = []
+    """The tree after each commit of a `git` repo spec: a commit's changes apply to its first parent's tree
+    (commit_base). A generated tree is the first commit's starting tree (its own changes apply on top), a
+    listing's padding lands in the last."""
+    states: list[dict[bytes, Blob]] = []
     for index, commit in enumerate(spec.get("commits") or [{"message": "generated"}]):
-        state = next_state(state, commit)
+        base = commit_base(states, commit)
         if index == 0 and spec.get("generate"):
-            state.update(generated_files(spec["generate"]))
-        states.append(state)
+            base = {**base, **generated_files(spec["generate"])}
+        states.append(next_state(base, commit))
     if spec.get("listing"):
         states[-1] = {**states[-1], **listing_padding(spec, list(states[-1]))}
     return states
@@ -183,7 +199,7 @@ def model_of(scenario: Scenario) -> RepoModel:
         heads = [CommitModel(commit_states(spec)[-1])] if kind != "missing" else []
         return RepoModel(heads, kind, spec.get("memory_subdir"), worktree, shape_of(spec))
     models = [
-        CommitModel(state, commit.get("message"), commit.get("author"), commit.get("committer"))
+        CommitModel(state, commit.get("message"), commit.get("author"), commit.get("committer"), commit_parents(commit))
         for commit, state in zip(commits, commit_states(spec), strict=True)
     ]
     return RepoModel(models, kind, spec.get("memory_subdir"), worktree, shape_of(spec))

@@ -19,6 +19,7 @@ from typing import Any
 from markupsafe import Markup
 
 from harness.model import CaseResult, RunReport, Status, is_golden
+from harness.plural import counted
 from harness.verdict.diff import field_diff_json
 from harness.verdict.signature import field_kind
 from harness.verdict.text import first_difference
@@ -123,33 +124,31 @@ def mark_lines(lines: list[tuple[str, str]], render: Any) -> list[dict[str, Any]
     return rows
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 'es' if word.endswith('s') else 's'}"
-
-
 def verdict(report: RunReport, results: list[CaseResult], causes: int) -> dict[str, str]:
-    """The banner's text: `head` (PASS / FAILING / NOTHING RAN, with counts over real references), `shape`
-    (cases x references) and `golden` (the golden checks, counted apart; empty when there are none)."""
+    """The banner's text: `head` (PASS / FAILING / NOTHING RAN, counting every result, as the counts beneath it
+    do), `shape` (cases x references) and `golden` (the golden checks among the results, which no reference ran;
+    empty when there are none)."""
     real = [r for r in results if not is_golden(r.reference)]
     golden = [r for r in results if is_golden(r.reference)]
-    failing, golden_failing = sum(r.failed for r in real), sum(r.failed for r in golden)
+    failing, golden_failing = sum(r.failed for r in results), sum(r.failed for r in golden)
     known = sum(r.status == Status.KNOWN for r in results)
     if not results:
         head = "NOTHING RAN"
     elif report.ok:
-        head = f"PASS: all {len(real)} results agree" if real else f"PASS: all {len(golden)} golden checks agree"
-        head += f" ({_plural(known, 'known divergence')})" if known else ""
+        head = "PASS: the 1 result agrees" if len(results) == 1 else f"PASS: all {len(results)} results agree"
+        head += f" ({counted(known, 'known divergence')})" if known else ""
     else:
-        parts = [f"{failing} of {len(real)} results"] if failing or not golden_failing else []
-        parts += [f"{golden_failing} of {_plural(len(golden), 'golden check')}"] if golden_failing else []
-        parts += [f"{_plural(len(report.load_errors), 'scenario file')} not loaded"] if report.load_errors else []
-        head = "FAILING: " + ", ".join(parts) + (f", {_plural(causes, 'distinct cause')}" if causes else "")
+        among = f" ({counted(golden_failing, 'golden check')})" if golden_failing else ""
+        parts = [f"{failing} of {counted(len(results), 'result')}{among}"]
+        parts += [f"{counted(len(report.load_errors), 'scenario file')} not loaded"] if report.load_errors else []
+        head = "FAILING: " + ", ".join(parts) + (f", {counted(causes, 'distinct cause')}" if causes else "")
     references = {r.reference for r in real}
-    shape = f"{_plural(len({r.case_id for r in real}), 'case')} × {_plural(len(references), 'reference')}"
+    shape = f"{counted(len({r.case_id for r in real}), 'case')} × {counted(len(references), 'reference')}"
     note = ""
     if golden:
         note = (
-            f"not a reference: {_plural(len({r.case_id for r in golden}), 'case')} checked against the "
-            f"expected bytes stored in the case, {len(golden) - golden_failing} of {len(golden)} pass"
+            f"{counted(len(golden), 'golden check')} among the results, not a reference: "
+            f"{counted(len({r.case_id for r in golden}), 'case')} checked against the expected bytes stored in the "
+            f"case, {len(golden) - golden_failing} of {len(golden)} pass"
         )
     return {"head": head, "shape": shape, "golden": note}

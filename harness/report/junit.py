@@ -1,4 +1,5 @@
-"""junit.xml: one testsuite per reference, one testcase per case; failures, errors and skips from each Status."""
+"""junit.xml: one testsuite per reference, one testcase per case; failures (their message the first difference),
+errors and skips from each Status."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import CaseResult, RunReport, Status
+from harness.verdict.diff import first_difference_line
 from harness.versions import release_key
 
 
@@ -39,7 +41,8 @@ def junit_xml(report: RunReport) -> bytes:
                 result.reasons + [d.field + f" differs at byte {d.offset}" for d in result.diffs] + _turn_diffs(result)
             )
             if result.status in (Status.FAIL, Status.STALE):
-                ET.SubElement(case, "failure", message=result.status, type=result.status).text = text
+                message = f"{result.status}: {first_difference_line(result)}"  # what a CI summary shows
+                ET.SubElement(case, "failure", message=message, type=result.status).text = text
             elif result.status == Status.ERROR:
                 ET.SubElement(case, "error", message="could not run", type="error").text = text
             elif result.status == Status.KNOWN:

@@ -1,4 +1,5 @@
-"""`conformance merge-reports DIR... --out DIR`: shard reports (`run --shard K/N`) into one report.
+"""`conformance merge-reports DIR... --out DIR`: shard reports (`run --shard K/N`) into one report; and
+`run --lf --report DIR`'s re-run into DIR's previous report (merge_rerun).
 
 Each input is a directory holding report.json (or the file itself). Results are read back into
 CaseResults and written by harness.report's own writers, so the merged report.json, junit.xml and
@@ -109,3 +110,31 @@ def merge_reports(paths: list[Path], command: list[str], *, allow_partial: bool 
             **({"missing_shards": missing} if missing else {}),
         }
     return RunReport(results, references, list(load_errors.values()), command, timing=timing, extra=extra)
+
+
+def merge_rerun(previous: Path, rerun: RunReport) -> RunReport:
+    """`run --lf --report DIR`: DIR's previous report with the re-run's results in place of the ones they
+    re-ran (same case, reference and implementation), every other previous result kept where it was, so DIR
+    still holds the whole run (pytest keeps a last-failed set beside its results, never a subset in their place).
+    The load errors are the re-run's (it loaded the corpus again); each reference is named once, as by
+    merge_reports; `run.last_failed` says how many results were re-run and how many kept."""
+    file, data = read_report(previous)
+    entries = full_entries(data)
+    fresh = {(r.case_id, r.reference, r.implementation): r for r in rerun.results}
+    results: list[CaseResult] = []
+    kept = 0
+    for entry in entries:
+        old = result_from_json(entry, data.get("outputs"))
+        key = (old.case_id, old.reference, old.implementation)
+        if key in fresh:
+            results.append(fresh.pop(key))
+        else:
+            results.append(old)
+            kept += 1
+    results += fresh.values()  # a result the previous report did not have (a case added since)
+    timing = rerun.timing and all("timing" in entry for entry in entries)
+    references = _merge_references([{"references": rerun.references}, data])
+    extra = dict(rerun.extra)
+    if "run" in extra:
+        extra["run"] = {**extra["run"], "last_failed": {"report": str(file), "rerun": len(rerun.results), "kept": kept}}
+    return RunReport(results, references, rerun.load_errors, rerun.command, timing=timing, extra=extra)

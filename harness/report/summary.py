@@ -49,7 +49,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "js-objects": ("prototype", "builtins"),
     "core-memory": ("core-memory", "replace-patterns"),
     "inputs": ("inputs", "jsdate", "jsnumber", "js-string"),
-    "git": ("history", "worktree", "revision", "no-repo", "subdir", "symlink"),
+    "git": ("history", "merge", "worktree", "revision", "no-repo", "subdir", "symlink"),
     "shapes": ("shape", "gitlink", "git-config"),
     "size": ("size", "scale"),
     "lifecycle": (
@@ -58,6 +58,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "clock",
         "compaction",
         "conversation",
+        "rewrite",
+        "broken-head",
         "model",
         "persisted-reminder",
         "recompile",

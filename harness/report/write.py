@@ -58,6 +58,8 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         data["runtime_diffs"] = [field_diff_json(d) for d in result.runtime_diffs]
         # the baseline's values are in no outcome of this result: kept so that a merge can rebuild the diffs
         data["runtime_diff_values"] = [{"baseline": d.reference, "variant": d.impl} for d in result.runtime_diffs]
+    if result.cached:  # the reference's side came from the result store (docs/scale.md), under this key
+        data["cached"], data["cache_key"] = True, result.cached
     if result.diffs and (result.reference_outcome is None or result.impl_outcome is None):
         # golden and lifecycle results: the differing values are in no outcome, so a merge could not rebuild them
         data["diff_values"] = [{"reference": d.reference, "impl": d.impl} for d in result.diffs]
@@ -103,7 +105,7 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
         compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
         runtime_diffs=_runtime_diffs_from_json(data),
-        implementation=data["implementation"],
+        implementation=data["implementation"], cached=data.get("cache_key", ""),
     )  # fmt: skip
 
 

@@ -29,6 +29,18 @@ class BunReferenceRunner(JsonLinesRunner):
     def interpreter(self) -> Path:
         return ensure_bun()
 
+    def interpreter_flags(self) -> list[str]:
+        """What the interpreter is given before the driver (part of the result store's key)."""
+        # bun would fetch a package the bundle imports but nothing provides (unpinned, unverified): refuse
+        return ["--no-install"] if self.spec.runtime == "bun" else []
+
+    def reference_env(self) -> dict[str, str]:
+        """The process's environment: the isolated one, with LANG/LC_ALL set to the spec's locale if it has one."""
+        env = isolated_env(self.home, self.ceiling)
+        if self.spec.locale:
+            env["LANG"] = env["LC_ALL"] = self.spec.locale
+        return env
+
     def start(self) -> None:
         try:
             interpreter = self.interpreter()
@@ -37,13 +49,8 @@ class BunReferenceRunner(JsonLinesRunner):
             self.start_error = str(error)
             return
         self.version = bundle_version(self.bundle) or self.version
-        env = isolated_env(self.home, self.ceiling)
-        if self.spec.locale:
-            env["LANG"] = env["LC_ALL"] = self.spec.locale
-        # bun would fetch a package the bundle imports but nothing provides (unpinned, unverified): refuse
-        no_install = ["--no-install"] if self.spec.runtime == "bun" else []
-        self.process.argv = [str(interpreter), *no_install, str(DRIVER_PATH), str(self.bundle)]
-        self.process.env = env
+        self.process.argv = [str(interpreter), *self.interpreter_flags(), str(DRIVER_PATH), str(self.bundle)]
+        self.process.env = self.reference_env()
         # upstream writes relative paths (0.25.x: `.letta/.lettaignore`); they land in the private home
         self.process.cwd = self.home
         super().start()

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import LifecycleOpen, Outcome
-from harness.repo.gitenv import isolated_env
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
 from harness.runners.releases import ensure_bun
@@ -159,9 +158,14 @@ class GitReferenceRunner(BunReferenceRunner):
     def _start_driver(self) -> None:
         assert self.build is not None
         lifecycle = [self.build.lifecycle.path] if self._lifecycle_loaded and self.build.lifecycle else []
-        self.process.argv = [str(ensure_bun()), str(DRIVER_PATH), self.build.compiler.path, *lifecycle]
-        self.process.env = isolated_env(self.home, self.ceiling)
+        self.process.argv = [str(ensure_bun()), *self.interpreter_flags(), str(DRIVER_PATH), self.build.compiler.path,
+                             *lifecycle]  # fmt: skip
+        self.process.env = self.reference_env()
         super(BunReferenceRunner, self).start()
+
+    def interpreter_flags(self) -> list[str]:
+        """A revision's modules run without `--no-install` (as they always have)."""
+        return []
 
     def _lifecycle_unavailable(self) -> Outcome | None:
         if self.start_error:

@@ -67,6 +67,8 @@ class ImplSpec:
     @classmethod
     def parse(cls, text: str) -> ImplSpec:
         kind, sep, value = text.partition(":")
+        if not sep and text.startswith(f"{SERVER}@"):  # as its runner is named: letta-server@0.16.8
+            kind, sep, value = SERVER, ":", text.removeprefix(f"{SERVER}@")
         if kind in ("python", "python-cli") and not sep:
             return cls(kind)
         if kind == "cmd" and sep:

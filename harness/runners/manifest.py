@@ -1,9 +1,10 @@
 """The pinned manifest (reference/manifest.json) and what `--reference` names.
 
 Which releases are pinned on which registry (npm's `@letta-ai/letta-code`, PyPI's `letta`), their
-release order, the default reference, releases accepted for one run only (`--latest`), and
-ReferenceSpec: the parsed `--reference` text with its runtime/locale variant. No fetching here
-(harness.runners.releases does that).
+release order, the default reference, releases accepted for one run only (`--latest`),
+ReferenceSpec: the parsed `--reference` text with its runtime/locale variant, and the one rule by which
+a reference written in a file (a case's divergence, an expectations entry, a lifecycle case's `recorded.for`)
+matches results (`recorded_label`). No fetching here (harness.runners.releases does that).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.model import GOLDEN
 from harness.versions import version_key
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -126,16 +128,19 @@ class ReferenceSpec:
         kind, sep, value = text.partition(":")
         if not sep:
             kind, value = "", text
-        if kind == "letta-server":
+        if kind == "letta-server" or text.startswith("letta-server@"):  # its runner's name: letta-server@0.16.8
+            server = "letta-server:" + text.removeprefix("letta-server").lstrip(":@")
             raise ValueError(
                 f"--reference {text!r}: the Letta server is an implementation under test, compared with "
-                f"letta-code references: --impl {text}"
+                f"letta-code references: --impl {server}"
             )
         if kind not in ("", "npm", "pypi", "bundle", "git", "checkout") or not value:
             raise ValueError(
                 f"--reference {text!r}: use {REFERENCE_FORMS}, optionally followed by @bun or @node "
                 "and /LOCALE (npm:0.32.18@node/da_DK.UTF-8)"
             )
+        if kind in ("", *REGISTRIES):
+            value = value.removeprefix("letta-code@")  # a profile's spelling of a release: letta-code@0.32.18
         runtime, locale = DEFAULT_RUNTIME, None
         variant = _VARIANT.search(value)
         if variant:
@@ -149,6 +154,40 @@ class ReferenceSpec:
 
 _ON_DEMAND: dict[str, dict[str, Any]] = {}
 _ON_DEMAND_PYPI: dict[str, dict[str, Any]] = {}
+
+
+def unpinned(spec: ReferenceSpec, text: str) -> str | None:
+    """Why the release `text` names (parsed as `spec`) cannot be used: not pinned for its registry nor
+    accepted for this run; the message names the pinned ones and the fix. None for a pinned release, and
+    for what is not a release (a bundle, a checkout, a git revision)."""
+    if not spec.is_release or spec.value in pinned_versions(spec.kind) or on_demand_pin(spec.kind, spec.value):
+        return None
+    pinned = ", ".join(s.cli for s in pinned_references())
+    how = f"`conformance pin {spec.kind}:{spec.value}`" if ":" in text else (
+        f"`conformance pin npm:{spec.value}` or `conformance pin pypi:{spec.value}`")  # fmt: skip
+    return f"not a pinned release (pinned: {pinned}); pin it with {how}"
+
+
+def recorded_label(text: str) -> str:
+    """The result label a reference written in a file matches (a case's divergence, an expectations entry,
+    a lifecycle case's `recorded.for`): what `--reference TEXT` is labelled (`0.34.12`, `pypi:0.34.12`,
+    `letta-code@0.34.12` are all `pypi:0.34.12`; `npm:0.32.18@node` is `0.32.18@node`), read by
+    ReferenceSpec.parse; `*` (every reference) and `golden` (the spec's bytes) as they are. A text
+    `--reference` refuses, or a release that is not pinned (it would never match a result), raises
+    ValueError naming the fix."""
+    if text in ("*", GOLDEN):
+        return text
+    try:
+        spec = ReferenceSpec.parse(text)
+    except ValueError as error:
+        if not text.startswith("letta-server"):
+            raise
+        raise ValueError(f"{error}; what it does differently goes in its expectations file, not in a "
+                         "reference list (docs/expectations.md)") from None  # fmt: skip
+    problem = unpinned(spec, text)
+    if problem:
+        raise ValueError(f"{text!r} is {problem}, or name a pinned one")
+    return spec.label
 
 
 def on_demand_pin(registry: str, version: str) -> dict[str, Any] | None:

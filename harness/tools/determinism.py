@@ -1,6 +1,7 @@
 """Determinism check: run the corpus twice and require byte-identical reports.
 
-`conformance determinism [PATHS] [--reference R ...]` runs `conformance run --no-timing` twice
+`conformance determinism [PATHS] [--reference R ...]` runs `conformance run --no-timing --no-cache` twice
+(the references answer both times: the result store would make the second run the first's copy)
 (same command, same report directory, moved aside after each run) and compares report.json,
 junit.xml and index.html byte for byte.
 With timing on, the only fields allowed to differ are the documented timing ones (`timing_free`).
@@ -30,7 +31,7 @@ def timing_free(value: Any) -> Any:
 
 
 def run_twice(args: list[str], workdir: Path) -> tuple[Path, Path, list[int]]:
-    """The same `conformance run ARGS --no-timing --report DIR` twice; returns the two reports and exit codes.
+    """The same `conformance run ARGS --no-timing --no-cache --report DIR` twice; the two reports and exit codes.
 
     Both runs write to the same DIR (the command is in index.html), moved to A/ and B/ afterwards.
     """
@@ -38,7 +39,8 @@ def run_twice(args: list[str], workdir: Path) -> tuple[Path, Path, list[int]]:
     target = workdir / "report"
     dirs = (workdir / "A", workdir / "B")
     for directory in dirs:
-        command = [sys.executable, "-m", "harness.cli", "run", *args, "--no-timing", "--report", str(target)]
+        command = [sys.executable, "-m", "harness.cli", "run", *args, "--no-timing", "--no-cache", "--report",
+                   str(target)]  # fmt: skip
         codes.append(subprocess.run(command, check=False, stdout=subprocess.DEVNULL).returncode)
         target.rename(directory)
     return dirs[0], dirs[1], codes

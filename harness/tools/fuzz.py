@@ -39,13 +39,13 @@ from harness.cases.inputs import clock_error, non_finite_at
 from harness.cases.load import discover, load_scenarios, load_text
 from harness.cases.write import case_document, dump_yaml, write_case
 from harness.engine import Session
-from harness.model import FoundBy, ScenarioError
+from harness.model import ScenarioError
 from harness.repomodel import MODE_FILE, Blob, CommitModel, RepoModel
 from harness.runners.wire import UnreadableRequest, encode_request
 from harness.tools.fuzz_repertoire import icu_unicode_version, limit_version, parse_version
 from harness.tools.fuzz_strategies import compile_inputs, repo_models
 from harness.tools.oracle import Candidate, Oracle, OracleStats, candidate_of
-from harness.tools.reduce import Reduction, reduce_candidate
+from harness.tools.reduce import Reduction, reduce_candidate, reproduction
 from harness.verdict.signature import Signature, pick_divergence
 
 
@@ -116,7 +116,7 @@ def known_signatures(oracle: Oracle, case_dirs: list[Path]) -> set[Signature]:
     """Signatures of corpus cases that record a divergence for one of the session's references, or that an
     earlier fuzz run saved (each compiled once, as one batch)."""
     labels = {ref.label for ref in oracle.session.references}
-    files = [p for p in discover([d for d in case_dirs if d.exists()]) if _may_be_known(p, labels)]
+    files = [p for p in discover([d for d in case_dirs if d.exists()]) if _may_be_known(p)]
     loaded = load_scenarios(files)
     scenarios = [
         s for s in loaded.scenarios
@@ -134,13 +134,12 @@ def known_signatures(oracle: Oracle, case_dirs: list[Path]) -> set[Signature]:
     return known
 
 
-def _may_be_known(path: Path, labels: set[str]) -> bool:
-    """Whether a case file can record a known divergence for one of `labels` (read as text: loading and
-    checking every case of the corpus costs seconds; the few that pass are loaded properly)."""
+def _may_be_known(path: Path) -> bool:
+    """Whether a case file can be fuzz-found or record a divergence (read as text: loading and checking every
+    case of the corpus costs seconds; the few that pass are loaded properly, their references read as
+    `--reference` reads them, whatever the spelling)."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    if "fuzz" in text:
-        return True
-    return "divergences" in text and ("*" in text or any(label in text for label in labels))
+    return "fuzz" in text or "divergences" in text
 
 
 _SETTINGS: dict[str, Any] = dict(
@@ -338,9 +337,8 @@ def _save(
     how = ("shrunk (Hypothesis, then reduce)" if reduced else
            "not fully reduced: the --seconds budget ran out" if reduction else
            "not reduced: the --seconds budget ran out (`conformance reduce` it)")  # fmt: skip
-    ref = next((r for r in oracle.session.references if r.label == signature.reference), None)
-    found_by = FoundBy(ref.spec.cli if ref and ref.spec else signature.reference, ref.profile if ref else "",
-                       batch_seed)  # fmt: skip
+    ref = next(r for r in oracle.session.references if r.label == signature.reference)
+    found_by, profiles = reproduction(oracle.session, ref, batch_seed)
     path = None
     if out_dir is not None:
         doc = case_document(
@@ -351,6 +349,7 @@ def _save(
             tags=["fuzz", "reduced"] if reduced else ["fuzz"],
             inputs=candidate.inputs,
             found_by=found_by,
+            profiles=profiles,
         )
         path = write_case(doc, out_dir, overwrite=True)
     summary = f"seed {batch_seed}: " + (reduction.summary() if reduction else f"{how}; {signature.describe()}")

@@ -28,12 +28,13 @@ from hypothesis import strategies as st
 
 from harness.cases.inputs import clock_error, non_finite_at
 from harness.cases.load import load_scenarios, load_text
-from harness.cases.write import dump_yaml
+from harness.cases.write import dump_yaml, found_by_spec
 from harness.engine import Session
 from harness.model import Scenario, ScenarioError, Status
 from harness.tools.fuzz import unicode_limit
 from harness.tools.fuzz_repertoire import limit_version
 from harness.tools.fuzz_shapes import NON_FINITE, client_skills_values
+from harness.tools.reduce import reproduction
 from harness.verdict.signature import Signature, pick_divergence
 
 FACTS = {"tea": "The user likes tea.", "teal": "favourite colour is teal"}
@@ -255,9 +256,12 @@ def fuzz_lifecycle(
             path = None
             if out_dir is not None:
                 case_id = f"fuzz-lifecycle-{batch_seed}"
+                ref = next(r for r in session.references if r.label == found.signature.reference)
+                found_by, profiles = reproduction(session, ref, batch_seed)
                 doc = {"id": case_id, "description": f"Found by `conformance fuzz --lifecycle --seed {batch_seed}`, "
                        f"shrunk by Hypothesis; differs in {found.signature.describe()}.",
-                       "tags": ["lifecycle", "fuzz"], **found.doc}  # fmt: skip
+                       "tags": ["lifecycle", "fuzz"], **({"profiles": list(profiles)} if profiles else {}),
+                       "found_by": found_by_spec(found_by), **found.doc}  # fmt: skip
                 out_dir.mkdir(parents=True, exist_ok=True)
                 path = out_dir / f"{case_id}.yaml"
                 path.write_text(dump_yaml(doc), encoding="utf-8")

@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.cases.load import load_scenarios
 from harness.model import CaseResult, Outcome, Scenario, is_golden
-from harness.report.stored import full_entries, read_report
+from harness.report.stored import full_entries
 from harness.runners import pypi_release
 from harness.runners.manifest import (
     ReferenceSpec,
@@ -167,9 +167,8 @@ def gate_pair(specs: list[ReferenceSpec], latest: ReferenceSpec | None) -> tuple
     return (releases[-1].before.label, releases[-1].after.label) if releases else None
 
 
-def drift_from_report(report_path: Path, case_paths: list[Path]) -> DriftReport:
-    """Recompute drift from a matrix report.json (no reference is run again)."""
-    data = read_report(report_path)[1]
+def drift_from_report(data: dict[str, Any], case_paths: list[Path]) -> DriftReport:
+    """Recompute drift from a matrix report.json's data (report.stored.read_report; no reference is run again)."""
     outcomes = outcomes_from_report(data)
     labels = [r["label"] for r in data.get("matrix", {}).get("references", [])]
     if not labels:

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from harness.cases.write import case_document, model_size
+from harness.engine import Session
 from harness.model import FoundBy
 from harness.repo.spec import valid_tree
 from harness.repomodel import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
+from harness.runners.implementations import DEFAULT
+from harness.runners.references import ReferenceUnderTest, profile_for_reference
+from harness.runners.revision_source import BuildError
 from harness.tools.oracle import Candidate, Oracle, candidate_of, candidate_scenario
 
 __all__ = [
@@ -31,6 +36,9 @@ __all__ = [
     "candidate_scenario",
     "ddmin",
     "reduce_candidate",
+    "reduced_document",
+    "reproduce_command",
+    "reproduction",
 ]
 from harness.verdict.signature import Signature
 
@@ -140,6 +148,8 @@ class Reducer:
         plain = [CommitModel(c.files) for c in model.commits]
         if self.holds(replace(candidate, model=replace(model, commits=plain))):
             model = replace(model, commits=plain)
+        if any(commit.parents is not None for commit in model.commits):
+            return replace(candidate, model=model)  # parents name positions: dropping a commit would move them
         head, history = model.commits[-1], model.commits[:-1]
         kept = ddmin(history, lambda keep: self.holds(replace(candidate, model=replace(model, commits=[*keep, head]))))
         return replace(candidate, model=replace(model, commits=[*kept, head]))
@@ -278,20 +288,46 @@ def reduce_candidate(oracle: Oracle, candidate: Candidate, *, budget: int = 3000
                      time.monotonic() - started, notes)  # fmt: skip
 
 
+def reproduction(session: Session, ref: ReferenceUnderTest, seed: int | None = None) -> tuple[FoundBy, tuple[str, ...]]:
+    """What a case written from a divergence against `ref` records so that running it diverges again: its
+    `found_by` (the reference, the profile it was compared under, the fuzz seed, and the implementation when
+    it was not the default) and, when `--profile` chose a profile other than the reference's own, `profiles:
+    [that profile]`, so that a run under another profile reports the case not applicable, saying why, instead
+    of passing it."""
+    impls = session.implementations
+    impl = impls[0].label if len(impls) == 1 and impls[0] != DEFAULT else None
+    found_by = FoundBy(ref.spec.cli if ref.spec is not None else ref.label, ref.profile, seed, impl)
+    chosen = session.profile_override is not None and ref.profile != _own_profile(ref)
+    return found_by, ((ref.profile,) if chosen else ())
+
+
+def reproduce_command(found_by: FoundBy, path: str) -> str:
+    """The `conformance run` command that shows a written case's divergence again."""
+    impl = ["--impl", found_by.implementation] if found_by.implementation else []
+    argv = [path, "--reference", found_by.reference, "--profile", found_by.profile, *impl]
+    return "conformance run " + " ".join(shlex.quote(part) for part in argv)
+
+
+def _own_profile(ref: ReferenceUnderTest) -> str | None:
+    """The profile the reference is compared under when no --profile is given (None: it has none)."""
+    try:
+        return profile_for_reference(ref.spec, None) if ref.spec is not None else None
+    except (ValueError, KeyError, BuildError):  # a git revision with no profile of its own
+        return None
+
+
 def reduced_document(
-    reduction: Reduction,
-    case_id: str,
-    origin: str,
-    tags: Sequence[str] = (),
-    found_by: FoundBy | None = None,
+    reduction: Reduction, case_id: str, origin: str, found_by: FoundBy, profiles: tuple[str, ...] = ()
 ) -> dict[str, Any]:
-    """The reduced case; a fuzz-found origin passes its `found_by` on, naming the reference and profile
-    the reduction ran against."""
+    """The reduced case: what reproduces it (`found_by`, `profiles`: reproduction), tagged `reduced` (and
+    `fuzz` when a fuzz run drew it); the original's other tags are dropped, since what they said of its
+    files need not hold of what is left."""
     return case_document(
         case_id,
         f"Reduced from {origin} by conformance reduce; diverges in {reduction.target.describe()}.",
         reduction.candidate.model,
-        tags=[*tags, "reduced"],
+        tags=["fuzz", "reduced"] if found_by.seed is not None else ["reduced"],
         inputs=reduction.candidate.inputs,
         found_by=found_by,
+        profiles=profiles,
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.load import load_scenarios
+from harness.cases.select import Keyword
 from harness.engine import Session
 from harness.model import Outcome, Scenario
 from harness.runners.base import Runner
@@ -43,16 +44,13 @@ def runner_factory(
     return factory
 
 
-def load_cases(paths: list[Path] | None, only: str | None = None) -> list[Scenario]:
-    """The cases a reference runs (golden cases run the port alone), optionally those `-k` selects."""
-    loaded = load_scenarios(paths or [Path("cases")])
+def load_cases(paths: list[Path], only: Keyword | None = None) -> list[Scenario]:
+    """The cases under `paths` a reference runs (golden cases run the port alone), optionally those `-k` selects."""
+    loaded = load_scenarios(paths)
     for error in loaded.errors:
         print(f"error: {error}", file=sys.stderr)
     scenarios = [s for s in loaded.scenarios if not s.runs_port_alone]
-    if only:
-        words = [w for w in only.split(",") if w]
-        scenarios = [s for s in scenarios if any(w in s.id or w in s.tags for w in words)]
-    return scenarios
+    return only.select(scenarios) if only else scenarios
 
 
 def is_lifecycle(scenario: Scenario) -> bool:

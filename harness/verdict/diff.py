@@ -16,7 +16,8 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from harness.model import FieldDiff, Outcome
+from harness.model import CaseResult, FieldDiff, Outcome
+from harness.plural import counted
 from harness.verdict.text import ABSENT, around, as_bytes, describe_difference, first_diff_offset
 
 COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
@@ -143,6 +144,16 @@ def field_diff_json(diff: FieldDiff) -> dict[str, Any]:
 
 def _size(count: int | None) -> str:
     return "absent" if count is None else f"{count} bytes"
+
+
+def first_difference_line(result: CaseResult) -> str:
+    """One line: where and how the result first differs, or its first reason (the terminal's summary, junit.xml's
+    failure message)."""
+    if result.diffs:
+        info = field_diff_json(result.diffs[0])
+        more = f" (+{counted(len(result.diffs) - 1, 'more field')})" if len(result.diffs) > 1 else ""
+        return f"{info['field']} byte {info['offset']}: {info['difference']}{more}"
+    return result.reasons[0] if result.reasons else str(result.status)
 
 
 def render_field_diff(diff: FieldDiff) -> str:

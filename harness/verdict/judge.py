@@ -27,6 +27,7 @@ from harness.model import (
 from harness.runners.manifest import ReferenceSpec
 from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS, differs, outcome_diff, shown, value_of
 from harness.verdict.view import LETTA_CODE, ComparisonView
+from harness.versions import release_name
 
 
 def _unusable(reference: Outcome | None, impl: Outcome, impl_label: str) -> tuple[Status, list[str]] | None:
@@ -120,10 +121,16 @@ def divergence_verdict(
         return Status.FAIL, [f"differs in {', '.join(sorted(unexplained))}, which no recorded divergence covers"]
     stale = listed_fields - differing
     if stale:
-        where = sorted({d.source for d in listed if d.source and set(d.fields) & stale}) or ["the case"]
+        stale_entries = [d for d in listed if set(d.fields) & stale]
+        where = sorted({d.source for d in stale_entries if d.source}) or ["the case"]
+        narrow = (
+            f"take {label} out of its references" if all(label in d.references for d in stale_entries)
+            else f"narrow its references ({', '.join(sorted({r for d in stale_entries for r in d.references}))}) "
+            "to the releases it still diverges against"
+        )  # fmt: skip
         return Status.STALE, [
-            f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {label}: "
-            f"remove it from {', '.join(where)} (or narrow its references)"
+            f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {release_name(label)}: "
+            f"remove it from {', '.join(where)}, or {narrow}"
         ]
     return Status.KNOWN, [f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed]
 

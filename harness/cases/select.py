@@ -1,7 +1,10 @@
-"""`-k` expressions as pytest reads them: words joined by `and`, `or`, `not` and parentheses.
+"""Which cases `-k` selects, the one rule of `conformance run/list/matrix/history -k` and `pytest cases -k`.
 
-A word matches a case when it is one of its tags or part of its id; a comma is `or` (what `-k` took
-before expressions). Parsed once, so a malformed expression is refused before anything runs.
+An expression is words joined by `and`, `or`, `not` and parentheses (a comma is `or`, what `-k` took
+before expressions), parsed once, so a malformed one is refused before anything runs. A word matches a
+case as pytest matches an item: it is part of one of the case's names, whatever the case (`case_names`:
+its id, its tags, its file's name and its folders from `cases/` down). The pytest plugin makes each tag a
+marker of its item, so pytest's own `-k` sees the same names (and `-m TAG` selects by tag).
 """
 
 from __future__ import annotations
@@ -9,12 +12,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from harness.model import Scenario
+
 _TOKEN = re.compile(r"\s*(\(|\)|,|[^\s(),]+)")
-Matcher = Callable[[str, tuple[str, ...]], bool]
+Matcher = Callable[[tuple[str, ...]], bool]
+
+
+def case_names(scenario: Scenario) -> tuple[str, ...]:
+    """The names a `-k` word is matched against, lowercased: the names pytest gives the case's item (its id,
+    its file's name, the folders from `cases/` down to it) and its tags (markers of the item)."""
+    folders = scenario.path.parent.parts
+    start = len(folders) - 1 - folders[::-1].index("cases") if "cases" in folders else len(folders) - 1
+    names = (scenario.id, scenario.path.name, *folders[start:], *scenario.tags)
+    return tuple(name.lower() for name in names)
 
 
 class Keyword:
-    """A compiled `-k` expression; `matches(id, tags)`."""
+    """A compiled `-k` expression; `matches(case_names(scenario))`, `select(scenarios)`."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -32,8 +46,12 @@ class Keyword:
     def __str__(self) -> str:
         return self.text
 
-    def matches(self, case_id: str, tags: Iterable[str]) -> bool:
-        return self._match(case_id, tuple(tags))
+    def matches(self, names: Iterable[str]) -> bool:
+        """Whether a case with these names (`case_names`) is selected."""
+        return self._match(tuple(name.lower() for name in names))
+
+    def select(self, scenarios: Iterable[Scenario]) -> list[Scenario]:
+        return [s for s in scenarios if self.matches(case_names(s))]
 
     @staticmethod
     def _tokenize(text: str) -> list[str]:
@@ -61,20 +79,20 @@ class Keyword:
         while self._peek() in ("or", ","):
             self._take()
             parts.append(self._and())
-        return parts[0] if len(parts) == 1 else lambda i, t: any(p(i, t) for p in parts)
+        return parts[0] if len(parts) == 1 else lambda names: any(p(names) for p in parts)
 
     def _and(self) -> Matcher:
         parts = [self._not()]
         while self._peek() == "and":
             self._take()
             parts.append(self._not())
-        return parts[0] if len(parts) == 1 else lambda i, t: all(p(i, t) for p in parts)
+        return parts[0] if len(parts) == 1 else lambda names: all(p(names) for p in parts)
 
     def _not(self) -> Matcher:
         if self._peek() == "not":
             self._take()
             inner = self._not()
-            return lambda i, t: not inner(i, t)
+            return lambda names: not inner(names)
         return self._atom()
 
     def _atom(self) -> Matcher:
@@ -86,4 +104,5 @@ class Keyword:
             return inner
         if token in (")", ",", "and", "or"):
             raise ValueError(f"-k {self.text!r}: unexpected {token!r}")
-        return lambda i, t: token in i or token in t
+        word = token.lower()  # pytest's -k is case-insensitive
+        return lambda names: any(word in name for name in names)

@@ -1,0 +1,103 @@
+"""A lifecycle probe's working copy, and the repository steps the harness makes in it between turns.
+
+Owns what the steps `commit`, `amend`, `reset` and `break_head` do to the checkout (docs/lifecycle.md):
+
+    commit      a new commit on the branch tip (or on its `parents`), the branch moved to it
+    amend       HEAD rewritten: a new commit with HEAD's own parents and HEAD's tree changed, as
+                `git commit --amend` makes it (the new revision is no descendant of the old one)
+    reset       the branch back (or over) to commit N of the case, HEAD on the branch again, as
+                `git checkout -B main <N>` (`git reset --hard`) leaves it
+    break_head  HEAD made unresolvable: `unborn` (its branch has no commit: `git checkout --orphan`,
+                `git update-ref -d`), `missing-commit` (the branch names a commit that is not in the
+                object database: a damaged clone), `empty-head` (the HEAD file is empty: a crash
+                mid-write, and git no longer sees a repository)
+
+Commits are written straight into the object database (repo.objects), numbered after the case's own
+(commit n is dated EPOCH + n minutes), so every run and every side reads the same ids. After each step
+the index and the work tree are the branch's commit (but for `break_head`, which touches refs only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from harness.model import Scenario
+from harness.repo.build import ObjectWriter, remove_from_worktree, write_commits, write_worktree
+from harness.repo.shape import BRANCH
+from harness.repo.spec import commit_parents, model_of, next_state
+from harness.repomodel import Blob, CommitModel
+
+REPOSITORY_STEPS = ("commit", "amend", "reset", "break_head")
+BREAKS = ("unborn", "missing-commit", "empty-head")
+# what refs/heads/main names after `break_head: missing-commit`: an id no object of any case has
+MISSING_COMMIT = hashlib.sha1(b"letta-conformance: a commit that is not in the object database").hexdigest()
+
+
+class Checkout:
+    """The case's commits (its own first, then those the steps made) and where the branch is."""
+
+    def __init__(self, repo_dir: Path, scenario: Scenario, env: dict[str, str]) -> None:
+        self.repo_dir, self.env = repo_dir, env
+        self.git_dir = repo_dir / ".git"
+        self.writer = ObjectWriter(self.git_dir)
+        self.commits: list[CommitModel] = list(model_of(scenario).commits)
+        self.ids = write_commits(self.writer, self.commits)  # as the build wrote them: nothing new is stored
+        self.tip: int | None = len(self.ids) - 1  # the commit the branch names; None once HEAD is broken
+        self.worktree: dict[bytes, Blob] = self.commits[-1].files
+
+    def run(self, kind: str, value: Any) -> str | None:
+        """One repository step; what HEAD resolves to after it (None when it no longer names a commit)."""
+        if kind == "commit":
+            tip = self._tip(kind)
+            parents = commit_parents(value)
+            self._add(value, (tip,) if parents is None else parents)
+        elif kind == "amend":
+            tip = self._tip(kind)
+            self._add(value, self.commits[tip].parent_positions(tip), base=self.commits[tip].files)
+        elif kind == "reset":
+            self._move(value - 1)
+        else:
+            self._break(value)
+            return MISSING_COMMIT if value == "missing-commit" else None
+        return self.ids[self.tip] if self.tip is not None else None
+
+    def _tip(self, kind: str) -> int:
+        if self.tip is None:  # the loader refuses this (harness.cases.checks): a step must reset first
+            raise ValueError(f"{kind}: HEAD is broken; a reset step must come first")
+        return self.tip
+
+    def _add(self, spec: dict[str, Any], parents: tuple[int, ...], base: dict[bytes, Blob] | None = None) -> None:
+        """Commit `spec`'s changes over `base` (default: the first parent's tree) with these parents."""
+        if base is None:
+            base = self.commits[parents[0]].files if parents else {}
+        model = CommitModel(next_state(base, spec), spec.get("message"), spec.get("author"), spec.get("committer"),
+                            parents)  # fmt: skip
+        index = len(self.ids)
+        self.ids.append(self.writer.commit(self.writer.tree(model.files), [self.ids[p] for p in parents], model, index))
+        self.commits.append(model)
+        self._move(index)
+
+    def _move(self, position: int) -> None:
+        """The branch at commit `position`, HEAD on it, the index and the work tree its tree."""
+        (self.git_dir / "refs" / "heads" / BRANCH).write_text(self.ids[position] + "\n")
+        (self.git_dir / "HEAD").write_text(f"ref: refs/heads/{BRANCH}\n")
+        files = self.commits[position].files
+        remove_from_worktree(self.repo_dir, [name for name in self.worktree if name not in files])
+        write_worktree(self.repo_dir, files)
+        self.worktree, self.tip = files, position
+        subprocess.run(["git", "read-tree", self.ids[position]], cwd=self.repo_dir, env=self.env, check=True,
+                       capture_output=True)  # fmt: skip
+
+    def _break(self, how: str) -> None:
+        ref = self.git_dir / "refs" / "heads" / BRANCH
+        if how == "unborn":
+            ref.unlink(missing_ok=True)
+            (self.git_dir / "HEAD").write_text(f"ref: refs/heads/{BRANCH}\n")
+        elif how == "missing-commit":
+            ref.write_text(MISSING_COMMIT + "\n")
+        else:  # empty-head
+            (self.git_dir / "HEAD").write_text("")
+        self.tip = None

@@ -1,0 +1,286 @@
+"""The runners behind the result store: MemoizedReference (a reference's compiles, and lifecycle requests
+outside a probe) and ProbeReplay (one lifecycle probe as a unit)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from harness.model import CompileRequest, LifecycleOpen, Outcome, Scenario
+from harness.runners import manifest
+from harness.runners.base import Runner
+from harness.runners.bun_reference import BunReferenceRunner
+from harness.runners.result_store.key import (
+    BUILDERS,
+    REFERENCE_RUNNERS,
+    files_digest,
+    reference_identity,
+    repository_digest,
+    repository_root,
+    sha256_hex,
+)
+from harness.runners.result_store.store import ResultStore, canonical
+from harness.runners.wire import UnreadableRequest, encode_request
+
+STORABLE = ("ok", "thrown")  # an outcome of any other status is never stored
+WORK = "@@letta-conformance-work@@"  # a lifecycle probe's temporary directory, in stored probes
+
+
+def encode_outcome(outcome: Outcome) -> dict[str, Any]:
+    """What is stored of an outcome: every field but the time it took and the store's own mark."""
+    data = asdict(outcome)
+    data.pop("elapsed_ms", None)
+    data.pop("cache_key", None)
+    return data
+
+
+def decode_outcome(data: dict[str, Any], key: str, started: float) -> Outcome:
+    return Outcome(**data, cache_key=key, elapsed_ms=(time.perf_counter() - started) * 1000)
+
+
+def storable(outcome: Outcome) -> bool:
+    """A record or an exception upstream threw; never an error, a crash, a timeout, `unsupported` or a harness bug."""
+    return outcome.status in STORABLE and not outcome.harness_bug and outcome.error is None
+
+
+class MemoizedReference(Runner):
+    """A reference runner behind the store: the reference starts at the first request the store cannot
+    answer (or when it must describe itself and the store has no description of it)."""
+
+    def __init__(self, inner: BunReferenceRunner, store: ResultStore, repos: Path) -> None:
+        self.inner, self.store, self.repos = inner, store, repos
+        self.name = inner.name
+        self._identity: str | None = None
+        self._identified = False
+        self._started = False
+
+    def identity(self) -> str | None:
+        """The digest of reference_identity, or None: this reference is not memoized (its requests pass through)."""
+        if not self._identified:
+            self._identified = True
+            try:
+                found = reference_identity(self.inner)
+            except Exception as error:  # an identity that cannot be made: run everything
+                print(f"warning: {self.name}: not memoized ({type(error).__name__}: {error})", file=sys.stderr)
+                found = None
+            self._identity = sha256_hex(canonical(found)) if found is not None else None
+        return self._identity
+
+    def live(self) -> BunReferenceRunner:
+        """The reference itself, started on first use."""
+        if not self._started:
+            self._started = True
+            self.inner.start()
+            self._remember_description()
+        return self.inner
+
+    def start(self) -> None:
+        """Nothing yet: the reference starts when the store cannot answer (`live`)."""
+
+    def compile_key(self, request: CompileRequest) -> str | None:
+        """The store's key of this request to this reference, or None when it is not memoized."""
+        identity = self.identity()
+        root = repository_root(request.memory_dir, self.repos) if identity else None
+        if identity is None or root is None:
+            return None
+        try:
+            sent = encode_request(request.to_wire()).decode("ascii")
+        except UnreadableRequest:
+            return None  # the runner answers it as the harness's error
+        try:
+            repository = repository_digest(root, self.store)
+        except OSError as error:  # a repository that cannot be read whole: not memoized (the reference says why)
+            print(f"warning: {root}: not memoized ({error})", file=sys.stderr)
+            return None
+        return sha256_hex(
+            canonical({"op": "compile", "reference": identity, "request": sent, "repository": repository})
+        )
+
+    def stored(self, request: CompileRequest) -> Outcome | None:
+        """The stored outcome of this request, marked with its key, or None (a miss, or not memoized)."""
+        started = time.perf_counter()
+        key = self.compile_key(request)
+        data = self.store.get(key) if key else None
+        if key is None or data is None:
+            return None
+        try:
+            return decode_outcome(data, key, started)
+        except TypeError:  # stored by another version of Outcome
+            self.store.forget(key)
+            return None
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        found = self.stored(request)
+        if found is not None:
+            return found
+        outcome = self.live().compile(request)
+        key = self.compile_key(request)
+        if key and storable(outcome):
+            self.store.put(key, "compile", self.name, encode_outcome(outcome))
+        return outcome
+
+    def prefetch(self, requests: list[CompileRequest]) -> None:
+        missing = [r for r in requests if not ((key := self.compile_key(r)) and self.store.contains(key))]
+        if missing:
+            self.live().prefetch(missing)
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:  # a probe not wrapped by for_probe
+        return self.live().lifecycle_open(request)
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        return self.live().lifecycle_step(step)
+
+    def lifecycle_close(self) -> None:
+        if self._started:
+            self.inner.lifecycle_close()
+
+    def _description_key(self) -> str | None:
+        identity = self.identity()
+        return sha256_hex(canonical([identity, str(manifest.DRIVER_PATH)])) if identity else None
+
+    def _remember_description(self) -> None:
+        key = self._description_key()
+        described = self.inner.describe()
+        if key and not described.get("start_error"):
+            self.store.describe_as(key, {k: v for k, v in described.items() if k != "starts"})
+
+    def describe(self) -> dict[str, Any]:
+        """The reference's own description; when it never started, the one it gave when it last did (with
+        `starts` 0), so that a report made from the store says what a cold one says."""
+        key = self._description_key()
+        if not self._started and key:
+            found = self.store.description(key)
+            if found is not None:
+                return {**found, "starts": 0}
+        if not self._started:
+            self.live()
+        return self.inner.describe()
+
+    def close(self) -> None:
+        if self._started:
+            self._remember_description()  # as it ended (a git: revision may have built its lifecycle module)
+        self.inner.close()
+
+
+def memoized(runner: Runner, store: ResultStore | None, repos: Path) -> Runner:
+    """`runner` behind the store when it is a real reference runner (else `runner` itself)."""
+    if store is None or type(runner) not in REFERENCE_RUNNERS:
+        return runner
+    assert isinstance(runner, BunReferenceRunner)
+    return MemoizedReference(runner, store, repos)
+
+
+# --- lifecycle probes ------------------------------------------------------------------------------------------
+
+
+class ProbeReplay(Runner):
+    """One lifecycle probe on a memoized reference, as a unit: keyed by its open request (its temporary
+    directory left out), its whole step list and its checkout's digest. A stored probe answers every request
+    from the store, each checked against the request it answered when recorded (a request that differs is an
+    error naming the store, and the entry is dropped); otherwise the reference answers, and the probe is
+    stored on close when every request was answered with a record or an exception upstream threw."""
+
+    def __init__(self, owner: MemoizedReference, steps: list[dict[str, Any]], checkout: Path) -> None:
+        self.owner, self.steps, self.checkout = owner, steps, checkout
+        self.name = owner.name
+        self.cached = ""  # the key, when the whole probe was answered from the store
+        self._key: str | None = None
+        self._work = ""
+        self._stored: list[dict[str, Any]] | None = None
+        self._recorded: list[dict[str, Any]] = []
+        self._next = 0
+
+    def _templated(self, value: Any) -> str:
+        text = canonical(value).decode("ascii")
+        return text.replace(self._work, WORK) if self._work else text
+
+    def _restored(self, text: str) -> Any:
+        return json.loads(text.replace(WORK, self._work))
+
+    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
+        started = time.perf_counter()
+        self._work = json.dumps(str(request.storage_dir.parent), ensure_ascii=True)[1:-1]
+        opened = self._templated(request.to_wire(""))
+        self._key = self._probe_key(opened)
+        if self._key is not None:
+            stored = self.owner.store.get(self._key)
+            if isinstance(stored, list) and stored:
+                self._stored, self.cached = stored, self._key
+                return self._answer(opened, started)
+        outcome = self.owner.live().lifecycle_open(request)
+        self._recorded.append({"request": opened, "outcome": self._templated(encode_outcome(outcome))})
+        return outcome
+
+    def _probe_key(self, opened: str) -> str | None:
+        identity = self.owner.identity()
+        if identity is None:
+            return None
+        try:
+            repository = repository_digest(self.checkout, self.owner.store)
+        except OSError as error:  # a checkout that cannot be read whole: the probe runs, unstored
+            print(f"warning: {self.checkout}: not memoized ({error})", file=sys.stderr)
+            return None
+        return sha256_hex(canonical({
+            "op": "lifecycle", "reference": identity, "open": opened, "steps": self.steps,
+            "repository": repository, "builders": files_digest(BUILDERS),
+        }))  # fmt: skip
+
+    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
+        started = time.perf_counter()
+        sent = self._templated(step)
+        if self._stored is not None:
+            return self._answer(sent, started)
+        outcome = self.owner.live().lifecycle_step(step)
+        self._recorded.append({"request": sent, "outcome": self._templated(encode_outcome(outcome))})
+        return outcome
+
+    def _answer(self, sent: str, started: float) -> Outcome:
+        assert self._stored is not None and self._key is not None
+        entry = self._stored[self._next] if self._next < len(self._stored) else None
+        self._next += 1
+        if entry is None or entry["request"] != sent:
+            self.owner.store.forget(self._key)
+            self.cached, self._stored = "", []
+            return Outcome("error", error=f"the result store's probe {self._key[:16]} was recorded with other "
+                           "requests (a harness bug; it is dropped: run again, or with --no-cache)")  # fmt: skip
+        try:
+            return decode_outcome(self._restored(entry["outcome"]), self._key, started)
+        except (TypeError, ValueError):
+            self.owner.store.forget(self._key)
+            self.cached, self._stored = "", []
+            return Outcome("error", error=f"the result store's probe {self._key[:16]} no longer decodes (dropped)")
+
+    def lifecycle_close(self) -> None:
+        if self._stored is not None:
+            return
+        self.owner.lifecycle_close()
+        sent = [s for s in self.steps if s.get("kind") != "commit"]  # commits are the harness's, never sent
+        complete = len(self._recorded) == 1 + len(sent)
+        if self._key and complete and all(storable(Outcome(**json.loads(e["outcome"]))) for e in self._recorded):
+            self.owner.store.put(self._key, "lifecycle", self.name, self._recorded)
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        return self.owner.compile(request)
+
+
+def for_probe(runner: Runner, scenario: Scenario, cache: Path) -> Runner:
+    """The runner a lifecycle probe replays on: a ProbeReplay for a memoized reference, else `runner` itself."""
+    if not isinstance(runner, MemoizedReference) or runner.identity() is None:
+        return runner
+    from harness.lifecycle import wire_steps
+    from harness.repo.build import materialize_repo
+
+    try:
+        checkout = materialize_repo(scenario, cache).root
+    except Exception:  # the replay reports it
+        return runner
+    return ProbeReplay(runner, wire_steps(scenario), checkout)
+
+
+def served_key(runner: Runner | None) -> str:
+    """The store's key when a probe was answered from the store as a whole, else ``."""
+    return runner.cached if isinstance(runner, ProbeReplay) else ""

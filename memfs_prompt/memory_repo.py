@@ -1,0 +1,52 @@
+"""Upstream's `ensureLocalMemoryRepo` (`initializeLocalMemoryRepo`), as far as what the model receives depends on it.
+
+The local backend runs it before every compile of a conversation's prompt (a new conversation, a turn's
+full or dry-run compile, a recompile, a compaction): a memory directory without `.git` is `git init`-ed with
+HEAD on `refs/heads/main`, and when HEAD names no commit (`git rev-parse --verify HEAD` fails: an unborn
+branch, an empty HEAD file) it commits the index as it is, `git commit --allow-empty -m "chore: initialize
+empty local memory"`, by the agent (`user.name` its name, trimmed, or `Letta Agent`; `user.email`
+`<agent id>@letta.com`). A git command that fails throws, and so does the compile (UpstreamError).
+
+What the port leaves out: upstream also installs its pre-commit and post-commit hooks and writes the author and
+`letta.agentId` into the repository's config there. No compiled byte reads them; a commit upstream's pre-commit
+hook would refuse (a staged file without frontmatter) is committed here (docs/lifecycle.md).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from .errors import UpstreamError
+from .git_head import committed_revision
+
+INITIAL_COMMIT_MESSAGE = "chore: initialize empty local memory"
+DEFAULT_AUTHOR_NAME = "Letta Agent"  # when the agent has no name
+
+
+def ensure_memory_repo(memory_dir: Path, agent_id: str, agent_name: str | None, env: Mapping[str, str] | None) -> None:
+    """`initializeLocalMemoryRepo({memoryDir, agentId, authorName, files: []})`."""
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    if not (memory_dir / ".git").exists():
+        _git(memory_dir, env, "init")
+        _git(memory_dir, env, "symbolic-ref", "HEAD", "refs/heads/main")
+    if committed_revision(memory_dir, env) is not None:
+        return
+    name = (agent_name or "").strip() or DEFAULT_AUTHOR_NAME
+    _git(memory_dir, env, "-c", f"user.name={name}", "-c", f"user.email={agent_id}@letta.com",
+         "commit", "--allow-empty", "-m", INITIAL_COMMIT_MESSAGE)  # fmt: skip
+
+
+def _git(memory_dir: Path, env: Mapping[str, str] | None, *args: str) -> None:
+    """`runGit`: signing off (`-c commit.gpgsign=false`); a failure is upstream's `Command failed`."""
+    done = subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", *args],
+        cwd=memory_dir,
+        env=dict(env) if env is not None else None,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip()
+        raise UpstreamError(f"Error: Command failed: git {' '.join(args)}\n{detail}")
