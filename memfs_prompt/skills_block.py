@@ -16,6 +16,7 @@ and keep the first line (split on `\\n` only) of the JS-trimmed description.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,9 +52,20 @@ def _entries(client_skills: Any) -> list[dict[str, Any]]:
 
 
 # --- node:path (posix), as bun implements it -------------------------------------------------
+# bun's node:path is native: it reads its arguments as UTF-8, so a lone surrogate comes back as U+FFFD
+# (each unpaired code unit one U+FFFD; measured with bun 1.4.5: `path.dirname("/a/\ud800/b")` is `/a/\ufffd`).
+# node's JavaScript implementation keeps it (runtime drift, explained by skills-tree-lone-surrogate).
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # the port's strings hold pairs as one character
+
+
+def bun_path_text(path: str) -> str:
+    """`path` as bun's node:path functions read it: every lone surrogate replaced by U+FFFD."""
+    return path if path.isascii() else _LONE_SURROGATE.sub("\ufffd", path)
 
 
 def node_dirname(path: str) -> str:
+    path = bun_path_text(path)
     if not path:
         return "."
     has_root = path[0] == "/"
@@ -74,6 +86,7 @@ def node_dirname(path: str) -> str:
 
 
 def node_basename(path: str) -> str:
+    path = bun_path_text(path)
     start, end, matched_slash = 0, -1, True
     for i in range(len(path) - 1, -1, -1):
         if path[i] == "/":
@@ -106,6 +119,7 @@ RESOLVE_CWD = "/"
 
 
 def node_resolve(path: str) -> str:
+    path = bun_path_text(path)
     return _normalize_segments(path if path.startswith("/") else f"{RESOLVE_CWD}/{path}")
 
 

@@ -105,6 +105,22 @@ def test_node_path_relative() -> None:
     assert skill_root_and_relative_path("other", "/s/x/SKILL.md") == ("/s/x", "SKILL.md")
 
 
+@pytest.mark.parametrize(
+    ("path", "dirname", "basename", "relative_to_a"),
+    # measured with bun 1.4.5's node:path (node's keeps the surrogates)
+    [("/a/\ud800\ud800/b", "/a/\ufffd\ufffd", "b", "\ufffd\ufffd/b"),
+     ("/a/\udc00\ud800/b", "/a/\ufffd\ufffd", "b", "\ufffd\ufffd/b"),
+     ("/a/\U0001F980\ud800/b", "/a/\U0001F980\ufffd", "b", "\U0001F980\ufffd/b"),
+     ("/a\ud800/b/c", "/a\ufffd/b", "c", "../a\ufffd/b/c"), ("/\ud800", "/", "\ufffd", "../\ufffd")],
+)  # fmt: skip
+def test_bun_node_path_gives_lone_surrogates_back_as_replacement_characters(
+    path: str, dirname: str, basename: str, relative_to_a: str
+) -> None:
+    assert (node_dirname(path), node_basename(path), node_relative("/a", path)) == (dirname, basename, relative_to_a)
+    # so a skill whose directory is named with a lone surrogate groups under that directory (0.25.3 to 0.30.28)
+    assert skill_root_and_relative_path("a\ud800b", "/s/a\ud800b/SKILL.md") == ("/s/a\ufffdb", "SKILL.md")
+
+
 def test_unknown_style_is_an_error() -> None:
     with pytest.raises(ValueError, match="tree or list"):
         compile_available_skills_block([{"name": "a"}], "table")

@@ -25,7 +25,11 @@ from harness.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, RepoMode
 
 
 class CaseDumper(yaml.SafeDumper):
-    """Block literals for multi-line text where YAML allows them; PyYAML falls back to quoting."""
+    """Block literals for multi-line text where YAML allows them; PyYAML falls back to quoting. A value met twice
+    is written out twice: the loader refuses YAML aliases (`&id001`/`*id001`), which PyYAML writes for them."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 class QuotedStr(str):

@@ -13,6 +13,12 @@ references, and cases an earlier fuzz run saved) are counted, not reported.
 `seconds` is a wall-clock budget for all of it: when it runs out, shrinking and reducing stop, what was
 found is saved as it is then (its description says it is not reduced, or not fully), and fuzz returns.
 
+Inputs no request can carry (a NaN or an infinity anywhere, a clock only Date's fallback parser reads) are
+drawn too, one example in twenty, and never compiled: each is `refused`, after checking that the harness
+refuses it as it must (`refusal`: the case the fuzzer would save is a load error at the value's line, and a
+request with a non-finite number cannot be written as a line). The strings drawn stop at the reference
+runtime's Unicode version (`unicode_limit`, from the drivers' `hello`).
+
 `--lifecycle` fuzzes conversations instead (step sequences, harness.fuzz_lifecycle).
 """
 
@@ -29,10 +35,14 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
-from harness.cases.load import discover, load_scenarios
-from harness.cases.write import case_document, write_case
+from harness.cases.inputs import clock_error, non_finite_at
+from harness.cases.load import discover, load_scenarios, load_text
+from harness.cases.write import case_document, dump_yaml, write_case
 from harness.engine import Session
-from harness.repomodel import RepoModel
+from harness.model import ScenarioError
+from harness.repomodel import MODE_FILE, Blob, CommitModel, RepoModel
+from harness.runners.wire import UnreadableRequest, encode_request
+from harness.tools.fuzz_repertoire import icu_unicode_version, limit_version, parse_version
 from harness.tools.fuzz_strategies import compile_inputs, repo_models
 from harness.tools.oracle import Candidate, Oracle, OracleStats, candidate_of
 from harness.tools.reduce import Reduction, reduce_candidate, reproduction
@@ -72,6 +82,8 @@ class FuzzReport:
     compiles: int = 0  # every repository compiled by both sides (with shrinking and reducing)
     compile_seconds: float = 0.0  # time spent building and compiling them
     known: int = 0  # examples that showed an already recorded divergence
+    refused: int = 0  # examples whose inputs no request can carry: refused by the loader, not compiled
+    unicode: str = ""  # the Unicode version the strings were drawn up to
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     stats: OracleStats = field(default_factory=OracleStats)
@@ -92,7 +104,8 @@ class FuzzReport:
             f"({self.throughput:.1f}/s); {self.compiles} repositories built and compiled by both sides in "
             f"{self.compile_seconds:.1f} s ({self.rate:.1f} repos/s)",
             f"new divergences: {len(self.findings)}; examples showing a known divergence: {self.known}; "
-            f"errors: {len(self.errors)}",
+            f"inputs refused at load (NaN, infinities, fallback-parser clocks): {self.refused}; "
+            f"strings up to Unicode {self.unicode}; errors: {len(self.errors)}",
         ]
         lines += [f"  {f.summary}" for f in self.findings]
         lines += [f"  error: {e}" for e in self.errors[:5]]
@@ -133,6 +146,53 @@ _SETTINGS: dict[str, Any] = dict(
     deadline=None, database=None, derandomize=False, suppress_health_check=list(HealthCheck),
     report_multiple_bugs=False, print_blob=False,
 )  # fmt: skip
+
+
+def unicode_limit(session: Session) -> tuple[int, int]:
+    """The oldest Unicode version among the session's reference runtimes (`hello`'s info.unicode: bun 1.4.5
+    17.0, node 22.19.0 16.0), and never past the repertoire's own (icu4py's ICU)."""
+    versions = [icu_unicode_version()]
+    for ref in session.references:
+        info = ref.runner.describe().get("info")
+        found = parse_version(info.get("unicode")) if isinstance(info, dict) else None
+        if found is not None:
+            versions.append(found)
+    return min(versions)
+
+
+_ONE_FILE = RepoModel([CommitModel({b"system/persona.md": Blob(MODE_FILE, b"I am an agent.\n")})])
+
+
+def refusal(candidate: Candidate) -> str | None:
+    """For inputs no request can carry: None when the harness refuses them as it must, else what went wrong.
+    The case the fuzzer would save must be a load error at the value's line (harness.cases.load), and a request
+    holding a non-finite number must be unwritable (harness.runners.wire)."""
+    # the inputs are what is refused, not the repository
+    doc = case_document(
+        "fuzz-refused", "inputs no request can carry", _ONE_FILE, tags=["fuzz"], inputs=candidate.inputs
+    )
+    where = non_finite_at(candidate.inputs, ("inputs",))
+    try:
+        load_text(dump_yaml(doc), Path("refused") / "compile" / "fuzz-refused.yaml", "compile")
+    except ScenarioError as error:
+        named = "/".join(map(str, where)) if where is not None else "inputs/now"
+        if named not in str(error) or not error.line:
+            return f"the loader refused {candidate.inputs!r} without naming {named}: {error}"
+    else:
+        return f"the loader accepted inputs no request can carry: {candidate.inputs!r}"
+    if where is not None:
+        try:
+            encode_request({"op": "compile", **candidate.inputs})
+        except UnreadableRequest:
+            return None
+        return f"a request line was written for inputs with a non-finite number: {candidate.inputs!r}"
+    return None
+
+
+def is_refused(inputs: dict[str, Any]) -> bool:
+    """Whether no request may carry these inputs (the loader refuses them)."""
+    now = inputs.get("now")
+    return non_finite_at(inputs) is not None or (isinstance(now, str) and clock_error(now) is not None)
 
 
 def generate(batch_seed: int, count: int, deadline: float) -> list[Candidate]:
@@ -177,6 +237,9 @@ def fuzz(
     generator = ThreadPoolExecutor(1, thread_name_prefix="fuzz-generate")
     try:
         session.start()
+        limit = unicode_limit(session)
+        limit_version(limit)
+        report.unicode = f"{limit[0]}.{limit[1]}"
         candidates = _next_batch(seed + batch, batch_size, max_examples, report, deadline)
         while candidates:
             batch_seed = seed + batch
@@ -216,11 +279,20 @@ def fuzz(
 def _next_batch(
     batch_seed: int, batch_size: int, max_examples: int | None, report: FuzzReport, deadline: float, pending: int = 0
 ) -> list[Candidate]:
-    """The next batch's examples: none once the budget or `max_examples` (counting `pending` ones) is spent."""
+    """The next batch's examples: none once the budget or `max_examples` (counting `pending` ones) is spent.
+    Examples whose inputs no request can carry are checked (`refusal`) and counted here, not returned."""
     left = batch_size if max_examples is None else min(batch_size, max_examples - report.examples - pending)
     if left <= 0 or time.monotonic() >= deadline:
         return []
-    return generate(batch_seed, left, deadline)
+    kept = []
+    for candidate in generate(batch_seed, left, deadline):
+        if not is_refused(candidate.inputs):
+            kept.append(candidate)
+            continue
+        report.refused += 1
+        if (problem := refusal(candidate)) is not None:
+            report.errors.append(f"seed {batch_seed}: {problem}")
+    return kept
 
 
 def _shrink(
@@ -237,6 +309,8 @@ def _shrink(
         if time.monotonic() > deadline:
             raise OutOfTime
         candidate = Candidate(model, inputs)
+        if is_refused(inputs):
+            return  # never compiled (it cannot show the divergence)
         if finding.signature in oracle.signatures(candidate).values():
             best[0] = candidate  # Hypothesis only tries examples it orders before its smallest so far
             raise Divergent(candidate, finding.signature)

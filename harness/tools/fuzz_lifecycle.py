@@ -3,7 +3,11 @@
 A generated lifecycle scenario starts from a small committed repository and runs 1 to 7 steps:
 user turns, memory commits (which add, change or delete files that may carry a fact), raw system
 prompt edits, model switches (including the one model 0.30.28 to 0.32.8 send `<memory_update>`
-for), new conversations, explicit recompiles and clock moves. Each one is replayed by
+for), new conversations, explicit recompiles and clock moves (to Invalid Dates too: upstream throws at
+the next turn that formats the clock). Turns may carry `client_skills` whose names come from Unicode's
+assigned repertoire (harness.tools.fuzz_repertoire) and hold odd numbers or, rarely, an infinity. A step
+list the loader refuses (a NaN or infinity, a clock only Date's fallback parser reads) is counted as
+refused after checking that the loader names the step's line; it is never replayed. Each one is replayed by
 `Session.run_case` (upstream's real turn loop with a recording executor, and
 `memfs_prompt.conversation`), and a divergence is a step observation that differs. Hypothesis
 shrinks the step list; the result is saved under `cases/lifecycle/` with the seed that finds it.
@@ -22,10 +26,14 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from harness.cases.inputs import clock_error, non_finite_at
 from harness.cases.load import load_scenarios, load_text
 from harness.cases.write import dump_yaml, found_by_spec
 from harness.engine import Session
-from harness.model import Scenario, Status
+from harness.model import Scenario, ScenarioError, Status
+from harness.tools.fuzz import unicode_limit
+from harness.tools.fuzz_repertoire import limit_version
+from harness.tools.fuzz_shapes import NON_FINITE, client_skills_values
 from harness.tools.reduce import reproduction
 from harness.verdict.signature import Signature, pick_divergence
 
@@ -40,6 +48,19 @@ START = {"commits": [{"message": "init", "files": {
 _texts = st.sampled_from((*FACTS.values(), "Nothing.", "", "  padded  \n", "$& and {CORE_MEMORY}"))
 _frontmatters = st.sampled_from(("", "---\ndescription: d\n---\n", "---\ndescription: |\n  block\n---\n"))
 _bodies = st.builds(lambda fm, text: fm + text + "\n", _frontmatters, _texts)
+
+
+# Invalid Dates (a turn that formats the clock throws on both sides), and forms only Date's fallback parser
+# reads (the loader refuses them: such a step list is refused, not replayed)
+INVALID_CLOCKS = (
+    "2026-13-01T00:00:00Z",
+    "2026-01-01T24:01:00Z",
+    "+275761-01-01T00:00:00Z",
+    "2026-01-32T00:00Z",
+    "Jan 2 2026",
+    "2026/01/02",
+)
+REFUSED_STEPS = tuple({"turn": "hello", "client_skills": [{"name": "x", "description": v}]} for v in NON_FINITE)
 
 
 @st.composite
@@ -65,6 +86,9 @@ steps = st.one_of(
     st.just({"new_conversation": True}),
     st.just({"recompile": True}),
     st.builds(lambda when: {"clock": when}, st.sampled_from(("2026-01-02T03:05:00.000Z", "2026-06-30T23:59:59.999Z"))),
+    st.builds(lambda when: {"clock": when}, st.sampled_from(INVALID_CLOCKS)),
+    st.builds(lambda text, skills: {"turn": text, "client_skills": skills}, st.sampled_from(("hello", "more")),
+              client_skills_values),
 )  # fmt: skip
 
 
@@ -84,10 +108,22 @@ def _existing_deletes(body: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+_one_in_thirty = st.integers(0, 29)
+_refused_steps = st.sampled_from(REFUSED_STEPS)
+
+
+def is_refused(doc: dict[str, Any]) -> bool:
+    """Whether the loader refuses a generated document's steps (a NaN or infinity, a fallback-parser clock)."""
+    steps = doc["steps"]
+    return non_finite_at(steps) is not None or any("clock" in s and clock_error(s["clock"]) for s in steps)
+
+
 @st.composite
 def lifecycle_documents(draw: st.DrawFn) -> dict[str, Any]:
     """A lifecycle case mapping (without id and description): start repo, facts, model, steps."""
     body = _existing_deletes(draw(st.lists(steps, min_size=1, max_size=6)))
+    if draw(_one_in_thirty) == 15:
+        body.append(draw(_refused_steps))
     if not any("turn" in step for step in body):
         body.append({"turn": "hello"})
     doc: dict[str, Any] = {"repo": START, "facts": FACTS, "steps": body}
@@ -101,6 +137,15 @@ def lifecycle_scenario(doc: dict[str, Any], case_id: str, workdir: Path) -> Scen
     """The case a generated document stands for, read by the loader (so it obeys every case rule)."""
     full = {"id": case_id, "description": "generated lifecycle probe", "tags": ["lifecycle", "fuzz"], **doc}
     return load_text(dump_yaml(full), workdir / "lifecycle" / f"{case_id}.yaml", "lifecycle")
+
+
+def refusal(doc: dict[str, Any], workdir: Path) -> str | None:
+    """None when the loader refuses a refused document at one of its steps' lines, else what went wrong."""
+    try:
+        lifecycle_scenario(doc, "refused", workdir)
+    except ScenarioError as error:
+        return None if error.line and "steps/" in str(error) else f"refused without naming a step's line: {error}"
+    return f"the loader accepted steps no request can carry: {doc['steps']!r}"
 
 
 def lifecycle_document(scenario: Scenario) -> dict[str, Any]:
@@ -147,6 +192,7 @@ class LifecycleReport:
     seconds: float = 0.0
     replays: int = 0
     known: int = 0
+    refused: int = 0  # step lists the loader refuses (never replayed)
     findings: list[LifecycleFinding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -154,7 +200,7 @@ class LifecycleReport:
         rate = self.replays / self.seconds if self.seconds else 0.0
         lines = [f"lifecycle: {self.replays} step sequences replayed by both sides in {self.seconds:.1f} s "
                  f"({rate:.2f}/s); new divergences: {len(self.findings)}; known: {self.known}; "
-                 f"errors: {len(self.errors)}"]  # fmt: skip
+                 f"refused at load: {self.refused}; errors: {len(self.errors)}"]  # fmt: skip
         lines += [f"  seed {f.seed}: {f.signature.describe()} -> {f.path}" for f in self.findings]
         lines += [f"  error: {e}" for e in self.errors[:5]]
         return "\n".join(lines)
@@ -189,6 +235,7 @@ def fuzz_lifecycle(
 ) -> LifecycleReport:
     """Replay generated step sequences until `seconds` pass; batch b runs Hypothesis seed+b."""
     report = LifecycleReport(seed)
+    limit_version(unicode_limit(session))
     seen = set(known or ())
     started = time.monotonic()
     deadline = started + seconds
@@ -233,6 +280,12 @@ def _batch(session: Session, report: LifecycleReport, seen: set[Signature], work
     @given(lifecycle_documents())
     def check(doc: dict[str, Any]) -> None:
         if not target and stop():
+            return
+        if is_refused(doc):
+            if not target:
+                report.refused += 1
+                if (problem := refusal(doc, workdir)) is not None:
+                    report.errors.append(f"seed {batch_seed}: {problem}")
             return
         signatures, errors = lifecycle_signatures(session, doc, workdir)
         shrinking = bool(target)

@@ -8,7 +8,9 @@ come from the caller (harness.tools.fuzz), so both shapes share one notion of a 
 
 `client_skills_values` is the turn body's `client_skills` (docs/cases.md): lists of skills with
 missing, duplicate, non-string and risky names, multi-line and whitespace descriptions, custom and
-nested locations, entries that are not objects, and values that are not lists at all.
+nested locations, entries that are not objects, and values that are not lists at all; names, descriptions and
+locations from Unicode's assigned repertoire (harness.tools.fuzz_repertoire.js_text: lone surrogates and
+surrogate pairs included) and odd numbers in any field.
 """
 
 from __future__ import annotations
@@ -18,10 +20,15 @@ from typing import Any
 from hypothesis import strategies as st
 
 from harness.repomodel import MODE_FILE, Blob
+from harness.tools.fuzz_repertoire import js_text
 
 INDEX = b"MEMORY.md"
 CHILD_DIRS = (b"projects", b"notes", b"skills", b"people", b"Zeta", b"_under", b"a b", b"caf\xc3\xa9", b"$&")
 SKILL_NAMES = ("build", "code-review", "Zeta", "_under", "alpha", "a b", "é", "日本", "$&", "x/y", "build")
+# numbers JSON carries but JavaScript reads oddly (-0, past 2^53, past the largest double: Infinity), and
+# the ones no JSON text holds (a request with one is refused: harness.cases.inputs.non_finite_at)
+ODD_NUMBERS: tuple[int | float, ...] = (0, 7, -0.0, 0.5, 1e21, 2**53 + 1, 10**400, 5e-324, -1)
+NON_FINITE = (float("inf"), float("-inf"), float("nan"))
 
 
 _root_index_default = st.just(Blob(MODE_FILE, b"# Memory\n"))
@@ -76,16 +83,22 @@ def _v2_tree(
     return tree
 
 
+_js_text = js_text()
+_odd_numbers = st.sampled_from(ODD_NUMBERS)
 _skill_texts = st.one_of(
     st.sampled_from(SKILL_NAMES),
     st.text(alphabet=st.sampled_from("aZ_- .é\u00a0\ufeff\t<>&\"'`$"), min_size=1, max_size=8),
+    _js_text,
+    _js_text,
 )
 _descriptions = st.one_of(
     st.sampled_from(("Build the project", "", "  padded  ", "two\nlines", "crlf\r\nline", "\u00a0nbsp\u3000", "\n")),
     st.text(alphabet=st.sampled_from("ab \n\r\t\u0085\u2028\ufeff<>&$"), max_size=12),
     st.sampled_from((None, 1, True, ["x"], {"a": 1})),
+    _js_text,
+    _odd_numbers,
 )
-_locations = st.sampled_from(
+_location_names = st.sampled_from(
     (
         "/home/user/.letta/skills/build/SKILL.md",
         "/home/user/.letta/skills/tools/nested/deep/SKILL.md",
@@ -97,20 +110,33 @@ _locations = st.sampled_from(
         "C:\\skills\\win\\SKILL.md",
     )
 )
+_locations = st.one_of(
+    _location_names,
+    _location_names,
+    st.builds(lambda name: f"/home/user/.letta/skills/{name}/SKILL.md", _js_text),
+    _odd_numbers,
+)
+_names = st.one_of(_skill_texts, _skill_texts, st.sampled_from(("", None)), _odd_numbers)
+
+
+_skill_kind = st.integers(0, 11)
+_not_objects = st.sampled_from((None, "build", 3, ["build"], True))
+_one_in_six = st.integers(0, 5)
+_booleans = st.booleans()
 
 
 @st.composite
 def skills(draw: st.DrawFn) -> Any:
     """One entry of a `client_skills` list: mostly a skill object, sometimes not an object at all."""
-    kind = draw(st.integers(0, 11))
+    kind = draw(_skill_kind)
     if kind == 0:
-        return draw(st.sampled_from((None, "build", 3, ["build"], True)))
+        return draw(_not_objects)
     skill: dict[str, Any] = {}
     if kind != 1:  # kind 1: no name
-        skill["name"] = draw(st.one_of(_skill_texts, _skill_texts, st.sampled_from(("", None, 7))))
-    if draw(st.integers(0, 5)):
+        skill["name"] = draw(_names)
+    if draw(_one_in_six):
         skill["description"] = draw(_descriptions)
-    if draw(st.booleans()):
+    if draw(_booleans):
         skill["location"] = draw(_locations)
     return skill
 

@@ -15,6 +15,16 @@ Contents take every frontmatter form and encoding (BOM, CRLF, CR, invalid UTF-8,
 executables; repositories have up to three commits, a third of the trees are memfs-v2, and some inputs give
 `client_skills` (harness.tools.fuzz_shapes).
 
+What users can write (issue 25): one name in six, some descriptions and bodies, skill names and descriptions,
+system prompts and ids are text from Unicode's whole assigned repertoire up to the reference runtime's Unicode
+version (harness.tools.fuzz_repertoire: recent blocks, Han, combining sequences, noncharacters), and input
+strings may hold lone surrogates and astral characters written as two UTF-16 code units (made JavaScript
+strings by harness.cases.inputs.js_value, as the loader makes a case's). Half the repositories set
+`core.quotePath=false`, so git prints those names raw and upstream sorts them. Inputs may hold odd numbers
+anywhere (-0.0, 1e21, 2^53+1, 10^400, 5e-324) and, in one example in twenty, a NaN or an infinity, or a clock
+only Date's fallback parser reads: such inputs are `refused` (harness.tools.fuzz.refusal checks that the loader
+refuses them at their line and that no request line can carry them), never compiled.
+
 Every strategy is built once, at import: Hypothesis validates a strategy object the first time it draws
 from it, so strategies made inside a draw cost that again and again (this is most of what generation cost).
 Text is drawn with string alphabets (one choice per string, not one per character).
@@ -22,15 +32,17 @@ Text is drawn with string alphabets (one choice per string, not one per characte
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
 
-from harness.cases.inputs import clock_error
+from harness.cases.inputs import clock_error, js_value
 from harness.repo.spec import valid_tree
 from harness.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.tools.fuzz_layouts import gitlinked, repo_shapes
-from harness.tools.fuzz_shapes import client_skills_values, v2_trees
+from harness.tools.fuzz_repertoire import js_text, unicode_text
+from harness.tools.fuzz_shapes import NON_FINITE, client_skills_values, v2_trees
 
 RISKY_CHARS = (
     "aZb_-. 019"  # plain, with the collation hazards (`_`, case, digits)
@@ -40,7 +52,7 @@ RISKY_CHARS = (
     "\u00a0\u0085\u2028\ufeff\u3000"  # whitespace JS and Python trim differently
 )
 WORD_NAMES = ("persona", "human", "Zeta", "alpha", "_under", "1", "01", "10", "MEMORY", "SKILL", "a", "A", "é")
-RAW_NAMES = (b"\xff", b"caf\xe9", b"\xc3", b"a\xffb")  # not UTF-8
+RAW_NAMES = (b"\xff", b"caf\xe9", b"\xc3", b"a\xffb", b"\xed\xa0\x80x")  # not UTF-8 (the last: a surrogate)
 # ` .` and ` ..` first: upstream trims the listed path, so `HEAD:./x.md` and `HEAD:../x.md` are asked (revision)
 ROOTS = ("system",) * 6 + ("",) * 3 + ("notes", "skills", "system/persona", " .", " ..")
 EXTENSIONS = (".md", ".md", ".md", ".md", ".MD", ".md ", " .md", ".txt", "")
@@ -84,7 +96,8 @@ _raw = st.sampled_from(RAW_NAMES)
 
 # Mostly names git prints unquoted (they reach the renderer), with risky ones often enough to matter.
 # (Rare choices are tested against a middle value: Hypothesis draws the smallest value, 0, far more often.)
-_name_kind = st.integers(0, 29)
+_name_kind = st.integers(0, 35)
+_unicode = unicode_text()
 _POLLUTING_BYTES = frozenset(name.encode() for name in POLLUTING)
 
 
@@ -104,9 +117,11 @@ def _component(draw: st.DrawFn, directory: bool) -> bytes:
         part = draw(_revision)
     elif kind < 28:
         part = draw(_builtin)
-    else:
+    elif kind < 30:
         encoded = draw(_long).encode("utf-8")[:255]
         return encoded.decode("utf-8", "ignore").encode("utf-8")
+    else:  # the assigned repertoire (git prints it raw under core.quotePath=false)
+        part = draw(_unicode).replace("/", "x").replace("\0", "x")
     encoded = part.encode("utf-8")
     if encoded in _POLLUTING_BYTES:
         return b"x" + encoded if directory else encoded + b"x"  # outside builtin repositories: a look-alike
@@ -151,12 +166,14 @@ def builtin_paths(draw: st.DrawFn) -> bytes:
 
 _text_alphabet = RISKY_CHARS + "abc xyz:-|>#\n\n\n"
 short_text = st.text(alphabet=_text_alphabet, max_size=24)
+_short_or_unicode = st.one_of(short_text, short_text, short_text, _unicode)
 FRAGMENTS = ("$&", "$$", "$`", "$'", "{CORE_MEMORY}", "</memory>", "<persona>", "---", "description: x", "  ", "\n\n")
 _fragments = st.sampled_from(FRAGMENTS)
 _fragments_or_none = st.sampled_from(("",) * 8 + FRAGMENTS)
 
 descriptions = st.one_of(
     st.text(alphabet=RISKY_CHARS.replace("\n", "") + "abc :#|>", max_size=16),
+    _unicode.map(lambda text: text.replace("\n", " ")),
     st.sampled_from(("", "|", ">", "|-", "'quoted'", '"dq"', "[a, b]", "null", "1", "x: y", "#c")),
 )
 _form = st.integers(0, 8)
@@ -190,7 +207,7 @@ def frontmatters(draw: st.DrawFn) -> str:
 @st.composite
 def bodies(draw: st.DrawFn) -> str:
     """Text with a risky fragment in it (or not), between whitespace JS and Python trim differently."""
-    middle = draw(short_text) + draw(_fragments_or_none) + draw(short_text)
+    middle = draw(short_text) + draw(_fragments_or_none) + draw(_short_or_unicode)
     return draw(_whitespace) + middle + draw(_whitespace)
 
 
@@ -275,6 +292,8 @@ def repo_models(draw: st.DrawFn) -> RepoModel:
     if model.worktree:  # noise needs a checked-out work tree: the plain shape (a missing gitlink cannot be checked out)
         return model
     model.shape = draw(_shapes)  # bare, .git-dir, SHA-256, tag or tree HEADs, own config (fuzz_layouts)
+    if draw(_booleans) and all(key != "core.quotePath" for key, _ in model.shape.config):
+        model.shape = replace(model.shape, config=(*model.shape.config, ("core.quotePath", "false")))
     return draw(gitlinked(model))
 
 
@@ -293,6 +312,7 @@ message_counts: st.SearchStrategy[int | float] = st.one_of(
     st.integers(-(2**60), 2**60),
     st.floats(allow_nan=False, allow_infinity=False),
 )
+_refused_counts = st.sampled_from(NON_FINITE)
 _years = st.sampled_from(("2026", "2026", "0000", "0001", "1969", "1970", "2000", "9999", "+275760", "-271821",
                           "+002026", "-000001", "+010000", "-000000", "+275761"))  # fmt: skip
 _two = ("00", "01", "02", "09", "10", "12", "13", "23", "24", "28", "29", "30", "31", "32", "59", "60")
@@ -324,9 +344,30 @@ def js_dates(draw: st.DrawFn) -> str:
     return text
 
 
-_systems = st.sampled_from(SYSTEM_PROMPTS)
-_agent_ids = st.sampled_from(("a$&b", "agent-<x>"))
-compile_inputs: st.SearchStrategy[dict[str, Any]] = st.one_of(
+# what only Date's implementation-specific fallback parser reads: the loader refuses these (clock_error)
+FALLBACK_CLOCKS = ("Jan 2 2026", "2026/01/02", "2026-13", "", "now", "2026-01-02 03:04:05Z", "1767322800000")
+_fallback_clocks = st.sampled_from(FALLBACK_CLOCKS)
+
+
+_js_text = js_text()
+_systems = st.one_of(st.sampled_from(SYSTEM_PROMPTS), st.builds(lambda text: text + " {CORE_MEMORY}", _js_text))
+_agent_ids = st.one_of(st.sampled_from(("a$&b", "agent-<x>")), _js_text)
+_refused_kind = st.integers(0, 2)
+
+
+@st.composite
+def refused_inputs(draw: st.DrawFn) -> dict[str, Any]:
+    """Inputs no request can carry: a NaN or an infinity somewhere, or a clock only Date's fallback parser reads."""
+    kind = draw(_refused_kind)
+    if kind == 0:
+        return {"previous_message_count": draw(_refused_counts)}
+    if kind == 1:
+        return {"now": draw(_fallback_clocks)}
+    field = draw(st.sampled_from(("name", "description", "location")))
+    return {"client_skills": [{"name": "build", "description": "d", field: draw(_refused_counts)}]}
+
+
+_inputs: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.just({}),
     st.just({}),
     st.just({}),
@@ -336,5 +377,17 @@ compile_inputs: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.fixed_dictionaries({"now": js_dates()}),
     st.fixed_dictionaries({"now": js_dates(), "previous_message_count": message_counts}),
     st.fixed_dictionaries({"client_skills": client_skills_values}),
+    st.fixed_dictionaries({"client_skills": client_skills_values}),
     st.fixed_dictionaries({"client_skills": client_skills_values, "system": _systems}),
 )
+_one_in_twenty = st.integers(0, 19)
+
+
+@st.composite
+def _compile_inputs(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(_one_in_twenty) == 10:
+        return draw(refused_inputs())
+    return js_value(draw(_inputs))  # the JavaScript strings the loader would make of them
+
+
+compile_inputs: st.SearchStrategy[dict[str, Any]] = _compile_inputs()
