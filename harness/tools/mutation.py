@@ -10,12 +10,13 @@ every verdict stays the same. A surviving mutant must be listed with `equivalent
 can tell it apart; not scored) or `known_survivor: <why>` (scored as survived, does not fail the
 session); a listed mutant that gets killed is reported as invalid, so the notes stay true.
 
-The corpus runs four ways, each pass only for a mutant the ones before did not kill: every compile
-case through the port's Python API against every reference; every compile case once through the
-port's command line (`python -m memfs_prompt compile`, harness.runners.python_cli) and once through
-its protocol server as a warm process (`--impl "cmd:python -m memfs_prompt serve"`,
-harness.runners.command), the references taking turns, so that a mutant of cli.py or serve.py can
-be killed; and the lifecycle probes against the live references.
+The corpus runs four ways, cheapest first, each pass only for a mutant the ones before did not kill:
+every compile case through the port's Python API against every reference; every compile case once
+through its protocol server as a warm process (`--impl "cmd:python -m memfs_prompt serve"`,
+harness.runners.command); the lifecycle probes against the live references; every compile case once
+through the port's command line (`python -m memfs_prompt compile`, harness.runners.python_cli, a
+process per case). The two entry points take the references in turn, so that a mutant of serve.py or
+cli.py can be killed.
 
     conformance mutation [CASES...] [--reference npm:X ...] [--mutants FILE_OR_DIR ...] [-k ID]
 
@@ -110,7 +111,7 @@ def _load_file(path: Path, seen: set[str]) -> list[Mutant]:
 
 
 def entry_points() -> list[tuple[ImplSpec, str]]:
-    """The port's two processes a user runs, beside the API: the command line, then the protocol server (with
+    """The port's two processes a user runs, beside the API: its command line and its protocol server (with
     this Python, so the mutated copy on PYTHONPATH is what it imports), each named as a killing pass names it."""
     serve = f"{shlex.quote(sys.executable)} -m {PACKAGE} serve"
     return [(ImplSpec("python-cli"), f"python -m {PACKAGE}"), (ImplSpec("cmd", serve), f"python -m {PACKAGE} serve")]
@@ -227,15 +228,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
                 return 1
         return 0
 
-    # Compile cases against the recorded answers (fast), through the API and then through the command
-    # line and the protocol server; lifecycle probes against the live references, since a turn loop's
-    # answers depend on the conversation so far.
-    PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
-    with Session(specs, runner_factory=replayed) as session:
-        for scenario in compile_cases:
-            if code := verdicts_hold(session.run_case(scenario), "Python API"):
-                return code
-    for impl, how in entry_points():  # each case once more through each entry point, the references taking turns
+    def through(impl: ImplSpec, how: str) -> int:  # each case once, the references taking turns
         with contextlib.ExitStack() as stack:
             sessions = [stack.enter_context(Session([spec], runner_factory=replayed, implementations=[impl]))
                         for spec in specs if not spec.is_variant]  # fmt: skip
@@ -243,13 +236,28 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
                 turns = (sessions[(index + turn) % len(sessions)].run_case(scenario) for turn in range(len(sessions)))
                 if code := verdicts_hold(next((r for r in turns if r), []), how):
                     return code
+        return 0
+
+    # Compile cases against the recorded answers through the API, then through the protocol server; the
+    # lifecycle probes against the live references, since a turn loop's answers depend on the conversation so
+    # far; then the compile cases through the command line, a process per case. Cheapest first: a pass runs
+    # only for a mutant the ones before did not kill.
+    (cli, cli_how), (serve, serve_how) = entry_points()
+    PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
+    with Session(specs, runner_factory=replayed) as session:
+        for scenario in compile_cases:
+            if code := verdicts_hold(session.run_case(scenario), "Python API"):
+                return code
+    if code := through(serve, serve_how):
+        return code
     PythonPortRunner.compile = port_compile  # type: ignore[method-assign]
     if lifecycle_cases:
         with Session(specs) as session:
             for scenario in lifecycle_cases:
                 if code := verdicts_hold(session.run_case(scenario), "lifecycle"):
                     return code
-    return 0
+    PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
+    return through(cli, cli_how)
 
 
 @dataclass
