@@ -168,9 +168,11 @@ def test_an_open_that_names_no_agent_and_no_delivery_gets_the_defaults(
     tmp_path: Path, memory: Path, serve_env: dict[str, str], git_env: dict[str, str]
 ) -> None:
     """docs/protocol.md: agentId null is the implementation's choice (the driver's first randomUUID, which the port
-    takes), delivery absent is mid-conversation (the update sent once as a system message, nothing stored)."""
+    takes), model null the default model, which `opened.model` names (docs/lifecycle.md: openai/gpt-5.5), delivery
+    absent is mid-conversation (the update sent once as a system message, nothing stored)."""
     opened, turn = open_commit_turn(SERVE, serve_env, PACKAGE_PARENT, memory, git_env, tmp_path / "storage")
     assert opened["opened"]["agentId"] == DEFAULT_AGENT_ID
+    assert opened["opened"]["model"] == turn["observed"]["executed"]["model"] == "openai/gpt-5.5"
     assert DEFAULT_AGENT_ID in opened["compiled"]["content"]
     executed, stored = turn["observed"]["executed"], turn["observed"]["stored"]
     assert "favourite colour is teal" in executed["midConversationSystemPrompt"]
