@@ -58,6 +58,7 @@ class RepoShape:
     head: str = "branch"  # branch, detached, tag, tag-of-tag, tree
     config: tuple[tuple[str, str], ...] = ()  # (key, value) written into the repository's own config, in order
     listing_bytes: int | None = None  # `git ls-tree -r --name-only HEAD` prints exactly this many bytes
+    missing_objects: tuple[str, ...] = ()  # HEAD, HEAD: or HEAD:<path> of the last commit, deleted after the build
 
 
 @dataclass

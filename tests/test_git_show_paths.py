@@ -92,6 +92,34 @@ def test_a_first_component_past_name_max_is_asked_of_git(make_repo, git_env) -> 
     assert reads == upstream_reads(repo.path, git_env, paths)
 
 
+def path_of_length(length: int, letter: str) -> str:
+    """A path of exactly `length` bytes ending in `.md`: directories of 200 bytes, then the rest as the file name."""
+    parts = []
+    while length > 250:
+        parts.append(letter * 200)
+        length -= 201
+    return "/".join([*parts, letter * (length - 3) + ".md"])
+
+
+def test_a_path_git_show_cannot_stat_is_dropped_and_one_it_can_is_read(tmp_path: Path, make_repo, git_env) -> None:
+    """In a work tree git show lstat()s `HEAD:<path>` relative to the top, so `HEAD:` + the path + its NUL must fit
+    PATH_MAX (4096): a path of 4091 bytes makes git show die, wherever the repository is. The port's guard
+    (`revision_syntax_needs_git_show`) counts the memory directory's absolute path too, so it hands git show every
+    path from 4090 - |memory dir| bytes on; its own boundary is asked here as well. Each read is git show's."""
+    guard = 4096 - 6 - len(str(tmp_path / "memory").encode())  # |memory dir| + |path| + 6 == 4096
+    lengths = (guard - 1, guard, 4090, 4091)
+    paths = {length: path_of_length(length, letter) for length, letter in zip(lengths, "abcd", strict=True)}
+    repo = make_repo({"a.md": "a\n"})  # the long paths go in by plumbing: the work tree could not hold them
+    for length, path in paths.items():
+        blob = repo.git("hash-object", "-w", "--stdin", input=f"{length}\n".encode()).decode().strip()
+        repo.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    repo.git("commit", "-q", "-m", "long paths")
+    paths_read, reads = port_reads(repo.path, git_env)
+    assert reads == upstream_reads(repo.path, git_env, paths_read)
+    read = dict(zip(paths_read, reads, strict=True))
+    assert [read[paths[length]] for length in lengths] == [b"%d\n" % n for n in lengths[:3]] + [None]
+
+
 @pytest.mark.parametrize(
     ("path", "slow"),
     [

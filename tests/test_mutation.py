@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_reference import write_cases
+from fake_reference import scenario_yaml, write_cases
 
 from harness.cases.load import load_scenarios
 from harness.engine import Session
@@ -60,6 +60,9 @@ def test_load_mutants_names_missing_fields_and_duplicate_ids(tmp_path: Path) -> 
     path.write_text("mutants:\n" + "  - {id: a, file: f.py, original: x, replacement: y, why: z}\n" * 2)
     with pytest.raises(ValueError, match="'a' is used twice"):
         load_mutants(path)
+    path.write_text("mutants:\n  - {id: a, file: f.py, original: x, replacement: y, why: z, tests: test_x.py}\n")
+    with pytest.raises(ValueError, match="tests must be a list of pytest node ids under tests/"):
+        load_mutants(path)
 
 
 class PortAsReference(Runner):
@@ -79,7 +82,10 @@ class PortAsReference(Runner):
 @pytest.fixture
 def one_case_baseline(tmp_path: Path, monkeypatch) -> tuple[Path, list[Path]]:
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
-    cases = write_cases(tmp_path / "cases", {"a-case": ""})
+    return baseline_of(write_cases(tmp_path / "cases", {"a-case": ""}), tmp_path)
+
+
+def baseline_of(cases: Path, tmp_path: Path) -> tuple[Path, list[Path]]:
     answers: dict[str, dict] = {}
     with Session([ReferenceSpec("npm", "0.32.18")], runner_factory=lambda s, c: PortAsReference(answers)) as session:
         results = session.run(load_scenarios([cases]).scenarios)
@@ -118,6 +124,38 @@ def test_a_mutant_of_the_command_line_is_killed_through_python_m_memfs_prompt(on
     assert results[0].detail == f"a-case [0.32.18]: pass -> fail (compiledAt, content, coreMemory) {cli}"
     assert results[1].detail.startswith("a-case [0.32.18]: pass -> error (python-cli could not run: stdout is not")
     assert results[1].detail.endswith(cli)
+
+
+def test_a_mutant_of_the_protocol_server_is_killed_through_python_m_memfs_prompt_serve(tmp_path, monkeypatch) -> None:
+    """Neither the API nor the command line runs serve.py: only the corpus run through the served port sees these.
+    A memory in UTF-8 makes an answer that is not ASCII (the protocol server escapes it, docs/protocol.md)."""
+    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
+    cases = tmp_path / "cases" / "compile"
+    cases.mkdir(parents=True)
+    (cases / "accented.yaml").write_text(scenario_yaml("accented", body="caf\u00e9"), encoding="utf-8")
+    baseline, paths = baseline_of(tmp_path / "cases", tmp_path)
+    utf8 = Mutant("utf8", "serve.py", "json.dumps(answer, ensure_ascii=True)", "json.dumps(answer, ensure_ascii=False)",
+                  "why")  # fmt: skip
+    inert = Mutant("doc", "serve.py", '"""The answer to one request line', '"""The answer to a request line', "why")
+    results = [run_mutant(m, baseline, paths, timeout=120) for m in (utf8, inert)]
+    assert [r.outcome for r in results] == ["killed", "survived"], [r.detail for r in results]
+    assert results[0].detail.startswith("accented [0.32.18]: pass -> error")
+    assert results[0].detail.endswith("[python -m memfs_prompt serve]")
+
+
+def test_a_mutant_no_case_reaches_is_killed_by_the_unit_tests_it_names(one_case_baseline) -> None:
+    """`tests:` runs those pytest node ids against the mutated copy before the corpus; passing, the corpus decides."""
+    baseline, paths = one_case_baseline
+    quirks = "tests/test_jsvalues.py::test_number_to_string_quirks"
+    huge = Mutant("huge", "jsvalues.py", "return float(Decimal(value))", "return float(value)", "why", tests=(quirks,))
+    inert = Mutant("inert", "quirks.py", "EXEC_MAX_BUFFER = 1024 * 1024", "EXEC_MAX_BUFFER = 1024 * 1024  # x", "w",
+                   tests=(quirks,))  # fmt: skip
+    gone = Mutant("gone", "quirks.py", "EXEC_MAX_BUFFER = 1024 * 1024", "EXEC_MAX_BUFFER = 1024 * 1024  # x", "w",
+                  tests=("tests/test_jsvalues.py::test_no_such_test",))  # fmt: skip
+    results = [run_mutant(m, baseline, paths, timeout=120) for m in (huge, inert, gone)]
+    assert [r.outcome for r in results] == ["killed", "survived", "invalid"], [r.detail for r in results]
+    assert results[0].detail.startswith(quirks) and results[0].detail.endswith("failed [unit tests]")
+    assert "its tests could not run" in results[2].detail
 
 
 def test_mutants_come_from_every_file_of_a_directory_and_ids_are_unique_across_files(tmp_path: Path) -> None:

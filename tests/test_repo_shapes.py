@@ -155,10 +155,29 @@ def test_config_is_written_into_the_repository_s_own_config(tmp_path: Path) -> N
 
 def test_a_written_case_keeps_its_shape(tmp_path: Path) -> None:
     spec = {"layout": "bare", "object_format": "sha256", "head": "tag", "config": {"core.quotePath": "false"},
-            "commits": [{"files": {"a.md": "a\n"}}, {"files": {"link.md": {"gitlink": 1}}}]}  # fmt: skip
+            "commits": [{"files": {"a.md": "a\n"}}, {"files": {"link.md": {"gitlink": 1}}}],
+            "missing_objects": ["HEAD:a.md"]}  # fmt: skip
     model = model_of(load_scenario(case_file(tmp_path, spec)))
     again = model_of(load_scenario(case_file(tmp_path, repo_spec(model), name="again")))
     assert again.shape == model.shape and again.head == model.head
+
+
+def present(memory_dir: Path, oid: str) -> bool:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(memory_dir), "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run(["git", "cat-file", "-e", oid], cwd=memory_dir, env=env, capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def test_missing_objects_are_gone_from_the_object_database_and_nothing_else_is(tmp_path: Path) -> None:
+    whole = build(tmp_path / "whole", {"commits": commits()})
+    ids = {name: text(whole.memory_dir, "rev-parse", name) for name in
+           ("HEAD", "HEAD:", "HEAD:notes", "HEAD:notes/a.md", "HEAD:system", "HEAD:system/human.md")}  # fmt: skip
+    repo = build(tmp_path / "lost", {"commits": commits(), "missing_objects": ["HEAD:notes", "HEAD:system/human.md"]})
+    gone = {name for name, oid in ids.items() if not present(repo.memory_dir, oid)}
+    assert gone == {"HEAD:notes", "HEAD:system/human.md"}
+    head = build(tmp_path / "head", {"commits": commits(), "missing_objects": ["HEAD", "HEAD:"]})
+    assert {name for name, oid in ids.items() if not present(head.memory_dir, oid)} == {"HEAD", "HEAD:"}
+    assert text(head.memory_dir, "rev-parse", "--verify", "HEAD") == ids["HEAD"]  # the ref still names it
 
 
 # --- listings of an exact size -----------------------------------------------------------------------
@@ -219,6 +238,11 @@ def test_names_are_printed_as_git_prints_them(tmp_path: Path, quoted: bool) -> N
     ({"commits": commits(), "listing": {"bytes": 1000, "directory": "../up"}}, "directory:", "listing directory"),
     ({"commits": commits({"pad": "x"}), "listing": {"bytes": 1000}}, "listing:", "clashes with the case's file 'pad'"),
     ({"commits": commits(), "listing": {"bytes": 1000, "directory": "notes/a.md/x"}}, "directory:", "clashes"),
+    ({"kind": "unborn", "missing_objects": ["HEAD"]}, "missing_objects:", "has no objects to lose"),
+    ({"commits": commits(), "missing_objects": ["HEAD:nowhere"]}, "- HEAD:nowhere", "names no file or directory"),
+    ({"commits": commits(), "missing_objects": ["HEAD:note"]}, "- HEAD:note", "names no file or directory"),
+    ({"commits": commits(), "missing_objects": ["HEAD:../x"]}, "- HEAD:../x", "has a '..' component"),
+    ({"commits": commits(), "missing_objects": ["notes"]}, "- notes", "does not match"),
 ])  # fmt: skip
 def test_a_bad_shape_is_refused_at_its_line_with_the_fix(
     tmp_path: Path, repo: dict[str, Any], at: str, words: str

@@ -29,7 +29,7 @@ from harness.repo.spec import generated_files, listed_prefix, listing_padding, p
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
-SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing")
+SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing", "missing_objects")
 CONFIG_SECTIONS = ("core", "color", "log", "format", "i18n", "diff", "grep", "advice", "column", "pretty")
 CONFIG_REFUSED = (  # keys that run programs or point git outside the repository
     "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand", "core.askpass",
@@ -210,6 +210,8 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
     if repo.get("listing"):
         _check_listing(checker, repo)
     head = set(checker.state)
+    for index, name in enumerate(repo.get("missing_objects", ())):
+        _check_missing_object(checker, ["repo", "missing_objects", index], name, head)
     worktree = repo.get("worktree") or {}
     written = {name for _, name, _ in checker.files(["repo", "worktree"], worktree.get("files", {}))}
     for index, gone in enumerate(worktree.get("delete", ())):
@@ -218,6 +220,16 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
                          head | written)  # fmt: skip
     if kind == "lifecycle":
         _check_steps(checker, data["steps"])
+
+
+def _check_missing_object(checker: _Checker, where: list[Any], name: str, head: set[bytes]) -> None:
+    """`HEAD:<path>` names a file or a directory of the last commit."""
+    if name in ("HEAD", "HEAD:"):
+        return
+    path = checker.confined(where, name.removeprefix("HEAD:").encode("utf-8"), "missing_objects")
+    if path not in head and not any(f.startswith(path + b"/") for f in head):
+        raise checker.fail(where, f"missing_objects: {name!r} names no file or directory of the last commit; write "
+                           "HEAD (the commit), HEAD: (its root tree) or HEAD:<path> of a committed path")  # fmt: skip
 
 
 def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
@@ -300,6 +312,9 @@ def _check_shape(checker: _Checker, repo: dict[str, Any]) -> None:
     if kind == "unborn" and repo.get("head", "branch") != "branch":
         raise checker.fail(["repo", "head"], "head: an unborn repository has no commit to point HEAD at; "
                            "remove head or add commits (kind git)")  # fmt: skip
+    if kind == "unborn" and "missing_objects" in repo:
+        raise checker.fail(["repo", "missing_objects"], "missing_objects: an unborn repository has no objects to "
+                           "lose; use kind git")  # fmt: skip
     if kind == "unborn" and "listing" in repo:
         raise checker.fail(["repo", "listing"], "listing: an unborn repository lists nothing; use kind git")
     if repo.get("layout") == "bare" and repo.get("worktree"):

@@ -43,8 +43,9 @@ TAGS: dict[str, str] = {
     "empty": "empty files, whitespace-only files, repositories with nothing to render",
     "no-repo": "unborn, not-a-repository and missing memory directories",
     "subdir": "a memory directory inside a larger repository (`memory_subdir`)",
-    "shape": "repository shapes (`layout`, `object_format`, `head`, `config`, gitlinks, `listing`): bare, a .git "
-    "directory, a separate git directory, core.bare, SHA-256, tag and tree HEADs, exact listing sizes",
+    "shape": "repository shapes (`layout`, `object_format`, `head`, `config`, gitlinks, `listing`, `missing_objects`): "
+    "bare, a .git directory, a separate git directory, core.bare, SHA-256, tag and tree HEADs, exact listing sizes, "
+    "lost objects",
     "gitlink": "submodule entries (mode 160000) in HEAD's tree: the commit present in the repository or missing",
     "git-config": "the repository's own configuration (`config`): core.quotePath, color.ui, log.decorate, core.bare",
     "symlink": "committed symlinks: to files, to directories, dangling",

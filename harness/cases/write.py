@@ -197,6 +197,8 @@ def shape_spec(shape: RepoShape) -> dict[str, Any]:
             spec[key] = getattr(shape, key)
     if shape.config:
         spec["config"] = dict(shape.config)
+    if shape.missing_objects:
+        spec["missing_objects"] = list(shape.missing_objects)
     return spec
 
 

@@ -143,6 +143,8 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
         write_worktree(repo_dir, model.head)
         _apply_worktree_noise(repo_dir, model.worktree, env)
     shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
+    if head is not None and shape.missing_objects:  # after everything that reads them (read-tree, add)
+        shapes.remove_objects(writer, head, shape.missing_objects, env)
     memory_dir = memory_dir_of(repo_dir, model.memory_subdir, shape.layout)
     memory_dir.mkdir(parents=True, exist_ok=True)
     return MaterializedRepo(dest, memory_dir, head)

@@ -8,8 +8,9 @@ Owns where the git directory and the memory directory are for each `layout`:
     separate-git-dir  <dest>/memory is a work tree whose `.git` file says `gitdir: ../memory.git`
 
 and what HEAD holds after the commits (`head`: the branch, the commit detached, an annotated tag of
-it, a tag of that tag, or its tree), and writing the case's `config` into the repository's own
-config file. The user's global and system configuration stay out (repo.gitenv).
+it, a tag of that tag, or its tree), writing the case's `config` into the repository's own
+config file, and deleting the objects `missing_objects` names once the rest is built. The user's
+global and system configuration stay out (repo.gitenv).
 """
 
 from __future__ import annotations
@@ -99,6 +100,25 @@ def set_head(writer: ObjectWriter, shape: RepoShape, commit: str) -> None:
     elif shape.head == "tree":
         target = writer.trees[commit]
     (git_dir / "HEAD").write_text(target + "\n")
+
+
+def remove_objects(writer: ObjectWriter, commit: str, names: tuple[str, ...], env: dict[str, str]) -> None:
+    """Delete objects of the last commit from the object database, as a lost or pruned object leaves a
+    repository: `HEAD` is the commit itself, `HEAD:` its root tree, `HEAD:<path>` the tree or blob at that path
+    (a blob shared by several paths is gone for each of them). All are named before any is deleted."""
+    ids = []
+    for name in names:
+        if name == "HEAD":
+            ids.append(commit)
+        elif name == "HEAD:":
+            ids.append(writer.trees[commit])
+        else:
+            named = subprocess.run(["git", f"--git-dir={writer.git_dir}", "rev-parse", "--verify", "--quiet",
+                                    f"{commit}:{name.removeprefix('HEAD:')}"], env=env, check=True,
+                                   capture_output=True)  # fmt: skip
+            ids.append(named.stdout.decode("ascii").strip())
+    for oid in dict.fromkeys(ids):
+        (writer.git_dir / "objects" / oid[:2] / oid[2:]).unlink()
 
 
 def branch_tip(repo_dir: Path, layout: str) -> str | None:

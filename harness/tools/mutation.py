@@ -10,10 +10,13 @@ every verdict stays the same. A surviving mutant must be listed with `equivalent
 can tell it apart; not scored) or `known_survivor: <why>` (scored as survived, does not fail the
 session); a listed mutant that gets killed is reported as invalid, so the notes stay true.
 
-The corpus runs three ways: every compile case through the port's Python API against every
-reference; every compile case once through the port's command line (`python -m memfs_prompt
-compile`, harness.runners.python_cli), the references taking turns, so that a mutant of cli.py
-can be killed; and the lifecycle probes against the live references.
+The corpus runs four ways, cheapest first, each pass only for a mutant the ones before did not kill:
+every compile case through the port's Python API against every reference; every compile case once
+through its protocol server as a warm process (`--impl "cmd:python -m memfs_prompt serve"`,
+harness.runners.command); the lifecycle probes against the live references; every compile case once
+through the port's command line (`python -m memfs_prompt compile`, harness.runners.python_cli, a
+process per case). The two entry points take the references in turn, so that a mutant of serve.py or
+cli.py can be killed.
 
     conformance mutation [CASES...] [--reference npm:X ...] [--mutants FILE_OR_DIR ...] [-k ID]
 
@@ -26,6 +29,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -39,6 +43,7 @@ import yaml
 
 from harness.model import CaseResult, CompileRequest, Outcome
 from harness.runners.base import Runner
+from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import REPO_ROOT, ReferenceSpec, pinned_references
 from letta_profiles import PROFILE_RELEASES
 
@@ -55,6 +60,7 @@ class Mutant:
     why: str
     equivalent: str | None = None  # why no case can tell it apart, when that is the case
     known_survivor: str | None = None  # why it survives for now (no honest case can pin it yet)
+    tests: tuple[str, ...] = ()  # pytest node ids that kill it where no case can reach it (run before the corpus)
 
     def apply(self, package_dir: Path) -> None:
         """Rewrite the file in package_dir; the snippet must occur exactly once."""
@@ -92,12 +98,23 @@ def _load_file(path: Path, seen: set[str]) -> list[Mutant]:
             raise ValueError(f"{path}: mutant #{index + 1} needs {', '.join(missing)} (strings)")
         if entry["id"] in seen:
             raise ValueError(f"{path}: mutant id {entry['id']!r} is used twice")
+        tests = entry.get("tests", [])
+        if not isinstance(tests, list) or not all(isinstance(t, str) and t.startswith("tests/") for t in tests):
+            raise ValueError(f"{path}: mutant {entry['id']!r}: tests must be a list of pytest node ids under tests/ "
+                             "(tests/test_x.py::test_name)")  # fmt: skip
         seen.add(entry["id"])
         mutants.append(
             Mutant(entry["id"], entry["file"], entry["original"], entry["replacement"], entry["why"],
-                   entry.get("equivalent"), entry.get("known_survivor"))
+                   entry.get("equivalent"), entry.get("known_survivor"), tuple(tests))
         )  # fmt: skip
     return mutants
+
+
+def entry_points() -> list[tuple[ImplSpec, str]]:
+    """The port's two processes a user runs, beside the API: its command line and its protocol server (with
+    this Python, so the mutated copy on PYTHONPATH is what it imports), each named as a killing pass names it."""
+    serve = f"{shlex.quote(sys.executable)} -m {PACKAGE} serve"
+    return [(ImplSpec("python-cli"), f"python -m {PACKAGE}"), (ImplSpec("cmd", serve), f"python -m {PACKAGE} serve")]
 
 
 def default_references() -> list[str]:
@@ -175,7 +192,6 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         return 3
     from harness.cases.load import load_scenarios
     from harness.engine import Session
-    from harness.runners.implementations import ImplSpec
     from harness.runners.python_port import PythonPortRunner
 
     # References that share a profile get the same port record: compile once per profile and request.
@@ -212,29 +228,36 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
                 return 1
         return 0
 
-    # Compile cases against the recorded answers (fast), through the API and then through the command
-    # line; lifecycle probes against the live references, since a turn loop's answers depend on the
-    # conversation so far.
+    def through(impl: ImplSpec, how: str) -> int:  # each case once, the references taking turns
+        with contextlib.ExitStack() as stack:
+            sessions = [stack.enter_context(Session([spec], runner_factory=replayed, implementations=[impl]))
+                        for spec in specs if not spec.is_variant]  # fmt: skip
+            for index, scenario in enumerate(compile_cases):
+                turns = (sessions[(index + turn) % len(sessions)].run_case(scenario) for turn in range(len(sessions)))
+                if code := verdicts_hold(next((r for r in turns if r), []), how):
+                    return code
+        return 0
+
+    # Compile cases against the recorded answers through the API, then through the protocol server; the
+    # lifecycle probes against the live references, since a turn loop's answers depend on the conversation so
+    # far; then the compile cases through the command line, a process per case. Cheapest first: a pass runs
+    # only for a mutant the ones before did not kill.
+    (cli, cli_how), (serve, serve_how) = entry_points()
     PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
     with Session(specs, runner_factory=replayed) as session:
         for scenario in compile_cases:
             if code := verdicts_hold(session.run_case(scenario), "Python API"):
                 return code
-    with contextlib.ExitStack() as stack:  # each case once, on the next reference it applies to
-        sessions = [stack.enter_context(Session([spec], runner_factory=replayed,
-                                                    implementations=[ImplSpec("python-cli")]))
-                    for spec in specs if not spec.is_variant]  # fmt: skip
-        for index, scenario in enumerate(compile_cases):
-            turns = (sessions[(index + turn) % len(sessions)].run_case(scenario) for turn in range(len(sessions)))
-            if code := verdicts_hold(next((r for r in turns if r), []), "python -m memfs_prompt"):
-                return code
+    if code := through(serve, serve_how):
+        return code
     PythonPortRunner.compile = port_compile  # type: ignore[method-assign]
     if lifecycle_cases:
         with Session(specs) as session:
             for scenario in lifecycle_cases:
                 if code := verdicts_hold(session.run_case(scenario), "lifecycle"):
                     return code
-    return 0
+    PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
+    return through(cli, cli_how)
 
 
 @dataclass
@@ -258,6 +281,8 @@ def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float
         command = [sys.executable, "-m", "harness.cli", "mutation", "--check", str(baseline), "--package", str(package),
                    *map(str, paths)]  # fmt: skip
         try:
+            if mutant.tests and (verdict := run_tests(mutant, tmp, env, timeout)):
+                return MutantResult(mutant, *verdict, time.perf_counter() - started)
             done = subprocess.run(
                 command, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False
             )  # cwd: `python -m` puts it first on sys.path, before the unmutated checkout
@@ -279,6 +304,25 @@ def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float
         return MutantResult(mutant, "invalid", done.stderr.strip(), seconds)
     last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
     return MutantResult(mutant, "killed", f"the port crashed: {last}", seconds)
+
+
+def run_tests(mutant: Mutant, tmp: str, env: dict[str, str], timeout: float) -> tuple[str, str] | None:
+    """The mutant's own unit tests against the mutated copy: (outcome, detail) when they kill it (or cannot run),
+    None when they pass. Run from the copy's parent, which `python -m pytest` puts first on sys.path."""
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--rootdir={REPO_ROOT}",
+               *(str(REPO_ROOT / test) for test in mutant.tests)]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode == 0:
+        return None
+    last = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
+    if done.returncode != 1:  # 2-5: interrupted, internal or usage error, no test collected
+        return "invalid", f"its tests could not run (pytest exit {done.returncode}: {last})"
+    if mutant.equivalent or mutant.known_survivor:
+        return "invalid", "listed as equivalent or known_survivor but its tests kill it: remove the note"
+    failed = next((line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")), last)
+    path, sep, name = failed.partition("::")  # pytest prints the path from its cwd, the copy's parent
+    failed = path[max(path.rfind("tests/"), 0) :] + sep + name
+    return "killed", f"{failed} failed [unit tests]"
 
 
 def summary(results: list[MutantResult]) -> tuple[str, bool]:
