@@ -2,8 +2,9 @@
 
 Owns the loader's rules: a file is UTF-8 YAML without aliases, duplicate keys or keys that are
 not strings; it validates against schema.json (cases.schemacheck words the problem); its `id` is
-its file name; its tags come from cases.tags; its kind (compile or lifecycle) is its folder's name. What the repository spec may
-name (confinement, history) is cases.checks'. A bad file is an error and the others still load.
+its file name; its tags come from cases.tags; its kind (compile or lifecycle) is its folder's
+name. What the repository spec may name (confinement, history) is cases.checks'. A bad file is an
+error and the others still load.
 """
 
 from __future__ import annotations
