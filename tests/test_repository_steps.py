@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_case_rules import case, refused, repo_case
 
 from harness.cases.load import load_scenario
 from harness.repo.build import materialize_repo
 from harness.repo.checkout import MISSING_COMMIT, Checkout
 from harness.repo.gitenv import isolated_env
 from harness.repo.spec import committed_state
-from tests.test_case_rules import case, refused, repo_case
 
 PERSONA = "---\ndescription: who I am\n---\nI am a helpful agent.\n"
 
