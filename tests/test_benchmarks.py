@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from benchmarks import bench, corpus, workloads
-from harness.cases.load import load_scenarios
-from harness.repo.gitenv import isolated_env
-from harness.runners.manifest import ReferenceSpec, default_reference
-
 ROOT = Path(__file__).resolve().parent.parent
+# benchmarks/ is not an installed package, and the project root must not go on every test's path (pytest's
+# `pythonpath`): the mutation tool runs a mutant's tests with the mutated copy of memfs_prompt/ first on the path.
+sys.path.insert(1, str(ROOT))
+
+from benchmarks import bench, corpus, workloads  # noqa: E402
+from harness.cases.load import load_scenarios  # noqa: E402
+from harness.repo.gitenv import isolated_env  # noqa: E402
+from harness.runners.manifest import ReferenceSpec, default_reference  # noqa: E402
 
 
 def test_the_bench_port_side_compiles_under_the_default_references_profile(tmp_path: Path) -> None:
