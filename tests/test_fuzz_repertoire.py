@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from test_fuzz_shapes import examples
 
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
 from harness.cases.load import DEFAULT_INPUTS, load_text
@@ -26,20 +25,6 @@ from harness.tools.fuzz_lifecycle import refusal as lifecycle_refusal
 from harness.tools.fuzz_repertoire import NONCHARACTERS, limit_version, pools, unicode_text
 from harness.tools.fuzz_strategies import compile_inputs, repo_models
 from harness.tools.oracle import Candidate
-
-
-def examples(strategy: st.SearchStrategy[Any], count: int = 300) -> list[Any]:
-    """`count` generated values, the same on every run (generation only, as fuzz draws them)."""
-    drawn: list[Any] = []
-
-    @settings(max_examples=count, database=None, derandomize=True, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(strategy)
-    def collect(value: Any) -> None:
-        drawn.append(value)
-
-    collect()
-    return drawn
 
 
 @pytest.fixture(autouse=True)
