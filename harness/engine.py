@@ -201,7 +201,7 @@ class Session:
         if scenario.kind == "lifecycle":
             return self.run_lifecycle_case(scenario, slot)
         if not scenario.expect and not any(applies(scenario, ref) for ref in self._slot(slot)):
-            return self._not_applicable(scenario, self._slot(slot))
+            return self.not_applicable(scenario, self._slot(slot))
         started = time.perf_counter()
         try:
             repo = repo or materialize_repo(scenario, self.cache)
@@ -211,22 +211,38 @@ class Session:
         if scenario.expect:
             return [self._golden(scenario, impl, request, slot, started) for impl in self.implementations]
         self.start(slot)
-        results: list[CaseResult] = []
         baselines: dict[ReferenceSpec, Outcome] = {}
         outcomes: dict[tuple[ImplSpec, str], Outcome] = {}  # one compile per implementation and profile
+
+        def outcome_of(impl: ImplSpec, profile: str) -> Outcome:
+            if (impl, profile) not in outcomes:
+                outcomes[impl, profile] = self.impl_compile(impl, profile, request, slot)
+            return outcomes[impl, profile]
+
+        results: list[CaseResult] = []
         for ref in self._slot(slot):
-            if not applies(scenario, ref):
-                continue
-            reference = ref.runner.compile(request)
-            if ref.spec is not None and not ref.spec.is_variant:
-                baselines[ref.spec] = reference
-            for impl in self.implementations:
-                key = (impl, ref.profile)
-                if key not in outcomes:
-                    outcomes[key] = self.impl(impl, ref.profile, slot).compile(replace(request, profile=ref.profile))
-                result = self._compared(scenario, impl, ref, reference, outcomes[key], baselines, request, started)
-                results.append(result)
+            if applies(scenario, ref):
+                results += self.compile_against(scenario, ref, request, baselines, outcome_of, started)
         return results
+
+    def impl_compile(self, impl: ImplSpec, profile: str, request: CompileRequest, slot: int) -> Outcome:
+        """Implementation `impl`'s outcome for `request` under `profile`, with slot `slot`'s runner."""
+        return self.impl(impl, profile, slot).compile(replace(request, profile=profile))
+
+    def compile_against(self, scenario: Scenario, ref: ReferenceUnderTest, request: CompileRequest,
+                        baselines: dict[ReferenceSpec, Outcome], outcome_of: Callable[[ImplSpec, str], Outcome],
+                        started: float) -> list[CaseResult]:  # fmt: skip
+        """One compile case against one reference: every implementation's outcome compared with its answer.
+
+        `baselines` collects the bun baselines' answers (a runtime variant is judged beside its baseline's);
+        `outcome_of(impl, profile)` is the implementation's outcome, computed once per case and profile."""
+        reference = ref.runner.compile(request)
+        if ref.spec is not None and not ref.spec.is_variant:
+            baselines[ref.spec] = reference
+        return [
+            self._compared(scenario, impl, ref, reference, outcome_of(impl, ref.profile), baselines, request, started)
+            for impl in self.implementations
+        ]
 
     def _compared(self, scenario: Scenario, impl: ImplSpec, ref: ReferenceUnderTest, reference: Outcome,
                   outcome: Outcome, baselines: dict[ReferenceSpec, Outcome], request: CompileRequest,
@@ -277,7 +293,7 @@ class Session:
             for impl in self.implementations
         ]  # fmt: skip
 
-    def _not_applicable(self, scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[CaseResult]:
+    def not_applicable(self, scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[CaseResult]:
         """A case whose `profiles` name none of the run's references: not applicable against each, saying why."""
         named = ", ".join(scenario.profiles)
         return [
@@ -291,22 +307,25 @@ class Session:
             for impl in self.implementations
         ]  # fmt: skip
 
-    def run_lifecycle_case(self, scenario: Scenario, slot: int = 0) -> list[CaseResult]:
+    def run_lifecycle_case(
+        self, scenario: Scenario, slot: int = 0, refs: list[ReferenceUnderTest] | None = None
+    ) -> list[CaseResult]:
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
-        alone, golden)."""
+        alone, golden). `refs`: only against these (started by the caller), not slot `slot`'s references."""
         work = self.cache / "repos" / ".lifecycle"
         targets: list[tuple[str, str, Runner | None]] = []
         if scenario.golden:
             targets.append((GOLDEN, resolve_profile_name(scenario.golden), None))
         else:
-            self.start(slot)
-            for ref in self._slot(slot):
+            if refs is None:
+                self.start(slot)
+            for ref in self._slot(slot) if refs is None else refs:
                 if ref.is_variant:
                     continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
                 if applies(scenario, ref):
                     targets.append((ref.label, ref.profile, ref.runner))
             if not targets:
-                return self._not_applicable(scenario, self._slot(slot))
+                return self.not_applicable(scenario, self._slot(slot))
         results = []
         for label, profile, reference in targets:
             for impl in self.implementations:

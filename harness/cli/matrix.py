@@ -28,6 +28,7 @@ from harness.cli.common import (
     writing,
 )
 from harness.cli.terminal import cached_text
+from harness.columns import run_by_reference
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
 from harness.plural import counted
@@ -85,7 +86,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     started_at, started = time.time(), time.perf_counter()
     with Session(specs, implementations=impls, expectations=expectations, timeout=args.timeout,
                  jobs=args.jobs) as session:  # fmt: skip
-        results = session.run(scenarios)
+        results = run_by_reference(session, scenarios)  # one process per release at a time (harness.columns)
         described = session.describe_references()
         profiles = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
                     for r in session.references]  # fmt: skip

@@ -1,0 +1,139 @@
+"""Running a matrix reference by reference: each worker takes one reference (a column of the matrix), starts
+its process once, sends it every case in batches, closes it, and takes the next.
+
+Why not case by case (harness.schedule): there every worker holds a process of every reference, so a matrix
+of 35 releases at -j 2 keeps 70 bun processes alive and starts each release twice. Here `jobs` processes
+are alive at a time and each release starts once. Every case's repository is built once per run, before
+the first column, and each implementation's outcome is computed once per case and profile, whichever column
+asks first (the others wait for it). Results come back in the order `Session.run_case` gives them (cases in
+order, references in the session's order within a case), so the report is the same either way.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+
+from harness.engine import Session, build_request
+from harness.model import CaseResult, Outcome, Scenario
+from harness.repo.build import MaterializedRepo, materialize_repo
+from harness.runners.implementations import ImplSpec
+from harness.runners.manifest import ReferenceSpec
+from harness.runners.references import ReferenceUnderTest, applies
+
+BATCH = 25  # requests sent ahead to a reference; a polluting answer ends the driver and costs the rest of its batch
+
+
+class SharedOutcomes:
+    """One case's implementation outcomes per (implementation, profile), shared by the columns: the first
+    column to ask computes it; a column asking meanwhile waits for that result instead of compiling again."""
+
+    def __init__(self, compute: Callable[[ImplSpec, str, int], Outcome]) -> None:
+        self._compute = compute
+        self._lock = threading.Lock()
+        self._futures: dict[tuple[ImplSpec, str], Future[Outcome]] = {}
+
+    def outcome_of(self, impl: ImplSpec, profile: str, slot: int) -> Outcome:
+        with self._lock:
+            future = self._futures.get((impl, profile))
+            mine = future is None
+            if future is None:
+                future = self._futures[impl, profile] = Future()
+        if mine:
+            try:
+                future.set_result(self._compute(impl, profile, slot))
+            except BaseException as error:  # waiting columns see it too, never a hang
+                future.set_exception(error)
+        return future.result()
+
+
+def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseResult]:
+    """Every scenario against every reference of the session, column by column, `session.jobs` at a time."""
+    columns = session.references
+    index = {id(scenario): i for i, scenario in enumerate(scenarios)}
+    # cells[i][c]: case i's results against column c; whole[i]: a case judged without columns
+    cells: list[dict[int, list[CaseResult]]] = [{} for _ in scenarios]
+    whole: dict[int, list[CaseResult]] = {}
+    repos: dict[int, MaterializedRepo] = {}
+    compiled = [s for s in scenarios if s.kind != "lifecycle"]
+    for scenario in scenarios:
+        if scenario.expect or scenario.golden or not any(applies(scenario, ref) for ref in columns):
+            whole[index[id(scenario)]] = []  # golden, or applies to none: run_case says so (no reference runs)
+    slots: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for slot in range(session.jobs):
+        slots.put(slot)
+
+    @contextmanager
+    def slot_held() -> Iterator[int]:
+        slot = slots.get()
+        try:
+            yield slot
+        finally:
+            slots.put(slot)
+
+    def build(scenario: Scenario) -> None:
+        try:
+            repos[index[id(scenario)]] = materialize_repo(scenario, session.cache)
+        except Exception:  # run_case builds it again and reports why it cannot
+            whole.setdefault(index[id(scenario)], [])
+
+    outcomes: dict[int, SharedOutcomes] = {}
+    baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
+    done = {id(ref): threading.Event() for ref in columns}
+    by_spec = {ref.spec: ref for ref in columns if ref.spec is not None}
+
+    def run_column(ref: ReferenceUnderTest) -> None:
+        if ref.is_variant and ref.spec is not None and ref.spec.baseline in by_spec:
+            done[id(by_spec[ref.spec.baseline])].wait()  # judged beside its baseline's answers
+        try:
+            with slot_held() as slot:
+                ref.runner.start()
+                work = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]
+                for start in range(0, len(work), BATCH):
+                    batch = work[start : start + BATCH]
+                    requests = {index[id(s)]: build_request(s, repos[index[id(s)]]) for s in batch
+                                if s.kind != "lifecycle"}  # fmt: skip
+                    ref.runner.prefetch(list(requests.values()))
+                    for scenario in batch:
+                        i = index[id(scenario)]
+                        if scenario.kind == "lifecycle":
+                            if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
+                                cells[i][id(ref)] = session.run_lifecycle_case(scenario, slot, refs=[ref])
+                            continue
+                        shared = outcomes[i]
+                        cells[i][id(ref)] = session.compile_against(
+                            scenario, ref, requests[i], baselines[i],
+                            lambda impl, profile, shared=shared, slot=slot: shared.outcome_of(impl, profile, slot),
+                            time.perf_counter(),
+                        )  # fmt: skip
+                ref.runner.close()  # the next column's process takes its memory
+        finally:
+            done[id(ref)].set()
+
+    with ThreadPoolExecutor(max_workers=session.jobs, thread_name_prefix="conformance") as pool:
+        list(pool.map(build, [s for s in compiled if index[id(s)] not in whole]))
+        for scenario in compiled:
+            i = index[id(scenario)]
+            if i in repos:
+                request = build_request(scenario, repos[i])
+                outcomes[i] = SharedOutcomes(
+                    lambda impl, profile, slot, request=request: session.impl_compile(impl, profile, request, slot)
+                )
+        futures = [pool.submit(run_column, ref) for ref in columns]
+        for future in futures:
+            future.result()
+    for i, scenario in enumerate(scenarios):
+        if i in whole:  # golden, unbuilt or not applicable: no reference process starts for these
+            applicable = scenario.expect or scenario.golden or any(applies(scenario, ref) for ref in columns)
+            whole[i] = session.run_case(scenario) if applicable else session.not_applicable(scenario, columns)
+    results: list[CaseResult] = []
+    for i in range(len(scenarios)):
+        if i in whole:
+            results += whole[i]
+        else:
+            results += [result for ref in columns for result in cells[i].get(id(ref), [])]
+    return results
