@@ -24,6 +24,7 @@ from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.references import ReferenceUnderTest, applies
+from harness.runners.transpiler_cache import prune_transpiler_cache
 
 BATCH = 25  # requests sent ahead to a reference; a polluting answer ends the driver and costs the rest of its batch
 
@@ -111,6 +112,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
                             time.perf_counter(),
                         )  # fmt: skip
                 ref.runner.close()  # the next column's process takes its memory
+                prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
         finally:
             done[id(ref)].set()
 

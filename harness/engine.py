@@ -39,6 +39,7 @@ from harness.runners.references import (
     with_baselines,
 )
 from harness.runners.releases import cache_root
+from harness.runners.transpiler_cache import prune_transpiler_cache
 from harness.schedule import run_in_slots
 from harness.verdict.diff import presence, structured_diff
 from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
@@ -181,6 +182,7 @@ class Session:
             runner.close()
         if self.store is not None:
             self.store.close()
+        prune_transpiler_cache(self.home)
 
     def __enter__(self) -> Session:
         return self
