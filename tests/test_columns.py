@@ -1,0 +1,127 @@
+"""A matrix run reference by reference (harness.columns) gives the results a case-by-case run gives, in the same
+order, while only `jobs` reference processes are alive at a time, each reference started once, and each
+implementation compiling once per case and profile."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.cases.load import load_scenario
+from harness.columns import run_by_reference
+from harness.engine import Session
+from harness.model import CompileRequest, Outcome, Scenario
+from harness.runners.base import Runner
+from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
+from harness.runners.manifest import ReferenceSpec
+from memfs_prompt import profile_for_release
+
+ALIVE: set[str] = set()
+PEAK = [0]
+LOCK = threading.Lock()
+
+
+class CountingEcho(Runner):
+    """A fabricated reference answering with the port's record, counting its starts
+    and how many such references are alive at once."""
+
+    def __init__(self, name: str, version: str) -> None:
+        self.name, self.version = name, version
+        self.starts = 0
+
+    def start(self) -> None:
+        self.starts += 1
+        with LOCK:
+            ALIVE.add(self.name)
+            PEAK[0] = max(PEAK[0], len(ALIVE))
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        from harness.runners.python_port import PythonPortRunner
+
+        assert self.name in ALIVE, "compile on a reference that is not started"
+        return PythonPortRunner(profile_for_release(self.version)).compile(request)
+
+    def close(self) -> None:
+        with LOCK:
+            ALIVE.discard(self.name)
+
+
+def write_case(root: Path, name: str, body: str) -> Scenario:
+    path = root / "compile" / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"id: {name}\ndescription: d\n{body}", encoding="utf-8")
+    return load_scenario(path)
+
+
+@pytest.fixture
+def scenarios(tmp_path: Path) -> list[Scenario]:
+    files = 'repo:\n  commits:\n    - files:\n        system/a.md: "{text}\\n"\n'
+    return [
+        write_case(tmp_path, "plain", files.format(text="a")),
+        write_case(tmp_path, "other", files.format(text="b")),
+        write_case(tmp_path, "only-old", "profiles: [letta-code@0.25.3]\n" + files.format(text="c")),
+        write_case(tmp_path, "nowhere", "profiles: [letta-code@0.1.0]\n" + files.format(text="d")),
+    ]
+
+
+VERSIONS = ("0.25.3", "0.30.28", "0.32.18", "0.34.12")
+
+
+def run_both(tmp_path: Path, scenarios: list[Scenario], jobs: int) -> tuple[list, list, dict[str, CountingEcho]]:
+    specs = [ReferenceSpec.parse(f"npm:{v}") for v in VERSIONS]
+    results = []
+    runners: dict[str, CountingEcho] = {}
+    for by_reference in (False, True):
+        PEAK[0] = 0
+        made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
+        with Session(specs, cache=tmp_path / "cache", jobs=jobs, memoize=False,
+                     runner_factory=lambda spec, cache, made=made: made[spec.value]) as session:  # fmt: skip
+            results.append(run_by_reference(session, scenarios) if by_reference else session.run(scenarios))
+        runners = made
+    return results[0], results[1], runners
+
+
+def shape(results: list) -> list[tuple[str, str, str, str]]:
+    return [(r.case_id, r.reference, r.profile, r.status) for r in results]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_reference_by_reference_gives_the_case_by_case_results_in_the_same_order(tmp_path, scenarios, jobs) -> None:
+    by_case, by_reference, _ = run_both(tmp_path, scenarios, jobs)
+    assert shape(by_reference) == shape(by_case)
+    assert [r.reasons for r in by_reference] == [r.reasons for r in by_case]
+    assert {r.status for r in by_reference if r.case_id == "nowhere"} == {"not-applicable"}
+    assert [r.reference for r in by_reference if r.case_id == "only-old"] == ["0.25.3"]
+
+
+def test_only_jobs_references_are_alive_at_once_and_each_starts_once(tmp_path, scenarios) -> None:
+    _, _, runners = run_both(tmp_path, scenarios, jobs=2)
+    assert [runner.starts for runner in runners.values()] == [1, 1, 1, 1]
+    assert PEAK[0] == 2 and not ALIVE  # the last run's (by reference); case by case starts all four at once
+
+
+def test_each_implementation_compiles_once_per_case_and_profile(tmp_path, scenarios) -> None:
+    compiled: list[tuple[str, str]] = []
+
+    class Counted(Runner):
+        def __init__(self, inner: Runner) -> None:
+            self.inner, self.name = inner, inner.name
+
+        def compile(self, request: CompileRequest) -> Outcome:
+            with LOCK:
+                compiled.append((str(request.memory_dir), request.profile or ""))
+            return self.inner.compile(request)
+
+    specs = [ReferenceSpec.parse(f"npm:{v}") for v in VERSIONS]
+    made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
+
+    def counted(spec: ImplSpec, profile: str, context: ImplContext) -> Runner:
+        return Counted(make_runner(spec, profile, context))
+
+    with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False, implementations=[DEFAULT],
+                 runner_factory=lambda spec, cache: made[spec.value], impl_factory=counted) as session:  # fmt: skip
+        run_by_reference(session, scenarios)
+    assert len(compiled) == len(set(compiled))  # never twice for one repository and profile
+    assert len(compiled) == 2 * 4 + 1  # plain and other under four profiles, only-old under one
