@@ -32,7 +32,7 @@ from memfs_prompt.git_head import open_committed_head
 from memfs_prompt.profiles import PROFILES, Profile
 from memfs_prompt.render_v2 import is_v2_repository, v2_reads_body
 
-from . import corpus, fuzz_throughput, probes, startup, workloads
+from . import corpus, fuzz_throughput, gate_workflows, probes, startup, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"port_vs_reference_at_1000": 20.0, "port_vs_floor_at_1000": 2.0, "process_vs_reference_at_1000": 5.0}
@@ -290,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fuzz-seconds", type=float, default=30.0, help="length of the fuzz-throughput run")
     parser.add_argument("--skip-fuzz", action="store_true")
     parser.add_argument("--fuzz-only", action="store_true", help="only the fuzz-throughput run")
+    parser.add_argument("--skip-gate", action="store_true", help="skip the gate workflows (four matrix runs)")
+    parser.add_argument("--gate-k", help="the gate workflows on the cases -k selects (default: the whole corpus)")
+    parser.add_argument("--gate-jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench.json")
     args = parser.parse_args(argv)
     spec = ReferenceSpec.parse(args.reference)
@@ -333,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_fuzz:
         log(f"fuzz loop: {args.fuzz_seconds:g} s, seed 1")
         result["fuzz"] = fuzz_throughput.measure_fuzz(spec, args.fuzz_seconds)
+    if not args.skip_gate:
+        log("gate workflows: cold matrix, warm, one new case, one new release")
+        result["gate"] = gate_workflows.measure_gate([ROOT / "cases"], args.gate_jobs, args.gate_k)
+        print(gate_workflows.summary(result["gate"]))
     result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

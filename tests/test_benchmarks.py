@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # `pythonpath`): the mutation tool runs a mutant's tests with the mutated copy of memfs_prompt/ first on the path.
 sys.path.insert(1, str(ROOT))
 
-from benchmarks import bench, corpus, workloads  # noqa: E402
+from benchmarks import bench, corpus, gate_workflows, workloads  # noqa: E402
 from harness.cases.load import load_scenarios  # noqa: E402
 from harness.repo.gitenv import isolated_env  # noqa: E402
 from harness.runners.manifest import ReferenceSpec, default_reference  # noqa: E402
@@ -30,3 +30,22 @@ def test_the_bench_python_only_corpus_pass_compiles_cases() -> None:
     scenarios = [s for s in loaded.scenarios if s.kind == "compile"]
     measured = corpus.python_only(scenarios, ReferenceSpec.parse(default_reference()))
     assert measured["compiles"] >= 1
+
+
+def test_the_gate_benchmark_counts_a_warm_report_equal_to_the_cold_one_but_for_its_cached_marks(tmp_path: Path) -> None:
+    import json
+
+    result = {"case": "c", "reference": "0.34.12", "status": "pass"}
+    cold = {"run": {"command": ["a", "cold"]}, "references": [{"starts": 3}], "results": [result]}
+    warm = {"run": {"command": ["a", "warm"]}, "references": [{"starts": 0}],
+            "results": [{**result, "cached": True, "cache_key": "k"}]}  # fmt: skip
+    other = {**warm, "results": [{**result, "status": "fail"}]}
+    for name, report in (("cold", cold), ("warm", warm), ("other", other)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "report.json").write_text(json.dumps(report))
+        (tmp_path / name / "junit.xml").write_text("<x/>")
+        (tmp_path / name / "drift.md").write_text("d")
+    assert gate_workflows.same_report(tmp_path / "cold", tmp_path / "warm") == dict.fromkeys(
+        ("report.json", "junit.xml", "drift.md"), True
+    )
+    assert gate_workflows.same_report(tmp_path / "cold", tmp_path / "other")["report.json"] is False
