@@ -305,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-gate", action="store_true", help="skip the gate workflows (four matrix runs)")
     parser.add_argument("--gate-k", help="the gate workflows on the cases -k selects (default: the whole corpus)")
     parser.add_argument("--gate-jobs", type=int, default=2)
+    parser.add_argument("--gate-only", action="store_true", help="only the gate workflows")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench.json")
     args = parser.parse_args(argv)
     spec = ReferenceSpec.parse(args.reference)
@@ -315,6 +316,12 @@ def main(argv: list[str] | None = None) -> int:
         "reference": spec.label,
         "machine": machine(),
     }
+    if args.gate_only:
+        result["gate"] = gate_workflows.measure_gate([ROOT / "cases"], args.gate_jobs, args.gate_k)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(gate_workflows.summary(result["gate"]))
+        return 0
     if args.fuzz_only:
         result["fuzz"] = fuzz_throughput.measure_fuzz(spec, args.fuzz_seconds)
         args.out.parent.mkdir(parents=True, exist_ok=True)
