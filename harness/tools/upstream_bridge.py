@@ -15,6 +15,7 @@ What `--impl` may name here: `python` (this project's port over the protocol,
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shlex
@@ -55,6 +56,12 @@ class Bridge:
     def __init__(self, spec: ImplSpec, profile: str, context: ImplContext) -> None:
         self.spec, self.profile = spec, profile
         self.runner = CommandRunner(protocol_spec(spec), context)
+        if spec.kind == "python":  # the port this process would import, as the in-process runner does
+            found = importlib.util.find_spec("memfs_prompt")
+            if found is not None and found.origin:
+                env = self.runner.process.env or {}
+                parts = [str(Path(found.origin).parents[1]), *filter(None, [env.get("PYTHONPATH")])]
+                env["PYTHONPATH"] = os.pathsep.join(parts)
         self.timeout = context.timeout
         self.directory = Path(tempfile.mkdtemp(prefix="conformance-bridge-"))
         self.requests, self.answers = self.directory / "requests", self.directory / "answers"
@@ -67,7 +74,8 @@ class Bridge:
 
     def env(self) -> dict[str, str]:
         """What the shim reads to find the bridge."""
-        return {"CONFORMANCE_UPSTREAM_REQUESTS": str(self.requests), "CONFORMANCE_UPSTREAM_ANSWERS": str(self.answers)}
+        return {"CONFORMANCE_UPSTREAM_REQUESTS": str(self.requests), "CONFORMANCE_UPSTREAM_ANSWERS": str(self.answers),
+                "CONFORMANCE_UPSTREAM_PROFILE": self.profile}  # fmt: skip
 
     def start(self) -> None:
         self.runner.start()

@@ -38,8 +38,10 @@ def unsupported_of(calls: list[dict[str, Any]]) -> str | None:
     return None
 
 
-MOJIBAKE_NOTE = ("the answer holds UTF-8 decoded as Latin-1 ({sample!r} is {fixed!r}): what a 0.25.x release bundle gives "
-                 "under its `// @bun` pragma (docs/profiles.md); upstream's tests run the source, which has no pragma")
+MOJIBAKE_NOTE = (
+    "the answer holds UTF-8 decoded as Latin-1 ({sample!r} is {fixed!r}): what a 0.25.x release bundle gives "
+    "under its `// @bun` pragma (docs/profiles.md); upstream's tests run the source, which has no pragma"
+)
 
 
 def _strings(value: Any) -> list[str]:

@@ -15,7 +15,8 @@
 // The calls are synchronous, as upstream's are: one JSON line is written to the bridge's request FIFO
 // ($CONFORMANCE_UPSTREAM_REQUESTS) and one answer line read from its answer FIFO
 // ($CONFORMANCE_UPSTREAM_ANSWERS), with blocking reads. The bridge (harness/tools/upstream_bridge.py) holds
-// the implementation's process for the whole run and adds the revision's profile to each request. Every
+// the implementation's process for the whole run; each request names the revision's profile
+// ($CONFORMANCE_UPSTREAM_PROFILE). Every
 // call, with its request, answer and call site, is appended to $CONFORMANCE_UPSTREAM_LOG, which
 // reference/upstream-tests/preload.ts marks at the start of each test.
 //
@@ -36,6 +37,7 @@ type Answer = Record<string, any>;
 const REQUESTS = process.env.CONFORMANCE_UPSTREAM_REQUESTS;
 const ANSWERS = process.env.CONFORMANCE_UPSTREAM_ANSWERS;
 const LOG = process.env.CONFORMANCE_UPSTREAM_LOG;
+const PROFILE = process.env.CONFORMANCE_UPSTREAM_PROFILE; // the revision's profile, sent with every request
 const HASH_ONLY_NOW = "2026-01-01T00:00:00.000Z";
 
 let channel: { write: number; read: number } | undefined;
@@ -81,6 +83,7 @@ function notApplicable(call: string, what: string, request?: Record<string, unkn
 }
 
 function ask(call: string, request: Record<string, unknown>): Answer {
+  if (PROFILE) request.profile = PROFILE;
   const site = callSite();
   let answer: Answer;
   try {
