@@ -24,7 +24,7 @@ from harness.tools import upstream_tests
 from harness.tools.upstream_bun import attribute_calls, read_junit
 from harness.tools.upstream_records import FILE_LEVEL, FileRun, Outcome, Verdict
 from harness.tools.upstream_select import bunfig_preloads, path_aliases, resolve, selection_reasons, shim_module
-from harness.tools.upstream_verdict import NO_CALL_NOTE, mojibake_of
+from harness.tools.upstream_verdict import NO_CALL_NOTE, mojibake_of, producing_call
 
 needs_bun = pytest.mark.skipif(OFFLINE, reason="needs the pinned bun (LETTA_CONFORMANCE_OFFLINE=1)")
 IMPL = Path(__file__).with_name("upstream_fixture_impl.py")
@@ -245,6 +245,17 @@ def test_junit_and_call_log_attribution(tmp_path: Path) -> None:
     assert not short.attributed  # three tests ran, one mark: the calls are the file's
 
 
+def test_the_call_that_produced_the_value() -> None:
+    compiled = {"call": "compileLocalSystemPrompt", "answer": {"ok": True, "record": {"content": "hello\nworld"}}}
+    hashed = {"call": "hashRawSystemPrompt", "answer": {"ok": True, "record": {"rawSystemHash": "ab"}}}
+    message = (
+        'AssertionError: expect(received).toContain(expected)\n\nExpected to contain: "x"\nReceived: "hello\\nworld"\n'
+    )
+    assert producing_call([compiled, hashed], message)[0] is compiled  # not the last call: the one received
+    assert producing_call([compiled, hashed], "Received: 3")[0] is hashed  # nothing to match: the last call
+    assert producing_call([], message) == (None, "the test's last forwarded call")
+
+
 def test_mojibake_hint() -> None:
     assert "'└'" in (mojibake_of([{"answer": {"block": "\n\u00e2\u0094\u0094\u00e2\u0094\u0080 pdf/"}}]) or "")
     assert mojibake_of([{"answer": {"block": "café └── pdf/"}}]) is None
@@ -292,6 +303,7 @@ def test_planted_bug_fails_with_upstreams_assertion(fixture_repo: Upstream, cach
     assert test.fault == "implementation" and "expect(received).toBe(expected)" in test.message
     assert '"base MEMORY agent-1 conv-1 /m!"' in test.message  # upstream's own words: what was received
     assert test.call is not None and test.call["call"] == "compileLocalSystemPrompt"
+    assert test.call_basis == "its answer holds the value upstream's assertion received"
     assert test.call["site"].startswith(f"{TEST_FILE}:") and test.call["request"]["memoryDir"] == "/m"
     assert test.call["request"]["profile"] == "letta-code@0.30.28"
     run = upstream_tests.UpstreamRun("cmd:fixture --bug content", [result], ["conformance", "upstream-tests"])

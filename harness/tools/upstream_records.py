@@ -92,7 +92,8 @@ class TestVerdict:
     fault: str = ""  # implementation, harness, upstream or unsupported ("" for a pass)
     message: str = ""  # with the shim: upstream's assertion message
     control_message: str = ""
-    call: dict[str, Any] | None = None  # the forwarded call that produced the value (the test's last call)
+    call: dict[str, Any] | None = None  # the forwarded call that produced the value
+    call_basis: str = ""  # how `call` was chosen (upstream_verdict.producing_call)
     calls: int = 0  # how many calls the test made through the shim
     call_log: list[dict[str, Any]] = field(default_factory=list)  # every forwarded call (kept for failures)
 

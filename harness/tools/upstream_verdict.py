@@ -9,8 +9,9 @@ In this order, for each test bun reported in the control run (upstream's own com
    saying what;
 5. it made no forwarded call -> not-applicable (`unsupported`): only upstream's code ran, so passing says
    nothing of the implementation (the frontmatter parser's own tests: the protocol has no op for it);
-6. it passed -> pass; it failed -> fail (`implementation`), with upstream's assertion message and the last
-   call the test made (the value the assertion read came from a forwarded call; the report keeps them all).
+6. it passed -> pass; it failed -> fail (`implementation`), with upstream's assertion message and the call that
+   produced the value: the last call whose answer holds the string the assertion received (bun's `Received:`),
+   else the test's last call (`call_basis` says which; the report keeps every call of the test).
 
 A file that does not load with upstream's own module is one broken entry (its tests cannot be named); one
 that fails between tests gets a file-level entry too (broken with upstream's module, else fail).
@@ -18,6 +19,8 @@ that fails between tests gets a file-level entry too (broken with upstream's mod
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from harness.tools.upstream_records import FILE_LEVEL, FileRun, Outcome, SelectedFile, TestRun, TestVerdict, Verdict
@@ -68,6 +71,33 @@ def mojibake_of(calls: list[dict[str, Any]]) -> str | None:
                         continue
                     return MOJIBAKE_NOTE.format(sample=piece, fixed=fixed)
     return None
+
+
+_RECEIVED = re.compile(r'^Received: (".*")\s*$', re.M)
+
+
+def received_value(message: str) -> str | None:
+    """The string upstream's assertion received, as bun prints it (`Received: "..."`), or None."""
+    found = _RECEIVED.search(message)
+    if not found:
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def producing_call(calls: list[dict[str, Any]], message: str) -> tuple[dict[str, Any] | None, str]:
+    """The call that produced the value an assertion failed on: the last whose answer holds the string upstream's
+    assertion received (equal, else containing it), else the test's last call; and which of the two it is."""
+    value = received_value(message)
+    if value:
+        for matches in (lambda text: text == value, lambda text: value in text):
+            for call in reversed(calls):
+                if any(matches(text) for text in _strings(call.get("answer"))):
+                    return call, "its answer holds the value upstream's assertion received"
+    return (calls[-1] if calls else None), "the test's last forwarded call"
 
 
 def implementation_error(calls: list[dict[str, Any]]) -> str | None:
@@ -127,7 +157,7 @@ def verdict_of(selected: SelectedFile, control: TestRun, shim: TestRun | None, c
     if shim.outcome == Outcome.PASSED:
         return made
     made.verdict, made.call_log = Verdict.FAIL, calls
-    made.call = calls[-1] if calls else None
+    made.call, made.call_basis = producing_call(calls, shim.message)
     if shim.outcome in (Outcome.SKIPPED, Outcome.TODO):
         made.fault, made.reason = "harness", "skipped with the shim only"
     elif not calls:
