@@ -124,7 +124,11 @@ def file_rows(revision: RevisionResult) -> list[dict[str, Any]]:
 def render_html(run: UpstreamRun, data: dict[str, Any]) -> str:
     env = Environment(loader=PackageLoader("harness.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     template = env.get_template("upstream_tests.html.j2")
-    revisions = [(r, file_rows(r), data["revisions"][i]) for i, r in enumerate(run.revisions)]
+    rank = {Verdict.FAIL: 0, Verdict.BROKEN: 1, Verdict.NOT_APPLICABLE: 2, Verdict.PASS: 3}
+    revisions = []
+    for revision, stored in zip(run.revisions, data["revisions"], strict=True):
+        tests = sorted(stored["tests"], key=lambda t: rank[Verdict(t["verdict"])])  # what did not pass first
+        revisions.append((revision, file_rows(revision), {**stored, "tests": tests}))
     return template.render(run=run, data=data, revisions=revisions, Verdict=Verdict,
                            dumps=lambda v: json.dumps(v, indent=1, ensure_ascii=False))  # fmt: skip
 
