@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.runners.git_reference import GitReference, profile_of
@@ -45,12 +45,14 @@ from harness.runners.revision_source import (
     locked_versions,
     read_blobs,
 )
+from harness.tools import upstream_select
 from harness.tools.upstream_bridge import Bridge
 from harness.tools.upstream_bun import run_file
 from harness.tools.upstream_records import FileRun, Outcome, RevisionResult, SelectedFile, TestVerdict, UpstreamRun
 from harness.tools.upstream_select import PRELOAD, Shim, bunfig_preloads, select_tests, shim_module
 from harness.tools.upstream_verdict import judge_file
 
+ANALYSIS_FORMAT = 1  # bump when what `_analysed` records changes
 SHIM_MARKER = ".conformance-upstream-tests-shim.json"  # in a tree while the shim is in place
 EXTRAS_STATE = ".conformance-upstream-tests-extras.json"  # files written beside SourceTree's (bunfig preloads)
 KEEP = {".conformance-tree.json", SHIM_MARKER, EXTRAS_STATE, "node_modules"}
@@ -192,12 +194,34 @@ def prepare(tree: SourceTree, commit: str, bun: Path) -> Prepared:
     notes = [f"the repository lacks the blobs of {path}" for path in tree.missing[:10]]
     extras = _write_extras(tree, commit, bunfig_preloads(tree.read("bunfig.toml")))
     sweep(tree, extras)
-    selected = select_tests(tree.root, set(tree.entries) | extras)
     compiler = compiler_entry(tree.entries)
     shim = shim_module(compiler, (tree.read(compiler) or b"").decode("utf-8")) if compiler else None
-    packages, problems = packages_at_load(bun, tree.root, [s.path for s in selected])
+    selected, packages, problems = _analysed(tree, commit, extras, bun)
     versions, install_notes = install(bun, tree, packages)
     return Prepared(tree, selected, shim, versions, notes + problems + install_notes, extras)
+
+
+def _analysed(tree: SourceTree, commit: str, extras: set[str], bun: Path) -> tuple[list[SelectedFile], list[str],
+                                                                                     list[str]]:  # fmt: skip
+    """The selected test files and the packages they import at load: worked out once per commit (and bun), then
+    read from `upstream-tests/commits/<commit>.json`."""
+    key = {"format": ANALYSIS_FORMAT, "commit": commit, "bun": str(bun), "shim": _shim_digest()}
+    cached = trees_root() / "commits" / f"{commit}.json"
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        if data["key"] == key:
+            return [SelectedFile(**f) for f in data["selected"]], data["packages"], data["problems"]
+    selected = select_tests(tree.root, set(tree.entries) | extras)
+    packages, problems = packages_at_load(bun, tree.root, [s.path for s in selected])
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    record = {"key": key, "selected": [asdict(f) for f in selected], "packages": packages, "problems": problems}
+    cached.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return selected, packages, problems
+
+
+def _shim_digest() -> str:
+    """What the selection rule and the shim are: a change of either analyses every commit again."""
+    return hashlib.sha256(Path(upstream_select.__file__).read_bytes()).hexdigest()[:16]
 
 
 @contextlib.contextmanager
