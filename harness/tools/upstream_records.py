@@ -2,14 +2,15 @@
 the verdict of each upstream test, and a revision's and a run's results. Reports read these without
 loading the runners, the bridge or bun.
 
-Verdicts (`Verdict`) say who is at fault (`fault`):
+Verdicts (`Verdict`; the rule is harness.tools.upstream_verdict's) say who is at fault (`fault`):
 - pass: upstream's test passed with the compiler module replaced by the shim (the implementation under test
-  served every forwarded call);
+  served its forwarded calls);
 - fail: it passed with upstream's own module (the control run) and fails with the shim: upstream's assertion
   message and the forwarded call that produced the value (`implementation`; `harness` when the file did not
   even load with the shim);
-- not-applicable: it needs something the shim cannot serve, named in `reason` (`unsupported`);
-- broken: it fails (or does not load) with upstream's own module too, or upstream skips it here (`upstream`).
+- not-applicable: it needs something the shim cannot serve, named in `reason` (`unsupported`), or upstream skips
+  it at this revision (`upstream`);
+- broken: it fails (or does not load) with upstream's own module too (`upstream`).
 """
 
 from __future__ import annotations
