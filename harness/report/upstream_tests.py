@@ -182,6 +182,8 @@ def not_passing_lines(revision: RevisionResult) -> list[str]:
     for test in revision.tests:
         if test.verdict == Verdict.FAIL:
             lines.append(f"  FAIL    {test.key}: {_first_line(test.message or test.reason)}")
+            if test.message and test.reason:
+                lines.append(f"          why: {_first_line(test.reason, 400)}")
             if test.call:
                 lines.append(f"          call: {call_text(test.call)}")
         elif test.verdict == Verdict.BROKEN:
