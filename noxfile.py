@@ -1,5 +1,5 @@
 """Sessions: tests (unit tests + corpus), conformance (-> reports/), bench (-> reports/bench.json), fuzz, lint,
-determinism, mutants."""
+determinism, mutants, upstream-tests (upstream's own tests against the port)."""
 
 from __future__ import annotations
 
@@ -81,6 +81,17 @@ def matrix(session: nox.Session) -> None:
     matrix, the fields each reference was compared on, and the drift report, in reports/matrix/."""
     session.install("-e", ".")
     session.run("conformance", "matrix", "--report", "reports/matrix", *session.posargs)
+
+
+@nox.session(name="upstream-tests")
+def upstream_tests(session: nox.Session) -> None:
+    """Upstream's own bun tests of the compiler, the skills block, the frontmatter parser and LocalBackend's prompt
+    cache against the Python port (docs/upstream-tests.md): `nox -s upstream-tests -- --git PATH[@REV]`
+    (repeatable; `--impl SPEC` for another implementation); reports in reports/upstream-tests/."""
+    if not session.posargs:
+        session.error("give a clone of letta-code: nox -s upstream-tests -- --git PATH[@REV]")
+    session.install("-e", ".")
+    session.run("conformance", "upstream-tests", "--report", "reports/upstream-tests", *session.posargs)
 
 
 @nox.session

@@ -31,12 +31,13 @@ from harness.cli import (
     reduce,
     run,
     show,
+    upstream_tests,
 )
 from harness.cli.common import UsageError
 from harness.runners.result_store import NO_CACHE_ENV
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
-            bisect, mutation, determinism, pin, history, expectations, cache)  # fmt: skip
+            bisect, mutation, determinism, pin, history, expectations, cache, upstream_tests)  # fmt: skip
 
 
 USAGE = 2  # a UsageError: a wrong input, one message

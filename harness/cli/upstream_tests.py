@@ -1,0 +1,88 @@
+"""`conformance upstream-tests --git PATH[@REV] [--impl SPEC]`: upstream's own tests of the compiler, the skills
+block, the frontmatter parser and LocalBackend's prompt cache, run by upstream's `bun test` against the
+implementation under test (harness.tools.upstream_tests; docs/upstream-tests.md).
+
+Exit 0 when no test fails and every revision ran; 1 otherwise; 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from harness.cli.common import Commands, UsageError, add_impl, add_no_timing, add_profile, impl_specs, writing
+from harness.report.upstream_tests import terminal_lines, write_reports
+from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
+from harness.runners.releases import ReferenceUnavailable, ensure_bun
+from harness.runners.revision_source import BuildError
+from harness.tools.upstream_bridge import BridgeError, protocol_spec
+from harness.tools.upstream_tests import Options, run_upstream_tests
+
+
+def references_of(args: argparse.Namespace) -> list[GitReference]:
+    """Every `--git PATH[@REV]`, each resolved to a commit with a profile before anything runs."""
+    references = []
+    for text in args.git:
+        try:
+            reference = GitReference.parse(text if text.startswith("git:") else f"git:{text}")
+        except ValueError as error:
+            raise UsageError(str(error).replace("--reference", "--git")) from None
+        if not reference.repo.expanduser().is_dir():
+            raise UsageError(f"--git {text}: no such directory {reference.repo}")
+        try:
+            profile_of(reference, args.profile)
+        except (BuildError, UnknownRevisionProfile, KeyError) as error:
+            raise UsageError(f"--git {text}: {error}") from None
+        references.append(reference)
+    return references
+
+
+def cmd_upstream_tests(args: argparse.Namespace) -> int:
+    references = references_of(args)
+    impl = impl_specs(args)[0]
+    try:
+        protocol_spec(impl)
+    except BridgeError as error:
+        raise UsageError(str(error)) from None
+    try:
+        bun = ensure_bun()
+    except ReferenceUnavailable as error:
+        raise UsageError(f"the pinned bun is unavailable: {error}") from None
+    options = Options(timeout=args.timeout, file_timeout=args.file_timeout, test_timeout_ms=args.test_timeout,
+                      profile=args.profile)  # fmt: skip
+    started = time.time()
+    progress = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else (lambda _: None)
+    run = run_upstream_tests(references, impl, options, bun, progress)
+    run.command = ["conformance", *sys.argv[1:]]
+    if args.report:
+        with writing(args.report, "--report") as directory:
+            write_reports(run, Path(directory), timing=not args.no_timing, started=started)
+    for line in terminal_lines(run):
+        print(line)
+    counts = run.counts()
+    return 1 if counts.failed or any(r.error for r in run.revisions) else 0
+
+
+def register(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "upstream-tests",
+        help="upstream's own tests of the compiler and its prompt cache against the implementation under test",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "--git", action="append", required=True, metavar="PATH[@REV]",
+        help="a local clone of letta-code and a commit-ish (default HEAD); repeatable, one table per revision",
+    )  # fmt: skip
+    add_impl(parser, many=False)
+    add_profile(parser)
+    parser.add_argument("--report", help="directory for report.json and index.html")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds the implementation may take per call")
+    parser.add_argument("--file-timeout", type=float, default=600.0, help="seconds one `bun test FILE` may take")
+    parser.add_argument(
+        "--test-timeout", type=int, metavar="MS", help="bun's per-test timeout in both runs (default: bun's own)"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    add_no_timing(parser)
+    parser.set_defaults(func=cmd_upstream_tests)
