@@ -112,6 +112,10 @@ def measure_gate(
     root = Path(tempfile.mkdtemp(prefix="bench-gate-")) if keep is None else keep
     try:
         cache = private_cache(root / "cache")
+        # the four runs must read the same corpus, whatever is edited meanwhile: a copy, taken once
+        cases = [
+            shutil.copytree(c, root / "corpus" / f"{i}-{c.name}") if c.is_dir() else c for i, c in enumerate(cases)
+        ]
         reports = root / "reports"
         timings: dict[str, float] = {}
         timings["cold"] = run_matrix(cache, cases, reports / "cold", jobs, select)
