@@ -292,7 +292,7 @@ def test_fixture_verdicts(fixture_repo: Upstream, cache: Path) -> None:
         result.counts().line() == "upstream-tests: 5 passed, 0 failed, 3 not applicable, 2 broken (control: 7 passed)"
     )
     compiler = fixture_repo.path / "src/backend/local/system-prompt-compilation.ts"
-    tree = upstream_tests.trees_root() / "trees" / upstream_tests._tree_key(fixture_repo.path)
+    tree = upstream_tests.trees_root() / "trees" / upstream_tests.repo_key(fixture_repo.path)
     assert (tree / "src/backend/local/system-prompt-compilation.ts").read_bytes() == compiler.read_bytes()
     assert not (tree / "src/backend/local/system-prompt-compilation.conformance-upstream.ts").exists()
     assert not (tree / ".letta/left-behind.json").exists()  # swept after each file
@@ -336,7 +336,7 @@ def test_unsupported_and_failing_implementations(fixture_repo: Upstream, cache: 
 @needs_bun
 def test_an_interrupted_shim_is_undone(fixture_repo: Upstream, cache: Path) -> None:
     run_fixture(fixture_repo)
-    tree = upstream_tests.trees_root() / "trees" / upstream_tests._tree_key(fixture_repo.path)
+    tree = upstream_tests.trees_root() / "trees" / upstream_tests.repo_key(fixture_repo.path)
     shim = shim_module("src/backend/local/system-prompt-compilation.ts", COMPILER)
     (tree / shim.upstream).write_text(COMPILER)  # what a run killed in the shim run leaves
     (tree / shim.compiler).write_text(shim.text)

@@ -122,7 +122,7 @@ def builds_root() -> Path:
     return cache_root() / "git-builds"
 
 
-def _repo_key(repo: Path) -> str:
+def repo_key(repo: Path) -> str:
     return hashlib.sha256(str(repo.resolve()).encode()).hexdigest()[:16]
 
 
@@ -131,7 +131,7 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 
 
 @contextlib.contextmanager
-def _locked(name: str) -> Iterator[None]:
+def build_lock(name: str) -> Iterator[None]:
     """One builder at a time per name, across threads (a lock) and processes (flock)."""
     with _THREAD_LOCKS_GUARD:
         thread_lock = _THREAD_LOCKS.setdefault(name, threading.Lock())
@@ -204,7 +204,7 @@ def _build_compiler(bun: Path, tree: SourceTree, dest: Path, scratch: Path) -> t
     return module, release_entry, pragma
 
 
-def _install_packages(bun: Path, tree: SourceTree, versions: dict[str, str]) -> Path:
+def install_locked_packages(bun: Path, tree: SourceTree, versions: dict[str, str]) -> Path:
     """node_modules holding `versions` and their dependencies as the revision's bun.lock resolves
     them (its lockfile is kept and the manifest cut down to these packages), with --ignore-scripts."""
     lock = tree.read("bun.lock") or b""
@@ -212,7 +212,7 @@ def _install_packages(bun: Path, tree: SourceTree, versions: dict[str, str]) -> 
     home = builds_root() / "deps" / key
     if (home / ".installed").exists():
         return home / "node_modules"
-    with _locked(f"deps-{key}"):
+    with build_lock(f"deps-{key}"):
         if (home / ".installed").exists():
             return home / "node_modules"
         shutil.rmtree(home, ignore_errors=True)
@@ -250,7 +250,7 @@ def _build_lifecycle(bun: Path, tree: SourceTree, dest: Path, scratch: Path, pra
         text = "// @bun\n" + text
     packages = load_time_packages(text)
     versions = locked_versions(tree.read("bun.lock"), packages)
-    node_modules = _install_packages(bun, tree, versions) if versions else None
+    node_modules = install_locked_packages(bun, tree, versions) if versions else None
     digest = _store_module(text, dest / "lifecycle.mjs")
     link = dest / "node_modules"
     if link.is_symlink():
@@ -295,7 +295,7 @@ def build_revision(repo: Path, rev: str = "HEAD", *, lifecycle: bool = False, bu
     found = cached_build(commit, lifecycle)
     if found is not None:
         return found
-    with _locked(f"tree-{_repo_key(repo)}"):
+    with build_lock(f"tree-{repo_key(repo)}"):
         found = cached_build(commit, lifecycle)
         if found is not None:
             return found
@@ -307,7 +307,7 @@ def _build_locked(repo: Path, commit: str, lifecycle: bool, bun: Path, tree: Sou
     dest.mkdir(parents=True, exist_ok=True)
     scratch = builds_root() / "scratch" / f"{os.getpid()}-{threading.get_ident()}"
     scratch.mkdir(parents=True, exist_ok=True)
-    tree = tree or SourceTree(repo, builds_root() / "trees" / _repo_key(repo))
+    tree = tree or SourceTree(repo, builds_root() / "trees" / repo_key(repo))
     try:
         tree.checkout(commit)
         version = _version(tree)
@@ -332,8 +332,8 @@ def _build_locked(repo: Path, commit: str, lifecycle: bool, bun: Path, tree: Sou
 def repository_tree(repo: Path) -> Iterator[SourceTree]:
     """The repository's source tree in the cache, held (locked) for a walk over many commits."""
     repo = repo.expanduser().resolve()
-    with _locked(f"tree-{_repo_key(repo)}"):
-        yield SourceTree(repo, builds_root() / "trees" / _repo_key(repo))
+    with build_lock(f"tree-{repo_key(repo)}"):
+        yield SourceTree(repo, builds_root() / "trees" / repo_key(repo))
 
 
 def build_in_tree(tree: SourceTree, commit: str, bun: Path) -> RevisionBuild:

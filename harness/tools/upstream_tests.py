@@ -33,9 +33,7 @@ from pathlib import Path
 
 from harness.runners.git_reference import GitReference, profile_of
 from harness.runners.implementations import ImplContext, ImplSpec
-from harness.runners.revision_build import LOADERS, builds_root
-from harness.runners.revision_build import _install_packages as install_locked_packages  # the one install rule
-from harness.runners.revision_build import _locked as locked  # builds' lock: one writer of a tree at a time
+from harness.runners.revision_build import LOADERS, build_lock, builds_root, install_locked_packages, repo_key
 from harness.runners.revision_source import (
     BuildError,
     SourceTree,
@@ -80,10 +78,6 @@ class Prepared:
 
 def trees_root() -> Path:
     return builds_root().parent / "upstream-tests"
-
-
-def _tree_key(repo: Path) -> str:
-    return hashlib.sha256(str(repo.resolve()).encode()).hexdigest()[:16]
 
 
 def _restore(root: Path) -> None:
@@ -271,8 +265,8 @@ def run_revision(
     repo = reference.repo.expanduser().resolve()
     profile, commit, version = profile_of(reference, options.profile)
     result = RevisionResult(str(repo), reference.rev, commit, version, profile, impl.label)
-    with locked(f"upstream-tests-{_tree_key(repo)}"):
-        tree = SourceTree(repo, trees_root() / "trees" / _tree_key(repo))
+    with build_lock(f"upstream-tests-{repo_key(repo)}"):
+        tree = SourceTree(repo, trees_root() / "trees" / repo_key(repo))
         progress(f"{reference.label} ({commit[:12]}, letta-code {version}, profile {profile}): preparing")
         prepared = prepare(tree, commit, bun)
         prepared_at = time.perf_counter()
