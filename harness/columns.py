@@ -17,9 +17,10 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 
 from harness.engine import Session, build_request
-from harness.model import CaseResult, Outcome, Scenario
+from harness.model import CaseResult, CompileRequest, Outcome, Scenario
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec
@@ -33,7 +34,7 @@ class SharedOutcomes:
     """One case's implementation outcomes per (implementation, profile), shared by the columns: the first
     column to ask computes it; a column asking meanwhile waits for that result instead of compiling again."""
 
-    def __init__(self, compute: Callable[[ImplSpec, str, int], Outcome]) -> None:
+    def __init__(self, compute: Callable[..., Outcome]) -> None:  # compute(impl, profile, slot=slot)
         self._compute = compute
         self._lock = threading.Lock()
         self._futures: dict[tuple[ImplSpec, str], Future[Outcome]] = {}
@@ -46,7 +47,7 @@ class SharedOutcomes:
                 future = self._futures[impl, profile] = Future()
         if mine:
             try:
-                future.set_result(self._compute(impl, profile, slot))
+                future.set_result(self._compute(impl, profile, slot=slot))
             except BaseException as error:  # waiting columns see it too, never a hang
                 future.set_exception(error)
         return future.result()
@@ -61,9 +62,12 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
     whole: dict[int, list[CaseResult]] = {}
     repos: dict[int, MaterializedRepo] = {}
     compiled = [s for s in scenarios if s.kind != "lifecycle"]
-    for scenario in scenarios:
-        if scenario.expect or scenario.golden or not any(applies(scenario, ref) for ref in columns):
-            whole[index[id(scenario)]] = []  # golden, or applies to none: run_case says so (no reference runs)
+    nowhere = {  # judged not applicable against every reference, as run_case would
+        index[id(s)] for s in scenarios if not (s.expect or s.golden or any(applies(s, ref) for ref in columns))
+    }
+    for i, scenario in enumerate(scenarios):
+        if scenario.expect or scenario.golden or i in nowhere:
+            whole[i] = []  # golden, or applies to no reference: judged without columns (no reference runs)
     slots: queue.SimpleQueue[int] = queue.SimpleQueue()
     for slot in range(session.jobs):
         slots.put(slot)
@@ -82,6 +86,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
         except Exception:  # run_case builds it again and reports why it cannot
             whole.setdefault(index[id(scenario)], [])
 
+    requests: dict[int, CompileRequest] = {}  # one request per compile case, sent to every column
     outcomes: dict[int, SharedOutcomes] = {}
     baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
     done = {id(ref): threading.Event() for ref in columns}
@@ -96,21 +101,21 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
                 work = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]
                 for start in range(0, len(work), BATCH):
                     batch = work[start : start + BATCH]
-                    requests = {index[id(s)]: build_request(s, repos[index[id(s)]]) for s in batch
-                                if s.kind != "lifecycle"}  # fmt: skip
-                    ref.runner.prefetch(list(requests.values()))
+                    ref.runner.prefetch([requests[index[id(s)]] for s in batch if s.kind != "lifecycle"])
                     for scenario in batch:
                         i = index[id(scenario)]
                         if scenario.kind == "lifecycle":
                             if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
                                 cells[i][id(ref)] = session.run_lifecycle_case(scenario, slot, refs=[ref])
                             continue
-                        shared = outcomes[i]
                         cells[i][id(ref)] = session.compile_against(
-                            scenario, ref, requests[i], baselines[i],
-                            lambda impl, profile, shared=shared, slot=slot: shared.outcome_of(impl, profile, slot),
+                            scenario,
+                            ref,
+                            requests[i],
+                            baselines[i],
+                            partial(outcomes[i].outcome_of, slot=slot),
                             time.perf_counter(),
-                        )  # fmt: skip
+                        )
                 ref.runner.close()  # the next column's process takes its memory
                 prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
         finally:
@@ -121,17 +126,14 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
         for scenario in compiled:
             i = index[id(scenario)]
             if i in repos:
-                request = build_request(scenario, repos[i])
-                outcomes[i] = SharedOutcomes(
-                    lambda impl, profile, slot, request=request: session.impl_compile(impl, profile, request, slot)
-                )
+                requests[i] = build_request(scenario, repos[i])
+                outcomes[i] = SharedOutcomes(partial(session.impl_compile, request=requests[i]))
         futures = [pool.submit(run_column, ref) for ref in columns]
         for future in futures:
             future.result()
     for i, scenario in enumerate(scenarios):
         if i in whole:  # golden, unbuilt or not applicable: no reference process starts for these
-            applicable = scenario.expect or scenario.golden or any(applies(scenario, ref) for ref in columns)
-            whole[i] = session.run_case(scenario) if applicable else session.not_applicable(scenario, columns)
+            whole[i] = session.not_applicable(scenario, columns) if i in nowhere else session.run_case(scenario)
     results: list[CaseResult] = []
     for i in range(len(scenarios)):
         if i in whole:
