@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -23,9 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.manifest import pinned_references, version_key
 from harness.runners.releases import cache_root
-from harness.runners.result_store.store import store_path
+from harness.runners.result_store.store import ResultStore, store_path
 
 RUNS = ("cold", "warm", "new-case", "new-release")  # report directories, in the order they run
 SHARED_PARTS = ("bun", "node", "letta-code", "pypi")  # what a matrix reads and never changes
@@ -40,7 +40,7 @@ repo:
 """
 
 
-def private_cache(dest: Path) -> Path:
+def cache_sharing_releases(dest: Path) -> Path:
     """A cache directory whose releases and bun are links into the shared cache; nothing else in it."""
     shared = cache_root()
     dest.mkdir(parents=True, exist_ok=True)
@@ -94,15 +94,18 @@ def cached_count(report_dir: Path) -> int:
 
 
 def drop_release(cache: Path, name: str) -> int:
-    """Forget every stored outcome of the reference named `name` (as the store records it); how many."""
-    with sqlite3.connect(store_path(cache)) as db:
-        return db.execute("DELETE FROM results WHERE reference = ?", (name,)).rowcount
+    """Forget every stored outcome of the reference runner named `name`; how many."""
+    store = ResultStore(store_path(cache))
+    try:
+        return store.forget_reference(name)
+    finally:
+        store.close()
 
 
 def newest_release() -> tuple[str, str]:
     """The newest pinned release: its spec label and the name its runner stores outcomes under."""
     spec = max(pinned_references(), key=lambda s: (version_key(s.value), s.kind == "pypi"))
-    return spec.label, (f"letta-code@{spec.value}" if spec.kind == "npm" else spec.label)
+    return spec.label, BunReferenceRunner(spec, Path("unused"), None).name  # the runner's naming rule
 
 
 def measure_gate(
@@ -111,7 +114,7 @@ def measure_gate(
     """The four workflows in one run; `keep`: leave the private cache and reports there (else a temporary one)."""
     root = Path(tempfile.mkdtemp(prefix="bench-gate-")) if keep is None else keep
     try:
-        cache = private_cache(root / "cache")
+        cache = cache_sharing_releases(root / "cache")
         # the four runs must read the same corpus, whatever is edited meanwhile: a copy, taken once
         cases = [
             shutil.copytree(c, root / "corpus" / f"{i}-{c.name}") if c.is_dir() else c for i, c in enumerate(cases)

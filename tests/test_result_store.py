@@ -73,6 +73,16 @@ def test_a_value_is_read_back_and_eviction_drops_the_least_recently_used(tmp_pat
     store.close()
 
 
+def test_forgetting_a_reference_drops_only_its_outcomes(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "s.sqlite", max_bytes=1 << 30)
+    store.put("a", "compile", "pypi:0.34.12", {"v": 1})
+    store.put("b", "lifecycle", "pypi:0.34.12", {"v": 2})
+    store.put("c", "compile", "letta-code@0.25.3", {"v": 3})
+    assert store.forget_reference("pypi:0.34.12") == 2
+    assert store.get("a") is None and store.get("b") is None and store.get("c") == {"v": 3}
+    store.close()
+
+
 def test_the_bound_holds_when_the_store_closes(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "s.sqlite", max_bytes=4096)
     for index in range(40):

@@ -151,6 +151,12 @@ class ResultStore:
         with self._lock:
             self._db.execute("DELETE FROM results WHERE key = ?", (key,))
 
+    @_tolerant(0)
+    def forget_reference(self, name: str) -> int:
+        """Forget every outcome stored for the reference runner named `name`; how many."""
+        with self._lock:
+            return self._db.execute("DELETE FROM results WHERE reference = ?", (name,)).rowcount
+
     # reference descriptions (what `describe()` said when the reference last started), never evicted
     @_tolerant(None)
     def description(self, key: str) -> dict[str, Any] | None:
