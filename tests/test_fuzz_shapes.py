@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+import harness
+import letta_profiles
+import memfs_prompt
 from harness.repo.spec import valid_tree
 from harness.repomodel import RepoModel
 from harness.tools.fuzz_shapes import client_skills_values, v2_trees
 from harness.tools.fuzz_strategies import _tree_of, blobs, compile_inputs, name_components, repo_models
 
 
+def _import_the_project() -> None:
+    """Hypothesis also draws constants it finds in the project's loaded modules: load them all first, so that a
+    sample does not depend on which modules the tests before it happened to import."""
+    for package in (harness, memfs_prompt, letta_profiles):
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if not module.name.endswith(".__main__"):
+                importlib.import_module(module.name)
+
+
 def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:
     """`count` generated values, the same on every run (no shrinking: only what fuzz would draw)."""
+    _import_the_project()
     drawn: list[Any] = []
 
     @settings(max_examples=count, database=None, derandomize=True, phases=[Phase.generate],
