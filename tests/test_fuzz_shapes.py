@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
+from unittest import mock
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from hypothesis.internal.conjecture import providers  # Hypothesis's own draw of local constants
+from hypothesis.internal.floats import float_to_int
+from sortedcontainers import SortedSet
 
-import harness
-import letta_profiles
-import memfs_prompt
 from harness.repo.spec import valid_tree
 from harness.repomodel import RepoModel
 from harness.tools.fuzz_shapes import client_skills_values, v2_trees
 from harness.tools.fuzz_strategies import _tree_of, blobs, compile_inputs, name_components, repo_models
 
 
-def _import_the_project() -> None:
-    """Hypothesis also draws constants it finds in the project's loaded modules: load them all first, so that a
-    sample does not depend on which modules the tests before it happened to import."""
-    for package in (harness, memfs_prompt, letta_profiles):
-        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-            if not module.name.endswith(".__main__"):
-                importlib.import_module(module.name)
-
-
 def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:
-    """`count` generated values, the same on every run (no shrinking: only what fuzz would draw)."""
-    _import_the_project()
+    """`count` generated values, the same on every run (no shrinking: only what fuzz would draw).
+
+    Hypothesis also draws constants it finds in whatever project and test modules are loaded (its "local
+    constants"), which would make the sample depend on the tests run before it; an empty pool keeps it fixed."""
     drawn: list[Any] = []
 
     @settings(max_examples=count, database=None, derandomize=True, phases=[Phase.generate],
@@ -38,8 +30,14 @@ def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:
     def collect(value: Any) -> None:
         drawn.append(value)
 
-    collect()
+    with mock.patch.object(providers, "_get_local_constants", return_value=_NO_LOCAL_CONSTANTS):
+        collect()
     return drawn
+
+
+_NO_LOCAL_CONSTANTS = providers.Constants(
+    integers=SortedSet(), floats=SortedSet(key=float_to_int), bytes=SortedSet(), strings=SortedSet()
+)
 
 
 def _index_at(tree: dict[bytes, Any], depth: int, under: bytes = b"") -> bool:
