@@ -21,7 +21,8 @@ def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:
     """`count` generated values, the same on every run (no shrinking: only what fuzz would draw).
 
     Hypothesis also draws constants it finds in whatever project and test modules are loaded (its "local
-    constants"), which would make the sample depend on the tests run before it; an empty pool keeps it fixed."""
+    constants", cached across draws), which would make the sample depend on the tests run before it; an empty
+    pool and cache keep it fixed."""
     drawn: list[Any] = []
 
     @settings(max_examples=count, database=None, derandomize=True, phases=[Phase.generate],
@@ -30,7 +31,10 @@ def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:
     def collect(value: Any) -> None:
         drawn.append(value)
 
-    with mock.patch.object(providers, "_get_local_constants", return_value=_NO_LOCAL_CONSTANTS):
+    with (
+        mock.patch.object(providers, "_get_local_constants", return_value=_NO_LOCAL_CONSTANTS),
+        mock.patch.object(providers, "CONSTANTS_CACHE", {}),  # what earlier draws cached from the pool
+    ):
         collect()
     return drawn
 
