@@ -40,8 +40,9 @@
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
 //   unknown op, a delivery upstream lacks      -> {"id":2,"ok":false,"unsupported":"op \"frobnicate\""}
-// After an answer with "polluted": true the driver exits: upstream code changed a shared
-// prototype, so later answers from this process could depend on this case.
+// After an answer with "polluted": true upstream code had changed a shared prototype, so later answers
+// from this process could depend on this case: the driver puts every watched built-in back as it was at
+// start and answers "restored": true, or, where that cannot be done, leaves "restored" out and exits.
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync, existsSync, renameSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -256,6 +257,45 @@ function prototypeSnapshot() {
   return parts.join(",");
 }
 const cleanSnapshot = prototypeSnapshot();
+
+// Restoring a polluted runtime in place, so that a polluting case costs no restart: every watched
+// object's prototype and own properties as they were at start (descriptors hold the same values, so
+// identities are kept). The Reflect functions are taken now, before upstream code runs. A change that
+// cannot be undone (an object made non-extensible, a property made non-configurable) fails the
+// restore, and the driver exits as before; the snapshot taken again decides, never the restore's own
+// account of itself.
+const { ownKeys, getOwnPropertyDescriptor, defineProperty, deleteProperty, getPrototypeOf, setPrototypeOf } =
+  Reflect;
+function watchedState() {
+  const seen = new Set();
+  const queue = [...WATCHED];
+  const state = [];
+  const visit = (value) => {
+    if (((typeof value === "object" && value !== null) || typeof value === "function") && !seen.has(value)) {
+      seen.add(value);
+      queue.push(value);
+    }
+  };
+  WATCHED.forEach((target) => seen.add(target));
+  for (let i = 0; i < queue.length; i++) {
+    const target = queue[i];
+    const properties = ownKeys(target).map((key) => [key, getOwnPropertyDescriptor(target, key)]);
+    state.push({ target, prototype: getPrototypeOf(target), properties });
+    visit(getPrototypeOf(target));
+    for (const [, d] of properties) ("value" in d ? [d.value] : [d.get, d.set]).forEach(visit);
+  }
+  return state;
+}
+const cleanState = watchedState();
+function restoreWatched() {
+  for (const { target, prototype, properties } of cleanState) {
+    const kept = new Set(properties.map(([key]) => key));
+    for (const key of ownKeys(target)) if (!kept.has(key)) deleteProperty(target, key);
+    for (const [key, descriptor] of properties) defineProperty(target, key, descriptor);
+    if (getPrototypeOf(target) !== prototype) setPrototypeOf(target, prototype);
+  }
+  return prototypeSnapshot() === cleanSnapshot;
+}
 
 function compile(request) {
   const compileLocalSystemPrompt = need("compileLocalSystemPrompt");
@@ -584,7 +624,14 @@ async function answer(line) {
   try {
     const result = await handler(request);
     const polluted = prototypeSnapshot() !== cleanSnapshot;
-    return { id, ok: true, ...result, polluted };
+    if (!polluted) return { id, ok: true, ...result, polluted };
+    let restored = false;
+    try {
+      restored = restoreWatched();
+    } catch {
+      // a getter or proxy left by upstream threw: not restored, so the driver exits below
+    }
+    return restored ? { id, ok: true, ...result, polluted, restored } : { id, ok: true, ...result, polluted };
   } catch (error) {
     if (error instanceof Unsupported) return { id, ok: false, unsupported: error.message };
     return { id, ok: false, error: String(error?.message ?? error) };
@@ -602,6 +649,6 @@ for await (const chunk of process.stdin) {
     if (!line.trim()) continue;
     const reply = await answer(line);
     process.stdout.write(`${JSON.stringify(reply)}\n`);
-    if (reply.polluted) process.exit(0);
+    if (reply.polluted && !reply.restored) process.exit(0);
   }
 }

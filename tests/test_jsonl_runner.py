@@ -63,6 +63,8 @@ CHILD = textwrap.dedent(
             send({"id": rid + 100, "ok": True, "record": record})
         elif mode == "polluted":
             send({"id": rid, "ok": True, "record": record, "polluted": True})
+        elif mode == "restored":
+            send({"id": rid, "ok": True, "record": record, "polluted": True, "restored": True})
         elif mode == "thrown":
             send({"id": rid, "ok": True, "thrown": "TypeError: boom", "polluted": False})
         elif mode == "not-ok":
@@ -212,6 +214,15 @@ def test_pollution_restarts_the_process(runner: JsonLinesRunner) -> None:
     after = runner.compile(request("after"))
     assert after.status == "ok" and after.record["pid"] != outcome.record["pid"]  # type: ignore[index]
     assert runner.process.starts == 2
+
+
+def test_pollution_restored_in_place_keeps_the_process(runner: JsonLinesRunner) -> None:
+    outcome = runner.compile(request("restored"))
+    assert outcome.status == "ok" and outcome.polluted
+    assert outcome.notes == ["upstream code polluted a shared prototype; the driver restored it in place"]
+    after = runner.compile(request("after"))
+    assert after.status == "ok" and after.record["pid"] == outcome.record["pid"]  # type: ignore[index]
+    assert runner.process.starts == 1
 
 
 def test_json_lines_are_split_on_newline_only(runner: JsonLinesRunner) -> None:

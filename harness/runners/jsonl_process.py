@@ -36,6 +36,18 @@ class ProtocolError(Exception):
     pass
 
 
+def ends_process(answer: dict[str, Any]) -> bool:
+    """Whether the program exits after this answer (docs/protocol.md): polluted, and not restored in place."""
+    return bool(answer.get("polluted")) and answer.get("restored") is not True
+
+
+def pollution_note(answer: dict[str, Any]) -> str:
+    """What a polluted answer's result says about the process it leaves."""
+    if ends_process(answer):
+        return "upstream code polluted a shared prototype; the process was restarted"
+    return "upstream code polluted a shared prototype; the driver restored it in place"
+
+
 class JsonLinesProcess:
     """Start, talk to and restart one JSON-lines child process."""
 
@@ -48,7 +60,7 @@ class JsonLinesProcess:
         self.starts = 0
         self.stale_restarts = 0  # restarts because of output left over after an answer
         # keep_spare: after the first restart, keep one more process started (loading) beside the one in use,
-        # so the next restart (a polluted answer ends the driver) does not wait for a start-up
+        # so the next restart (a polluted answer the driver cannot restore ends it) does not wait for a start-up
         self.keep_spare = False
         self._spare: Child | None = None
 
@@ -162,9 +174,10 @@ class JsonLinesProcess:
         """Send every request before reading an answer (the driver answers in order); yield one item per request.
 
         An item is the answer, a ProtocolError (that request failed: the process is stopped), or None: the
-        request was not answered because the process ended first (a polluted answer ends the driver, or it
-        crashed); send those again one at a time with `request`. `timeout` is per answer. The generator
-        touches the process until it is exhausted, and the process is left clean (or stopped) after it.
+        request was not answered because the process ended first (a polluted answer the driver could not
+        restore ends it, or it crashed); send those again one at a time with `request`. `timeout` is per
+        answer. The generator touches the process until it is exhausted, and the process is left clean (or
+        stopped) after it.
         Every payload must be one `encode_request` accepts (UnreadableRequest otherwise, before anything is sent).
         """
         data = b"".join(encode_request({"id": self._next_id + 1 + i, **p}) + b"\n" for i, p in enumerate(payloads))
@@ -200,7 +213,7 @@ class JsonLinesProcess:
                 yield self._fail(answer)
                 yield from [None] * (len(payloads) - index - 1)
                 return
-            if answer.get("polluted"):  # the driver exits after this answer
+            if ends_process(answer):  # the driver exits after this answer
                 self.stop()
                 yield answer
                 yield from [None] * (len(payloads) - index - 1)
@@ -345,8 +358,8 @@ class JsonLinesRunner(Runner):
         if isinstance(answer, Exception):
             return Outcome("error", error=str(answer), stderr=self.process.stderr_tail(), elapsed_ms=elapsed)
         polluted = bool(answer.get("polluted"))
-        notes = ["upstream code polluted a shared prototype; the process was restarted"] if polluted else []
-        if polluted and not batch:
+        notes = [pollution_note(answer)] if polluted else []
+        if ends_process(answer) and not batch:
             self.process.stop()  # (a batch stops it itself, right after this answer)
         if not answer.get("ok") and "unsupported" in answer:  # docs/protocol.md: not applicable, never a pass
             return Outcome("unsupported", error=str(answer["unsupported"]), elapsed_ms=elapsed)

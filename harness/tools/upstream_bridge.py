@@ -27,7 +27,7 @@ from typing import Any
 
 from harness.runners.command import CommandRunner
 from harness.runners.implementations import ImplContext, ImplSpec
-from harness.runners.jsonl_process import ProtocolError
+from harness.runners.jsonl_process import ProtocolError, ends_process
 from harness.runners.wire import UnreadableRequest
 
 PORT_COMMAND = [sys.executable, "-m", "memfs_prompt", "serve"]
@@ -109,7 +109,7 @@ class Bridge:
             tail = process.stderr_tail().strip().splitlines()[-5:]
             return {"ok": False, "error": f"{self.spec.label}: {error}" + (f"; stderr: {' | '.join(tail)}" if tail
                                                                             else "")}  # fmt: skip
-        if answer.get("polluted"):  # the program exits after such an answer; the next request starts a new one
+        if ends_process(answer):  # the program exits after such an answer; the next request starts a new one
             process.stop()
         answer.pop("id", None)
         self.served += 1
