@@ -5,8 +5,10 @@ Why not case by case (harness.schedule): there every worker holds a process of e
 of 35 releases at -j 2 keeps 70 bun processes alive and starts each release twice. Here `jobs` processes
 are alive at a time and each release starts once. Every case's repository is built once per run, before
 the first column, and each implementation's outcome is computed once per case and profile, whichever column
-asks first (the others wait for it). Results come back in the order `Session.run_case` gives them (cases in
-order, references in the session's order within a case), so the report is the same either way.
+asks first (the others wait for it); so is its side of a lifecycle probe, once per profile and what the
+reference handed it (the ids upstream chose: the same on every release that chooses alike). Results come
+back in the order `Session.run_case` gives them (cases in order, references in the session's order within a
+case), so the report is the same either way.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
+from typing import Any, TypeVar
 
 from harness.engine import Session, build_request
 from harness.model import CaseResult, CompileRequest, Outcome, Scenario
@@ -27,30 +30,45 @@ from harness.runners.manifest import ReferenceSpec
 from harness.runners.references import ReferenceUnderTest, applies
 from harness.runners.transpiler_cache import prune_transpiler_cache
 
+T = TypeVar("T")
 BATCH = 25  # requests sent ahead to a reference; a polluting answer ends the driver and costs the rest of its batch
 
 
-class SharedOutcomes:
-    """One case's implementation outcomes per (implementation, profile), shared by the columns: the first
-    column to ask computes it; a column asking meanwhile waits for that result instead of compiling again."""
+class Shared:
+    """Results computed once per key, shared by the columns: the first column to ask computes it; a column
+    asking meanwhile waits for that result instead of computing it again."""
 
-    def __init__(self, compute: Callable[..., Outcome]) -> None:  # compute(impl, profile, slot=slot)
-        self._compute = compute
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._futures: dict[tuple[ImplSpec, str], Future[Outcome]] = {}
+        self._futures: dict[Hashable, Future[Any]] = {}
 
-    def outcome_of(self, impl: ImplSpec, profile: str, slot: int) -> Outcome:
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
         with self._lock:
-            future = self._futures.get((impl, profile))
+            future = self._futures.get(key)
             mine = future is None
             if future is None:
-                future = self._futures[impl, profile] = Future()
+                future = self._futures[key] = Future()
         if mine:
             try:
-                future.set_result(self._compute(impl, profile, slot=slot))
+                future.set_result(compute())
             except BaseException as error:  # waiting columns see it too, never a hang
                 future.set_exception(error)
         return future.result()
+
+    def under(self, prefix: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Callable[[], T]], T]:
+        """`get` for keys that begin with `prefix` (an implementation and a profile)."""
+        return lambda key, compute: self.get((*prefix, *key), compute)
+
+
+class SharedOutcomes(Shared):
+    """One case's implementation outcomes per (implementation, profile)."""
+
+    def __init__(self, compute: Callable[..., Outcome]) -> None:  # compute(impl, profile, slot=slot)
+        super().__init__()
+        self._compute = compute
+
+    def outcome_of(self, impl: ImplSpec, profile: str, slot: int) -> Outcome:
+        return self.get((impl, profile), partial(self._compute, impl, profile, slot=slot))
 
 
 def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseResult]:
@@ -88,6 +106,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
 
     requests: dict[int, CompileRequest] = {}  # one request per compile case, sent to every column
     outcomes: dict[int, SharedOutcomes] = {}
+    sides = {index[id(s)]: Shared() for s in scenarios if s.kind == "lifecycle"}  # the implementations' sides
     baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
     done = {id(ref): threading.Event() for ref in columns}
     by_spec = {ref.spec: ref for ref in columns if ref.spec is not None}
@@ -106,7 +125,9 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
                         i = index[id(scenario)]
                         if scenario.kind == "lifecycle":
                             if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
-                                cells[i][id(ref)] = session.run_lifecycle_case(scenario, slot, refs=[ref])
+                                cells[i][id(ref)] = session.run_lifecycle_case(
+                                    scenario, slot, refs=[ref], shared=sides[i]
+                                )
                             continue
                         cells[i][id(ref)] = session.compile_against(
                             scenario,

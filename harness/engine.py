@@ -309,11 +309,11 @@ class Session:
             for impl in self.implementations
         ]  # fmt: skip
 
-    def run_lifecycle_case(
-        self, scenario: Scenario, slot: int = 0, refs: list[ReferenceUnderTest] | None = None
-    ) -> list[CaseResult]:
+    def run_lifecycle_case(self, scenario: Scenario, slot: int = 0, refs: list[ReferenceUnderTest] | None = None,
+                           shared: Any = None) -> list[CaseResult]:  # fmt: skip
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
-        alone, golden). `refs`: only against these (started by the caller), not slot `slot`'s references."""
+        alone, golden). `refs`: only against these (started by the caller), not slot `slot`'s references.
+        `shared` (harness.columns.Shared): the implementations' sides, run once per profile and handoff."""
         work = self.cache / "repos" / ".lifecycle"
         targets: list[tuple[str, str, Runner | None]] = []
         if scenario.golden:
@@ -333,9 +333,11 @@ class Session:
             for impl in self.implementations:
                 started = time.perf_counter()
                 runner = self.impl(impl, profile, slot)
-                probe = result_store.for_probe(reference, scenario, self.cache) if reference is not None else None
+                steps = lifecycle.wire_steps(scenario)
+                probe = None if reference is None else result_store.for_probe(reference, scenario, self.cache, steps)
                 try:
-                    replay = lifecycle.replay(scenario, probe, runner, impl.label, work, self.cache, profile)
+                    share = None if shared is None else shared.under((impl, profile))
+                    replay = lifecycle.replay(scenario, probe, runner, impl.label, work, self.cache, profile, share)
                 except Exception as error:  # the case is an error; the run goes on
                     replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
                 expected = self.expected(scenario, impl, label, profile)

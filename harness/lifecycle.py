@@ -22,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from harness.model import FieldDiff, LifecycleOpen, Outcome, Replay, Scenario, S
 from harness.repo.build import materialize_repo
 from harness.repo.checkout import REPOSITORY_STEPS, Checkout
 from harness.repo.gitenv import isolated_env
+from harness.runners import result_store
 from harness.runners.base import Runner
 from harness.verdict.diff import observation_diffs
 from harness.verdict.text import as_bytes, first_diff_offset
@@ -137,6 +139,33 @@ def _label(step: dict[str, Any], turn: int) -> str:
     return f"turn {turn}" if step["kind"] == "turn" else step["kind"].replace("_", " ")
 
 
+@dataclass
+class SideRun:
+    """One side's run of a probe on its own working copy: what it observed at the open (index 0) and at each
+    step it reached, and where and why it stopped early. The implementation's side is given the reference's
+    run as `lead` (the ids upstream chose) and so is a function of the probe, the profile and those ids."""
+
+    opened: dict[str, Any] = field(default_factory=dict)  # the open's `opened` (agent id, model)
+    observations: list[dict[str, Any]] = field(default_factory=list)
+    records: list[dict[str, Any] | None] = field(default_factory=list)  # per step; None for a repository step
+    thrown: dict[int, str | None] = field(default_factory=dict)  # step index -> what upstream (or the port) threw
+    broken: tuple[int, Outcome] | None = None  # where it could not go on (an error, unsupported), and why
+    raised: tuple[int, BaseException] | None = None  # where the harness itself failed (a repository step)
+    work: str = ""  # its temporary directory, which texts name as <work>
+
+    @property
+    def stop(self) -> int | None:
+        """The index it stopped at (0: the open), or None when it ran every step."""
+        ends = [at for at, _ in filter(None, (self.broken, self.raised))]
+        return min(ends) if ends else None
+
+    def handoff(self) -> tuple[Any, ...]:
+        """What a side led by this one is given: every other input is the probe's and the profile's."""
+        chosen = tuple(_with_chosen_id({"kind": "agent_free_conversation"}, r).get("conversationId")
+                       for r in self.records)  # fmt: skip
+        return repr(sorted(self.opened.items())), chosen, self.stop
+
+
 def replay(
     scenario: Scenario,
     reference: Runner | None,
@@ -145,102 +174,143 @@ def replay(
     work_root: Path,
     cache: Path,
     profile: str | None = None,
+    share: Callable[[tuple[Any, ...], Callable[[], SideRun]], SideRun] | None = None,
 ) -> Replay:
-    """Run the steps on the reference (first, when there is one: a golden probe has none) and on the
-    implementation under test, each over its own working copy."""
-    sides: dict[str, Runner] = {"reference": reference} if reference is not None else {}
-    sides["impl"] = impl
-    materialized = materialize_repo(scenario, cache)
+    """Run the steps on the reference (first, when there is one: a golden probe has none), then on the
+    implementation under test, each over its own working copy, and put the two runs side by side.
+
+    `share(key, run)`, when given, returns the implementation's side for `key` (the reference's handoff), running
+    it with `run()` only the first time: references that hand the implementation the same ids share one run."""
+    lead = run_side(scenario, reference, "reference", 0, work_root, cache, profile) if reference else None
+    number = 0 if lead is None else 1  # copy-0, copy-1: paths of one length (their length can matter to git)
+
+    def own() -> SideRun:
+        return run_side(scenario, impl, "impl", number, work_root, cache, profile, lead)
+
+    return combine(scenario, lead, own() if share is None else share(lead.handoff() if lead else (), own), impl_label)
+
+
+def run_side(
+    scenario: Scenario,
+    runner: Runner,
+    side: str,
+    number: int,
+    work_root: Path,
+    cache: Path,
+    profile: str | None,
+    lead: SideRun | None = None,
+) -> SideRun:
+    """One side of a probe: a working copy of the case's repository, the open and the steps (up to where
+    `lead` stopped), each step's observations; the runner's session is closed and the copy removed after."""
+    if lead is not None and lead.stop == 0:
+        return SideRun()  # the lead could not open: this side is never asked
+    run = SideRun()
     work_root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=work_root))
+    run.work = str(work)
     try:
-        env = isolated_env(cache / "home", ceiling=cache / "repos")
-        checkouts: dict[str, Checkout] = {}
-        for number, side in enumerate(sides):  # paths of one length: a path's length can matter to git (PATH_MAX)
-            copy = work / f"copy-{number}"
+        materialized = materialize_repo(scenario, cache)
+        copy = work / f"copy-{number}"
+        inputs = scenario.inputs
+        request = LifecycleOpen(
+            memory_dir=copy / materialized.memory_dir.relative_to(materialized.root),
+            storage_dir=work / f"storage-{side}", system=inputs["system"], now=inputs["now"],
+            model=scenario.model, delivery=scenario.delivery, profile=profile,
+        )  # fmt: skip
+        if lead is not None and lead.opened:
+            request = _with_ids(request, lead.opened)
+
+        def make_copy() -> Checkout:
             shutil.copytree(materialized.root, copy, symlinks=True)
-            checkouts[side] = Checkout(copy / "memory", scenario, env)
-        memory = materialized.memory_dir.relative_to(materialized.root)
-        try:
-            result = _replay_in(scenario, sides, impl_label, work, checkouts, memory, profile)
-        except Exception as error:  # the case is an error; the run goes on
-            result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
-        if result.error:  # the same text on every run: no temporary directory names
-            result.error = result.error.replace(str(work), "<work>")
-            result.stderr = result.stderr.replace(str(work), "<work>")
-        return result
+            return Checkout(copy / "memory", scenario, isolated_env(cache / "home", ceiling=cache / "repos"))
+
+        checkout = result_store.working_copy(runner, request, make_copy)  # none for a probe the store answers
+        _run_steps(scenario, runner, run, checkout, request, lead)
+    except Exception as error:  # reported as the replay's error, where the interleaved replay would raise it
+        run.raised = (len(run.observations), error)
     finally:
-        for runner in sides.values():
-            runner.lifecycle_close()
+        runner.lifecycle_close()
         shutil.rmtree(work, ignore_errors=True)
+    return run
 
 
-def _replay_in(
-    scenario: Scenario,
-    sides: dict[str, Runner],
-    impl_label: str,
-    work: Path,
-    checkouts: dict[str, Checkout],
-    memory: Path,
-    profile: str | None = None,
-) -> Replay:
+def _run_steps(scenario: Scenario, runner: Runner, run: SideRun, checkout: Checkout | result_store.StoredHeads,
+               request: LifecycleOpen, lead: SideRun | None) -> None:  # fmt: skip
     facts: dict[str, str] = dict(scenario.facts)
-    inputs = scenario.inputs
-    request = LifecycleOpen(
-        memory_dir=memory,  # per side, below
-        storage_dir=work / "storage",  # per side, below
-        system=inputs["system"],
-        now=inputs["now"],
-        model=scenario.model,
-        delivery=scenario.delivery,
-        profile=profile,
-    )
-    opened: dict[str, Any] = {}
-    rows = [StepRow(0, "open")]
-    for side, runner in sides.items():
-        # each side its own store: two LocalBackends over one storage directory would see each other's agents
-        memory_dir = checkouts[side].repo_dir.parent / memory
-        own = replace(request, storage_dir=work / f"storage-{side}", memory_dir=memory_dir)
-        outcome = runner.lifecycle_open(own if not opened else _with_ids(own, opened))
-        if outcome.status != "ok":
-            return _broken(side, impl_label, "open", outcome, rows)
+    outcome = runner.lifecycle_open(request)
+    if outcome.status != "ok":
+        run.broken = (0, outcome)
+        return
+    record = outcome.record or {}
+    run.opened = record.get("opened") or {}
+    run.observations.append(observe(record, facts, None))
+    previous: str | None = None
+    steps = wire_steps(scenario)
+    limit = len(steps) if lead is None or lead.stop is None else lead.stop - 1
+    for index, step in enumerate(steps[:limit], start=1):
+        if step["kind"] in REPOSITORY_STEPS:  # the harness's own, the same in every side's checkout
+            run.observations.append({"head": checkout.run(step["kind"], step[step["kind"]])})
+            run.records.append(None)
+            continue
+        outcome = runner.lifecycle_step(_with_chosen_id(step, lead.records[index - 1] if lead else None))
+        if outcome.status in ("error", "unsupported"):
+            run.broken = (index, outcome)
+            return
+        if outcome.status == "thrown":
+            run.thrown[index] = outcome.thrown
+            run.records.append({"thrown": outcome.thrown})
+            run.observations.append({"thrown": True})
+            continue
         record = outcome.record or {}
-        opened = opened or record.get("opened") or {}
-        setattr(rows[0], side, observe(record, facts, None))
-    previous: dict[str, str | None] = dict.fromkeys(sides)
+        run.records.append(record)
+        run.observations.append(observe(record, facts, previous))
+        executed = record.get("executed")
+        if executed is not None:
+            previous = executed.get("systemPrompt")
+
+
+def combine(scenario: Scenario, lead: SideRun | None, own: SideRun, impl_label: str) -> Replay:
+    """The two sides' runs as one replay, step by step, the reference's side first at each step: where
+    either stopped, the replay stops as if the sides had been run turn by turn together."""
+    sides = ([("reference", lead)] if lead is not None else []) + [("impl", own)]
+    works = [run.work for _, run in sides if run.work]
+    try:
+        result = _combined(scenario, sides, impl_label)
+    except Exception as error:  # the case is an error; the run goes on
+        result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
+    for work in works if result.error else []:  # the same text on every run: no temporary directory names
+        result.error = (result.error or "").replace(work, "<work>")
+        result.stderr = result.stderr.replace(work, "<work>")
+    return result
+
+
+def _combined(scenario: Scenario, sides: list[tuple[str, SideRun]], impl_label: str) -> Replay:
+    rows = [StepRow(0, "open")]
     text_diffs: list[FieldDiff] = []
     thrown: list[str] = []
+    steps = wire_steps(scenario)
     turn = 0
-    for index, step in enumerate(wire_steps(scenario), start=1):
-        turn += step["kind"] == "turn"
-        row = StepRow(index, _label(step, turn))
-        rows.append(row)
-        if step["kind"] in REPOSITORY_STEPS:  # the harness's own, the same in every side's checkout
-            for side in sides:
-                setattr(row, side, {"head": checkouts[side].run(step["kind"], step[step["kind"]])})
-            if "reference" in sides:
-                row.diffs = observation_diffs(row.reference, row.impl)
-            continue
-        records: dict[str, dict[str, Any]] = {}
-        for side, runner in sides.items():
-            outcome = runner.lifecycle_step(_with_chosen_id(step, records.get("reference")))
-            if outcome.status in ("error", "unsupported"):
-                return _broken(side, impl_label, row.label, outcome, rows)
-            if outcome.status == "thrown":
+    for index in range(len(steps) + 1):
+        step = steps[index - 1] if index else None
+        if step is not None:
+            turn += step["kind"] == "turn"
+            rows.append(StepRow(index, _label(step, turn)))
+        row = rows[-1]
+        for side, run in sides:
+            if run.raised is not None and run.raised[0] == index:
+                raise run.raised[1]
+            if run.broken is not None and run.broken[0] == index:
+                return _broken(side, impl_label, row.label, run.broken[1], rows)
+            setattr(row, side, run.observations[index])
+            if index in run.thrown:
                 who = "reference" if side == "reference" else impl_label
-                thrown.append(f"{who} threw at {row.label}: {outcome.thrown}")
-                records[side] = {"thrown": outcome.thrown}
-                setattr(row, side, {"thrown": True})
-                continue
-            records[side] = outcome.record or {}
-            setattr(row, side, observe(records[side], facts, previous[side]))
-            executed = records[side].get("executed")
-            if executed is not None:
-                previous[side] = executed.get("systemPrompt")
-        if "reference" in records and "impl" in records:
+                thrown.append(f"{who} threw at {row.label}: {run.thrown[index]}")
+        if step is not None and len(sides) == 2:
             row.diffs = observation_diffs(row.reference, row.impl)
-            text_diffs += _text_diffs(row, records["reference"], records["impl"])
-    if "reference" in sides:
+            if step["kind"] not in REPOSITORY_STEPS:
+                lead, own = sides[0][1], sides[1][1]
+                text_diffs += _text_diffs(row, lead.records[index - 1] or {}, own.records[index - 1] or {})
+    if len(sides) == 2:
         rows[0].diffs = observation_diffs(rows[0].reference, rows[0].impl)
     return Replay(rows, text_diffs, thrown=thrown)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping
@@ -346,29 +347,21 @@ def _head_from_git_commands(memory_dir: Path, env: Mapping[str, str] | None, lis
 
 
 _C_UNESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
+# One escape of git's C quoting (quote.c): a backslash and a letter, or three octal digits of a byte (\000 to
+# \377); any other backslash is itself.
+_C_ESCAPE = re.compile(rb'\\(?:([abtnvfr"\\])|([0-3][0-7]{2}))')
+
+
+def _unescaped(match: re.Match[bytes]) -> bytes:
+    letter, octal = match.groups()
+    return bytes([_C_UNESCAPES[letter] if letter else int(octal, 8)])
 
 
 def git_unquote(printed: bytes) -> bytes:
     """The raw name behind a name `git ls-tree` printed (C-quoted names start with `"`)."""
     if not printed.startswith(b'"') or not printed.endswith(b'"') or len(printed) < 2:
         return printed
-    body, out, i = printed[1:-1], bytearray(), 0
-    while i < len(body):
-        byte = body[i : i + 1]
-        if byte == b"\\" and i + 1 < len(body):
-            escape = body[i + 1 : i + 2]
-            if escape in _C_UNESCAPES:
-                out.append(_C_UNESCAPES[escape])
-                i += 2
-                continue
-            octal = body[i + 1 : i + 4]
-            if len(octal) == 3 and all(48 <= c <= 55 for c in octal):
-                out.append(int(octal, 8))
-                i += 4
-                continue
-        out += byte
-        i += 1
-    return bytes(out)
+    return _C_ESCAPE.sub(_unescaped, printed[1:-1])
 
 
 def parse_ls_tree(output: bytes) -> list[TreeEntry]:

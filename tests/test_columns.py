@@ -125,3 +125,63 @@ def test_each_implementation_compiles_once_per_case_and_profile(tmp_path, scenar
         run_by_reference(session, scenarios)
     assert len(compiled) == len(set(compiled))  # never twice for one repository and profile
     assert len(compiled) == 2 * 4 + 1  # plain and other under four profiles, only-old under one
+
+
+class PortAsReference(CountingEcho):
+    """A fabricated reference that also replays lifecycle probes: the port under the release's profile."""
+
+    def __init__(self, name: str, version: str) -> None:
+        from harness.runners.python_port import PythonPortRunner
+
+        super().__init__(name, version)
+        self.port = PythonPortRunner(profile_for_release(version))
+
+    def lifecycle_open(self, request):  # type: ignore[no-untyped-def]
+        return self.port.lifecycle_open(request)
+
+    def lifecycle_step(self, step):  # type: ignore[no-untyped-def]
+        return self.port.lifecycle_step(step)
+
+    def lifecycle_close(self) -> None:
+        self.port.lifecycle_close()
+
+
+def test_an_implementation_replays_a_probe_once_per_profile_and_handoff(tmp_path) -> None:
+    """Three releases under one profile hand the port the same ids: its side of the probe runs once for them."""
+    opened: list[str] = []
+
+    class Counted(Runner):
+        def __init__(self, inner: Runner) -> None:
+            self.inner, self.name = inner, inner.name
+
+        def compile(self, request: CompileRequest) -> Outcome:
+            return self.inner.compile(request)
+
+        def lifecycle_open(self, request):  # type: ignore[no-untyped-def]
+            with LOCK:
+                opened.append(request.profile or "")
+            return self.inner.lifecycle_open(request)
+
+        def lifecycle_step(self, step):  # type: ignore[no-untyped-def]
+            return self.inner.lifecycle_step(step)
+
+        def lifecycle_close(self) -> None:
+            self.inner.lifecycle_close()
+
+    versions = ("0.32.18", "0.33.6", "0.34.0", "0.34.12")  # profiles: letta-code@0.32.14, then 0.33.6 three times
+    probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
+    specs = [ReferenceSpec.parse(f"npm:{v}") for v in versions]
+    runs = []
+    for by_reference in (False, True):
+        opened.clear()
+        made = {v: PortAsReference(f"letta-code@{v}", v) for v in versions}
+        with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False, implementations=[DEFAULT],
+                     runner_factory=lambda spec, cache, made=made: made[spec.value],
+                     impl_factory=lambda spec, prof, ctx: Counted(make_runner(spec, prof, ctx))) as s:  # fmt: skip
+            runs.append(run_by_reference(s, [probe]) if by_reference else s.run([probe]))
+    case_by_case, by_reference = runs
+    assert sorted(opened) == ["letta-code@0.32.14", "letta-code@0.33.6"]  # not once per release
+    assert [(r.reference, r.status, r.turns, r.reasons) for r in by_reference] == [
+        (r.reference, r.status, r.turns, r.reasons) for r in case_by_case
+    ]
+    assert {r.status for r in by_reference} == {"pass"}

@@ -3,7 +3,9 @@
 - (collation keys of ASCII strings equal ICU's: tests/test_collation.py);
 - `git_quotes_path` is git's rule (control bytes, DEL, `"`, `\\`, non-ASCII) on every byte;
 - GetSubstitution's `$` patterns follow the ECMAScript steps, transcribed below;
-- blobs are fetched by the listed oid only where that is what `HEAD:<path>` names.
+- blobs are fetched by the listed oid only where that is what `HEAD:<path>` names;
+- `git_unquote` (one regular expression) undoes C quoting as the byte-by-byte reading of git's
+  quote.c rules, transcribed below, does, on any text between the quotes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import subprocess
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memfs_prompt.git_head import open_committed_head
+from memfs_prompt.git_head import git_unquote, open_committed_head
 from memfs_prompt.quirks import git_quotes_path, js_replace_all
 
 
@@ -114,3 +116,47 @@ def test_a_git_without_batch_command_compiles_the_same(make_repo, git_env, tmp_p
     older = compiled({**git_env, "PATH": f"{old_git}:{git_env['PATH']}"})
     assert git_head._git_lacks_batch_command is True  # learnt, and plain --batch used from then on
     assert older == current and "<projection>" in current["coreMemory"]
+
+
+C_UNESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13,
+               ord('"'): 34, ord("\\"): 92}  # fmt: skip
+
+
+def unquote_byte_by_byte(printed: bytes) -> bytes:
+    """git's C unquoting read byte by byte: a backslash and a letter, or three octal digits; else the byte."""
+    if not printed.startswith(b'"') or not printed.endswith(b'"') or len(printed) < 2:
+        return printed
+    body, out, i = printed[1:-1], bytearray(), 0
+    while i < len(body):
+        if body[i] == 0x5C and i + 1 < len(body):
+            if body[i + 1] in C_UNESCAPES:
+                out.append(C_UNESCAPES[body[i + 1]])
+                i += 2
+                continue
+            octal = body[i + 1 : i + 4]
+            if len(octal) == 3 and all(0x30 <= c <= 0x37 for c in octal) and octal[0] <= 0x33:  # \000 to \377
+                out.append(int(octal, 8))
+                i += 4
+                continue
+        out.append(body[i])
+        i += 1
+    return bytes(out)
+
+
+PIECES = [b"\\", b"\\\\", b'"', b"n", b"q", b"0", b"3", b"7", b"8", b"\\101", b"\\3", b"\\777", b"a", b"\xe9"]
+
+
+@given(st.lists(st.sampled_from(PIECES)).map(b"".join))
+def test_git_unquote_reads_c_quoting_as_the_byte_by_byte_rules(body: bytes) -> None:
+    quoted = b'"' + body + b'"'
+    assert git_unquote(quoted) == unquote_byte_by_byte(quoted)
+    if not body.startswith(b'"'):
+        assert git_unquote(body) == body  # a name git did not quote is the raw name
+
+
+def test_git_unquote_undoes_what_git_prints(make_repo, git_env) -> None:
+    names = ["tab\there.md", 'quote"d.md', "back\\slash.md", "caf\u00e9.md", "new\nline.md", "bell\x07.md"]
+    repo = make_repo({f"system/{name}": "x\n" for name in names})
+    printed = repo.git("ls-tree", "-r", "--name-only", "HEAD").split(b"\n")[:-1]
+    assert sorted(git_unquote(line) for line in printed) == sorted(f"system/{n}".encode() for n in names)
+    assert any(line.startswith(b'"') for line in printed)

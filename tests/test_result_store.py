@@ -503,3 +503,19 @@ def test_a_probe_is_stored_whole_and_any_other_step_or_commit_misses(
             (result,) = session.run([scenario])
             assert not result.cached, what
         assert session.store is not None and session.store.stats()["kinds"]["lifecycle"]["entries"] == 1 + len(changed)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", ["amend-head", "reset-to-earlier-commit", "break-head-unborn"])
+def test_a_probe_with_any_repository_step_is_stored(
+    tmp_path: Path, memoizing: None, reference_bun: Path, release_bundle: Any, case: str
+) -> None:
+    """Amends, resets and broken HEADs are the harness's own steps, never sent, as commits are: a probe with them is
+    complete when every step that is sent was answered (it was never stored when only commits were left out)."""
+    release_bundle(default_reference())
+    probe = load_scenario(CASES / "lifecycle" / f"{case}.yaml")
+    with Session([ReferenceSpec.parse(default_reference())], cache=tmp_path, timeout=120) as session:
+        (cold,) = session.run([probe])
+        (warm,) = session.run([probe])
+        assert not cold.cached and warm.cached, case
+        assert (warm.status, warm.turns, warm.reasons) == (cold.status, cold.turns, cold.reasons)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.runners import wire
 from harness.runners.base import Runner
 from harness.runners.child import Child, kill_child
 from harness.runners.wire import UnreadableRequest, check_request, encode_request, unreadable_outcome
@@ -34,18 +35,6 @@ _PARTIAL, _TOO_LONG = b"\0partial", b"\0too-long"
 
 class ProtocolError(Exception):
     pass
-
-
-def ends_process(answer: dict[str, Any]) -> bool:
-    """Whether the program exits after this answer (docs/protocol.md): polluted, and not restored in place."""
-    return bool(answer.get("polluted")) and answer.get("restored") is not True
-
-
-def pollution_note(answer: dict[str, Any]) -> str:
-    """What a polluted answer's result says about the process it leaves."""
-    if ends_process(answer):
-        return "upstream code polluted a shared prototype; the process was restarted"
-    return "upstream code polluted a shared prototype; the driver restored it in place"
 
 
 class JsonLinesProcess:
@@ -174,10 +163,9 @@ class JsonLinesProcess:
         """Send every request before reading an answer (the driver answers in order); yield one item per request.
 
         An item is the answer, a ProtocolError (that request failed: the process is stopped), or None: the
-        request was not answered because the process ended first (a polluted answer the driver could not
-        restore ends it, or it crashed); send those again one at a time with `request`. `timeout` is per
-        answer. The generator touches the process until it is exhausted, and the process is left clean (or
-        stopped) after it.
+        request was not answered because the process ended first (an unrestored polluted answer, a crash):
+        send those again one at a time with `request`. `timeout` is per answer. The generator touches the
+        process until it is exhausted, and the process is left clean (or stopped) after it.
         Every payload must be one `encode_request` accepts (UnreadableRequest otherwise, before anything is sent).
         """
         data = b"".join(encode_request({"id": self._next_id + 1 + i, **p}) + b"\n" for i, p in enumerate(payloads))
@@ -213,7 +201,7 @@ class JsonLinesProcess:
                 yield self._fail(answer)
                 yield from [None] * (len(payloads) - index - 1)
                 return
-            if ends_process(answer):  # the driver exits after this answer
+            if wire.ends_process(answer):  # the driver exits after this answer
                 self.stop()
                 yield answer
                 yield from [None] * (len(payloads) - index - 1)
@@ -358,8 +346,8 @@ class JsonLinesRunner(Runner):
         if isinstance(answer, Exception):
             return Outcome("error", error=str(answer), stderr=self.process.stderr_tail(), elapsed_ms=elapsed)
         polluted = bool(answer.get("polluted"))
-        notes = [pollution_note(answer)] if polluted else []
-        if ends_process(answer) and not batch:
+        notes = [wire.pollution_note(answer)] if polluted else []
+        if wire.ends_process(answer) and not batch:
             self.process.stop()  # (a batch stops it itself, right after this answer)
         if not answer.get("ok") and "unsupported" in answer:  # docs/protocol.md: not applicable, never a pass
             return Outcome("unsupported", error=str(answer["unsupported"]), elapsed_ms=elapsed)

@@ -27,8 +27,8 @@ from typing import Any
 
 from harness.runners.command import CommandRunner
 from harness.runners.implementations import ImplContext, ImplSpec
-from harness.runners.jsonl_process import ProtocolError, ends_process
-from harness.runners.wire import UnreadableRequest
+from harness.runners.jsonl_process import ProtocolError
+from harness.runners.wire import UnreadableRequest, ends_process
 
 PORT_COMMAND = [sys.executable, "-m", "memfs_prompt", "serve"]
 

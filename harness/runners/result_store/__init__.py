@@ -33,11 +33,13 @@ from harness.runners.result_store.key import reference_identity, repository_root
 from harness.runners.result_store.memoized import (
     MemoizedReference,
     ProbeReplay,
+    StoredHeads,
     encode_outcome,
     for_probe,
     memoized,
     served_key,
     storable,
+    working_copy,
 )
 from harness.runners.result_store.store import ResultStore, open_store, parse_size, store_path
 
@@ -50,7 +52,7 @@ def memoizing() -> bool:
 
 
 __all__ = [
-    "NO_CACHE_ENV", "MemoizedReference", "ProbeReplay", "ResultStore", "encode_outcome", "for_probe", "memoized",
-    "memoizing", "open_store", "parse_size", "reference_identity", "repository_root", "served_key", "storable",
-    "store_path", "tree_digest",
+    "NO_CACHE_ENV", "MemoizedReference", "ProbeReplay", "ResultStore", "StoredHeads", "encode_outcome", "for_probe",
+    "memoized", "memoizing", "open_store", "parse_size", "reference_identity", "repository_root", "served_key",
+    "storable", "store_path", "tree_digest", "working_copy",
 ]  # fmt: skip

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from harness.model import CompileRequest, LifecycleOpen, Outcome, Scenario
+from harness.repo.checkout import REPOSITORY_STEPS, Checkout
 from harness.runners import manifest
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
@@ -181,8 +183,9 @@ class ProbeReplay(Runner):
     """One lifecycle probe on a memoized reference, as a unit: keyed by its open request (its temporary
     directory left out), its whole step list and its checkout's digest. A stored probe answers every request
     from the store, each checked against the request it answered when recorded (a request that differs is an
-    error naming the store, and the entry is dropped); otherwise the reference answers, and the probe is
-    stored on close when every request was answered with a record or an exception upstream threw."""
+    error naming the store, and the entry is dropped), and gives what HEAD resolved to after each repository
+    step, so its working copy is never made; otherwise the reference answers, and the probe is stored on
+    close when every request was answered with a record or an exception upstream threw."""
 
     def __init__(self, owner: MemoizedReference, steps: list[dict[str, Any]], checkout: Path) -> None:
         self.owner, self.steps, self.checkout = owner, steps, checkout
@@ -190,8 +193,11 @@ class ProbeReplay(Runner):
         self.cached = ""  # the key, when the whole probe was answered from the store
         self._key: str | None = None
         self._work = ""
+        self._opened = ""  # the open request as stored (its directory a placeholder), once looked up
         self._stored: list[dict[str, Any]] | None = None
+        self._stored_heads: list[str | None] = []
         self._recorded: list[dict[str, Any]] = []
+        self._heads: list[str | None] = []  # HEAD after each repository step, as the live probe's copy had it
         self._next = 0
 
     def _templated(self, value: Any) -> str:
@@ -201,18 +207,32 @@ class ProbeReplay(Runner):
     def _restored(self, text: str) -> Any:
         return json.loads(text.replace(WORK, self._work))
 
+    def _look_up(self, request: LifecycleOpen) -> None:
+        """The probe's key and stored entry, from its open request (once)."""
+        if self._opened:
+            return
+        self._work = json.dumps(str(request.storage_dir.parent), ensure_ascii=True)[1:-1]
+        self._opened = self._templated(request.to_wire(""))
+        self._key = self._probe_key(self._opened)
+        stored = self.owner.store.get(self._key) if self._key is not None else None
+        if isinstance(stored, dict) and stored.get("answers") and isinstance(stored.get("heads"), list):
+            self._stored, self._stored_heads, self.cached = stored["answers"], stored["heads"], self._key
+
+    def working_copy(self, request: LifecycleOpen, make: Callable[[], Checkout]) -> Checkout | StoredHeads:
+        """The probe's working copy for `request`: none when the store answers it whole (the stored heads stand
+        in), else `make()`'s, whose heads are recorded with the probe."""
+        self._look_up(request)
+        if self._stored is not None:
+            return StoredHeads(self._stored_heads, self._key or "")
+        return RecordingCheckout(make(), self._heads)
+
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
         started = time.perf_counter()
-        self._work = json.dumps(str(request.storage_dir.parent), ensure_ascii=True)[1:-1]
-        opened = self._templated(request.to_wire(""))
-        self._key = self._probe_key(opened)
-        if self._key is not None:
-            stored = self.owner.store.get(self._key)
-            if isinstance(stored, list) and stored:
-                self._stored, self.cached = stored, self._key
-                return self._answer(opened, started)
+        self._look_up(request)
+        if self._stored is not None:
+            return self._answer(self._opened, started)
         outcome = self.owner.live().lifecycle_open(request)
-        self._recorded.append({"request": opened, "outcome": self._templated(encode_outcome(outcome))})
+        self._recorded.append({"request": self._opened, "outcome": self._templated(encode_outcome(outcome))})
         return outcome
 
     def _probe_key(self, opened: str) -> str | None:
@@ -258,27 +278,57 @@ class ProbeReplay(Runner):
         if self._stored is not None:
             return
         self.owner.lifecycle_close()
-        sent = [s for s in self.steps if s.get("kind") != "commit"]  # commits are the harness's, never sent
-        complete = len(self._recorded) == 1 + len(sent)
+        made = [s for s in self.steps if s.get("kind") in REPOSITORY_STEPS]  # the harness's own, never sent
+        complete = len(self._recorded) == 1 + len(self.steps) - len(made) and len(self._heads) == len(made)
         if self._key and complete and all(storable(Outcome(**json.loads(e["outcome"]))) for e in self._recorded):
-            self.owner.store.put(self._key, "lifecycle", self.name, self._recorded)
+            self.owner.store.put(self._key, "lifecycle", self.name, {"answers": self._recorded, "heads": self._heads})
 
     def compile(self, request: CompileRequest) -> Outcome:
         return self.owner.compile(request)
 
 
-def for_probe(runner: Runner, scenario: Scenario, cache: Path) -> Runner:
-    """The runner a lifecycle probe replays on: a ProbeReplay for a memoized reference, else `runner` itself."""
+class RecordingCheckout:
+    """A live probe's working copy: each repository step's HEAD is also kept for the stored probe."""
+
+    def __init__(self, checkout: Checkout, heads: list[str | None]) -> None:
+        self.checkout, self.heads = checkout, heads
+
+    def run(self, kind: str, value: Any) -> str | None:
+        head = self.checkout.run(kind, value)
+        self.heads.append(head)
+        return head
+
+
+class StoredHeads:
+    """A stored probe's stand-in for its working copy: what HEAD resolved to after each repository step."""
+
+    def __init__(self, heads: list[str | None], key: str) -> None:
+        self._heads, self._key = iter(heads), key
+
+    def run(self, kind: str, value: Any) -> str | None:
+        head = next(self._heads, ...)
+        if head is ...:
+            raise LookupError(f"the result store's probe {self._key[:16]} holds fewer repository steps (a harness bug)")
+        return head
+
+
+def working_copy(runner: Runner, request: LifecycleOpen, make: Callable[[], Checkout]) -> Checkout | StoredHeads:
+    """Where a probe's side makes its repository steps: `make()`'s checkout, or none for a stored probe."""
+    return runner.working_copy(request, make) if isinstance(runner, ProbeReplay) else make()
+
+
+def for_probe(runner: Runner, scenario: Scenario, cache: Path, steps: list[dict[str, Any]]) -> Runner:
+    """The runner a lifecycle probe replays on: a ProbeReplay for a memoized reference, else `runner` itself.
+    `steps`: the probe's steps in the protocol's form (harness.lifecycle.wire_steps), part of its key."""
     if not isinstance(runner, MemoizedReference) or runner.identity() is None:
         return runner
-    from harness.lifecycle import wire_steps
     from harness.repo.build import materialize_repo
 
     try:
         checkout = materialize_repo(scenario, cache).root
     except Exception:  # the replay reports it
         return runner
-    return ProbeReplay(runner, wire_steps(scenario), checkout)
+    return ProbeReplay(runner, steps, checkout)
 
 
 def served_key(runner: Runner | None) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-FORMAT = 1  # bump when what is stored, or how a key is made, changes: the store then starts empty
+FORMAT = 2  # bump when what is stored, or how a key is made, changes: the store then starts empty
 MAX_SIZE_ENV = "LETTA_CONFORMANCE_STORE_MAX"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 STORE_DIR, STORE_FILE = "results", "store.sqlite"
