@@ -1,24 +1,25 @@
 """Running a matrix reference by reference: each worker takes one reference (a column of the matrix), starts
-its process once, sends it every case in batches, closes it, and takes the next.
+its process once, sends it every case in batches, closes it, and takes the next. A worker that finds every
+column started helps with the one that has the most batches left, in a process of its own (so the last
+column of a cold matrix, or the one newly pinned release of a warm one, runs on every core).
 
 Why not case by case (harness.schedule): there every worker holds a process of every reference, so a matrix
 of 35 releases at -j 2 keeps 70 bun processes alive and starts each release twice. Here `jobs` processes
-are alive at a time and each release starts once. Every case's repository is built once per run, before
-the first column, and each implementation's outcome is computed once per case and profile, whichever column
-asks first (the others wait for it); so is its side of a lifecycle probe, once per profile and what the
-reference handed it (the ids upstream chose: the same on every release that chooses alike). Results come
-back in the order `Session.run_case` gives them (cases in order, references in the session's order within a
-case), so the report is the same either way.
+are alive at a time and each release starts once (a column that is helped, once more per helper). Every
+case's repository is built once per run, before the first column, and each implementation's outcome is
+computed once per case and profile, whichever column asks first (the others wait for it); so is its side
+of a lifecycle probe, once per profile and what the reference handed it (the ids upstream chose: the same
+on every release that chooses alike). Results come back in the order `Session.run_case` gives them (cases
+in order, references in the session's order within a case), so the report is the same either way.
 """
 
 from __future__ import annotations
 
-import queue
+import collections
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
 
@@ -71,6 +72,37 @@ class SharedOutcomes(Shared):
         return self.get((impl, profile), partial(self._compute, impl, profile, slot=slot))
 
 
+class Column:
+    """One reference's work in a matrix: its cases in batches, taken by the workers that run it (the one that
+    started it, and any that have nothing else left and so help with the rest in a process of their own)."""
+
+    def __init__(self, position: int, ref: ReferenceUnderTest, batches: list[list[Scenario]]) -> None:
+        self.position, self.ref = position, ref
+        self._batches = collections.deque(batches)
+        self._pending = len(batches)
+        self._lock = threading.Lock()
+        self.started = False
+        self.done = threading.Event()
+        if not batches:
+            self.done.set()
+
+    def take(self) -> list[Scenario] | None:
+        with self._lock:
+            return self._batches.popleft() if self._batches else None
+
+    def finished(self) -> None:
+        """One batch taken earlier is done (its results are in)."""
+        with self._lock:
+            self._pending -= 1
+            if self._pending == 0:
+                self.done.set()
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._batches)
+
+
 def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseResult]:
     """Every scenario against every reference of the session, column by column, `session.jobs` at a time."""
     columns = session.references
@@ -86,17 +118,6 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
     for i, scenario in enumerate(scenarios):
         if scenario.expect or scenario.golden or i in nowhere:
             whole[i] = []  # golden, or applies to no reference: judged without columns (no reference runs)
-    slots: queue.SimpleQueue[int] = queue.SimpleQueue()
-    for slot in range(session.jobs):
-        slots.put(slot)
-
-    @contextmanager
-    def slot_held() -> Iterator[int]:
-        slot = slots.get()
-        try:
-            yield slot
-        finally:
-            slots.put(slot)
 
     def build(scenario: Scenario) -> None:
         try:
@@ -108,39 +129,48 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
     outcomes: dict[int, SharedOutcomes] = {}
     sides = {index[id(s)]: Shared() for s in scenarios if s.kind == "lifecycle"}  # the implementations' sides
     baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
-    done = {id(ref): threading.Event() for ref in columns}
-    by_spec = {ref.spec: ref for ref in columns if ref.spec is not None}
+    work: list[Column] = []
+    lock = threading.Lock()
 
-    def run_column(ref: ReferenceUnderTest) -> None:
-        if ref.is_variant and ref.spec is not None and ref.spec.baseline in by_spec:
-            done[id(by_spec[ref.spec.baseline])].wait()  # judged beside its baseline's answers
-        try:
-            with slot_held() as slot:
-                ref.runner.start()
-                work = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]
-                for start in range(0, len(work), BATCH):
-                    batch = work[start : start + BATCH]
-                    ref.runner.prefetch([requests[index[id(s)]] for s in batch if s.kind != "lifecycle"])
-                    for scenario in batch:
-                        i = index[id(scenario)]
-                        if scenario.kind == "lifecycle":
-                            if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
-                                cells[i][id(ref)] = session.run_lifecycle_case(
-                                    scenario, slot, refs=[ref], shared=sides[i]
-                                )
-                            continue
-                        cells[i][id(ref)] = session.compile_against(
-                            scenario,
-                            ref,
-                            requests[i],
-                            baselines[i],
-                            partial(outcomes[i].outcome_of, slot=slot),
-                            time.perf_counter(),
-                        )
+    def next_column() -> Column | None:
+        """A column no worker has started (in `profiles_spread` order), else the one with the most left to help."""
+        with lock:
+            for column in work:
+                if not column.started:
+                    column.started = True
+                    return column
+            helped = max(work, key=lambda c: c.remaining, default=None)
+            return helped if helped is not None and helped.remaining > 1 else None
+
+    def run_batch(ref: ReferenceUnderTest, position: int, batch: list[Scenario], slot: int) -> None:
+        ref.runner.prefetch([requests[index[id(s)]] for s in batch if s.kind != "lifecycle"])
+        for scenario in batch:
+            i = index[id(scenario)]
+            if scenario.kind == "lifecycle":
+                if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
+                    cells[i][position] = session.run_lifecycle_case(scenario, slot, refs=[ref], shared=sides[i])
+                continue
+            cells[i][position] = session.compile_against(
+                scenario, ref, requests[i], baselines[i], partial(outcomes[i].outcome_of, slot=slot),
+                time.perf_counter(),
+            )  # fmt: skip
+
+    def worker(slot: int) -> None:
+        while (column := next_column()) is not None:
+            ref = session.slot_references(slot)[column.position]  # this worker's own process of that reference
+            baseline = by_spec.get(ref.spec.baseline) if ref.is_variant and ref.spec is not None else None
+            if baseline is not None:
+                baseline.done.wait()  # judged beside its baseline's answers
+            ref.runner.start()
+            try:
+                while (batch := column.take()) is not None:
+                    try:
+                        run_batch(ref, column.position, batch, slot)
+                    finally:
+                        column.finished()
+            finally:
                 ref.runner.close()  # the next column's process takes its memory
                 prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
-        finally:
-            done[id(ref)].set()
 
     with ThreadPoolExecutor(max_workers=session.jobs, thread_name_prefix="conformance") as pool:
         list(pool.map(build, [s for s in compiled if index[id(s)] not in whole]))
@@ -149,8 +179,12 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
             if i in repos:
                 requests[i] = build_request(scenario, repos[i])
                 outcomes[i] = SharedOutcomes(partial(session.impl_compile, request=requests[i]))
-        futures = [pool.submit(run_column, ref) for ref in columns]
-        for future in futures:
+        positions = {id(ref): c for c, ref in enumerate(columns)}
+        for ref in profiles_spread(columns):
+            cases = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]
+            work.append(Column(positions[id(ref)], ref, [cases[b : b + BATCH] for b in range(0, len(cases), BATCH)]))
+        by_spec = {column.ref.spec: column for column in work if column.ref.spec is not None}
+        for future in [pool.submit(worker, slot) for slot in range(session.jobs)]:
             future.result()
     for i, scenario in enumerate(scenarios):
         if i in whole:  # golden, unbuilt or not applicable: no reference process starts for these
@@ -160,5 +194,18 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
         if i in whole:
             results += whole[i]
         else:
-            results += [result for ref in columns for result in cells[i].get(id(ref), [])]
+            results += [result for c in range(len(columns)) for result in cells[i].get(c, [])]
     return results
+
+
+def profiles_spread(columns: list[ReferenceUnderTest]) -> list[ReferenceUnderTest]:
+    """The order columns start in: the first column of each profile before any second one, so that workers
+    compute the implementations' outcomes for different profiles side by side (a column whose profile another
+    column is computing would wait for it); runtime variants last, after the baselines they wait for."""
+    seen: dict[str, int] = {}
+    rank = []
+    for ref in columns:
+        rank.append(seen.get(ref.profile, 0))
+        seen[ref.profile] = rank[-1] + (not ref.is_variant)
+    order = sorted(range(len(columns)), key=lambda c: (columns[c].is_variant, rank[c], c))
+    return [columns[c] for c in order]

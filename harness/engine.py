@@ -127,6 +127,10 @@ class Session:
                 self._slots.append(self._new_slot())
             return self._slots[index]
 
+    def slot_references(self, slot: int) -> list[ReferenceUnderTest]:
+        """The references of worker slot `slot`, in the session's order: each slot has its own processes."""
+        return self._slot(slot)
+
     def start(self, slot: int = 0) -> None:
         references = self._slot(slot)
         if slot not in self._started:

@@ -59,6 +59,7 @@ class GitObject:
 
 UNREAD = GitObject("", "", b"")  # `CommittedHead._answers`: cat-file exited on this object, so git show reads it
 USAGE_ERROR = 129  # git's exit code for an unknown option
+SHORT_WRITE = 4096  # bytes a pipe always takes without a reader (one page, its least capacity under Linux)
 _git_lacks_batch_command = False  # learnt once per process: git before 2.36
 
 
@@ -90,7 +91,8 @@ class CatFileBatch:
         """The object for each name as git answers it, None where git says `missing`.
 
         Requests are written from a thread so a long list cannot deadlock on full pipes, and
-        the caller can work on one answer while git looks up the next.
+        the caller can work on one answer while git looks up the next; a list of a few names
+        (under SHORT_WRITE bytes) is written at once, the pipe being empty between rounds.
         """
         assert self._proc.stdin is not None and self._proc.stdout is not None
         if self.command_mode:
@@ -106,8 +108,12 @@ class CatFileBatch:
             except (BrokenPipeError, ValueError):  # git exited, or close() closed the pipe
                 pass
 
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
+        # a pipe holds at least one page whatever git does, so a short request list cannot block: no thread
+        writer = threading.Thread(target=write, daemon=True) if len(payload) > SHORT_WRITE else None
+        if writer is None:
+            write()
+        else:
+            writer.start()
         out = self._proc.stdout
         for _ in names:
             header = out.readline()
@@ -123,7 +129,8 @@ class CatFileBatch:
             if out.read(1) != b"\n":  # the newline after the content; without it, git exited mid-object
                 raise OSError("git cat-file --batch ended inside an object")
             yield GitObject(parts[0].decode("ascii"), parts[1].decode("ascii"), content)
-        writer.join()
+        if writer is not None:
+            writer.join()
 
     def close(self) -> int:
         # stdout first: a writer still blocked on a full pipe is then freed by git's exit, not waited for

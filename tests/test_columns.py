@@ -5,6 +5,7 @@ implementation compiling once per case and profile."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,52 @@ def test_an_implementation_replays_a_probe_once_per_profile_and_handoff(tmp_path
         (r.reference, r.status, r.turns, r.reasons) for r in case_by_case
     ]
     assert {r.status for r in by_reference} == {"pass"}
+
+
+def test_columns_start_with_one_of_each_profile_and_variants_last() -> None:
+    """Workers then compute different profiles' port outcomes side by side, and no variant waits on an unstarted
+    baseline while holding a worker."""
+    from types import SimpleNamespace
+
+    from harness.columns import profiles_spread
+
+    profiles = ["A", "A", "B", "A", "C", "B"]
+    columns = [SimpleNamespace(name=f"c{i}", profile=p, is_variant=False) for i, p in enumerate(profiles)]
+    columns.insert(1, SimpleNamespace(name="variant", profile="A", is_variant=True))
+    order = [c.name for c in profiles_spread(columns)]  # type: ignore[arg-type]
+    assert order == ["c0", "c2", "c4", "c1", "c5", "c3", "variant"]
+
+
+def test_a_worker_with_nothing_left_helps_with_the_longest_column_in_a_process_of_its_own(
+    tmp_path, monkeypatch
+) -> None:
+    """One newly pinned release is the whole of a warm matrix's work: both workers take its batches, each
+    with its own process, and the results are a case-by-case run's."""
+    monkeypatch.setattr("harness.columns.BATCH", 2)
+    files = 'repo:\n  commits:\n    - files:\n        system/a.md: "{text}\\n"\n'
+    scenarios = [write_case(tmp_path, f"case-{n}", files.format(text=n)) for n in range(8)]
+    spec = ReferenceSpec.parse("npm:0.34.12")
+    made: list[CountingEcho] = []
+    compiled_by: list[str] = []  # which runner object answered
+
+    class Recording(CountingEcho):
+        def compile(self, request: CompileRequest) -> Outcome:
+            with LOCK:
+                compiled_by.append(str(id(self)))
+            time.sleep(0.05)  # long enough that the second worker finds batches left
+            return super().compile(request)
+
+    def factory(spec: ReferenceSpec, cache: Path) -> Runner:
+        made.append(Recording("letta-code@0.34.12", "0.34.12"))
+        return made[-1]
+
+    runs = []
+    for by_reference in (False, True):
+        made.clear()
+        compiled_by.clear()
+        with Session([spec], cache=tmp_path / "cache", jobs=2, memoize=False, runner_factory=factory) as session:
+            runs.append(run_by_reference(session, scenarios) if by_reference else session.run(scenarios))
+    case_by_case, by_reference = runs
+    assert shape(by_reference) == shape(case_by_case)
+    assert len(made) == 2 and [runner.starts for runner in made] == [1, 1]  # one process per worker
+    assert len(set(compiled_by)) == 2 and len(compiled_by) == 8  # both answered, each case once

@@ -59,6 +59,9 @@ class MemoizedReference(Runner):
         self._identity: str | None = None
         self._identified = False
         self._started = False
+        # by the request object (never by equality: 7 == 7.0, two keys): its key, and what a prefetch read
+        self._keys: dict[int, tuple[CompileRequest, str | None]] = {}
+        self._held: dict[int, tuple[CompileRequest, Any]] = {}
 
     def identity(self) -> str | None:
         """The digest of reference_identity, or None: this reference is not memoized (its requests pass through)."""
@@ -102,11 +105,22 @@ class MemoizedReference(Runner):
             canonical({"op": "compile", "reference": identity, "request": sent, "repository": repository})
         )
 
+    def _key_of(self, request: CompileRequest) -> str | None:
+        """`compile_key`, once per request object (a matrix sends each one to prefetch, then to compile)."""
+        known = self._keys.get(id(request))
+        if known is not None and known[0] is request:
+            return known[1]
+        if len(self._keys) > 4096:  # a long session (the fuzzer) sends requests once each
+            self._keys.clear()
+        key = self._keys.setdefault(id(request), (request, self.compile_key(request)))[1]
+        return key
+
     def stored(self, request: CompileRequest) -> Outcome | None:
         """The stored outcome of this request, marked with its key, or None (a miss, or not memoized)."""
         started = time.perf_counter()
-        key = self.compile_key(request)
-        data = self.store.get(key) if key else None
+        key = self._key_of(request)
+        held = self._held.pop(id(request), None)
+        data = held[1] if held is not None and held[0] is request else self.store.get(key) if key else None
         if key is None or data is None:
             return None
         try:
@@ -120,13 +134,22 @@ class MemoizedReference(Runner):
         if found is not None:
             return found
         outcome = self.live().compile(request)
-        key = self.compile_key(request)
+        key = self._key_of(request)
         if key and storable(outcome):
             self.store.put(key, "compile", self.name, encode_outcome(outcome))
         return outcome
 
     def prefetch(self, requests: list[CompileRequest]) -> None:
-        missing = [r for r in requests if not ((key := self.compile_key(r)) and self.store.contains(key))]
+        """Read what the store holds for `requests` (compile takes it from here), and send the reference the rest."""
+        self._held.clear()  # what an earlier batch read and nobody asked for
+        missing = []
+        for request in requests:
+            key = self._key_of(request)
+            data = self.store.get(key) if key else None
+            if data is None:
+                missing.append(request)
+            else:
+                self._held[id(request)] = (request, data)
         if missing:
             self.live().prefetch(missing)
 
