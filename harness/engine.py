@@ -333,11 +333,11 @@ class Session:
             if not targets:
                 return self.not_applicable(scenario, self._slot(slot))
         results = []
+        steps = lifecycle.wire_steps(scenario)
         for label, profile, reference in targets:
             for impl in self.implementations:
                 started = time.perf_counter()
                 runner = self.impl(impl, profile, slot)
-                steps = lifecycle.wire_steps(scenario)
                 probe = None if reference is None else result_store.for_probe(reference, scenario, self.cache, steps)
                 try:
                     share = None if shared is None else shared.under((impl, profile))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import FieldDiff, LifecycleOpen, Outcome, Replay, Scenario, StepRow
-from harness.repo.build import materialize_repo
+from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.checkout import REPOSITORY_STEPS, Checkout
 from harness.repo.gitenv import isolated_env
 from harness.runners import result_store
@@ -161,9 +161,20 @@ class SideRun:
 
     def handoff(self) -> tuple[Any, ...]:
         """What a side led by this one is given: every other input is the probe's and the profile's."""
-        chosen = tuple(_with_chosen_id({"kind": "agent_free_conversation"}, r).get("conversationId")
-                       for r in self.records)  # fmt: skip
-        return repr(sorted(self.opened.items())), chosen, self.stop
+        return repr(sorted(self.opened.items())), tuple(map(_chosen_conversation, self.records)), self.stop
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What both sides of one replay share: the case, its steps in the protocol's form, its repository as built,
+    where the working copies go, and the profile."""
+
+    scenario: Scenario
+    steps: list[dict[str, Any]]
+    materialized: MaterializedRepo
+    work_root: Path
+    cache: Path
+    profile: str | None
 
 
 def replay(
@@ -181,51 +192,42 @@ def replay(
 
     `share(key, run)`, when given, returns the implementation's side for `key` (the reference's handoff), running
     it with `run()` only the first time: references that hand the implementation the same ids share one run."""
-    lead = run_side(scenario, reference, "reference", 0, work_root, cache, profile) if reference else None
+    probe = Probe(scenario, wire_steps(scenario), materialize_repo(scenario, cache), work_root, cache, profile)
+    lead = run_side(probe, reference, "reference", 0) if reference is not None else None
     number = 0 if lead is None else 1  # copy-0, copy-1: paths of one length (their length can matter to git)
 
     def own() -> SideRun:
-        return run_side(scenario, impl, "impl", number, work_root, cache, profile, lead)
+        return run_side(probe, impl, "impl", number, lead)
 
-    return combine(scenario, lead, own() if share is None else share(lead.handoff() if lead else (), own), impl_label)
+    return combine(probe, lead, own() if share is None else share(lead.handoff() if lead else (), own), impl_label)
 
 
-def run_side(
-    scenario: Scenario,
-    runner: Runner,
-    side: str,
-    number: int,
-    work_root: Path,
-    cache: Path,
-    profile: str | None,
-    lead: SideRun | None = None,
-) -> SideRun:
+def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: SideRun | None = None) -> SideRun:
     """One side of a probe: a working copy of the case's repository, the open and the steps (up to where
     `lead` stopped), each step's observations; the runner's session is closed and the copy removed after."""
     if lead is not None and lead.stop == 0:
         return SideRun()  # the lead could not open: this side is never asked
     run = SideRun()
-    work_root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=work_root))
+    probe.work_root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=probe.work_root))
     run.work = str(work)
+    materialized, scenario = probe.materialized, probe.scenario
+    copy = work / f"copy-{number}"
+    request = LifecycleOpen(
+        memory_dir=copy / materialized.memory_dir.relative_to(materialized.root),
+        storage_dir=work / f"storage-{side}", system=scenario.inputs["system"], now=scenario.inputs["now"],
+        model=scenario.model, delivery=scenario.delivery, profile=probe.profile,
+    )  # fmt: skip
+    if lead is not None and lead.opened:
+        request = _with_ids(request, lead.opened)
+
+    def make_copy() -> Checkout:
+        shutil.copytree(materialized.root, copy, symlinks=True)
+        return Checkout(copy / "memory", scenario, isolated_env(probe.cache / "home", ceiling=probe.cache / "repos"))
+
     try:
-        materialized = materialize_repo(scenario, cache)
-        copy = work / f"copy-{number}"
-        inputs = scenario.inputs
-        request = LifecycleOpen(
-            memory_dir=copy / materialized.memory_dir.relative_to(materialized.root),
-            storage_dir=work / f"storage-{side}", system=inputs["system"], now=inputs["now"],
-            model=scenario.model, delivery=scenario.delivery, profile=profile,
-        )  # fmt: skip
-        if lead is not None and lead.opened:
-            request = _with_ids(request, lead.opened)
-
-        def make_copy() -> Checkout:
-            shutil.copytree(materialized.root, copy, symlinks=True)
-            return Checkout(copy / "memory", scenario, isolated_env(cache / "home", ceiling=cache / "repos"))
-
         checkout = result_store.working_copy(runner, request, make_copy)  # none for a probe the store answers
-        _run_steps(scenario, runner, run, checkout, request, lead)
+        _run_steps(probe, runner, run, checkout, request, lead)
     except Exception as error:  # reported as the replay's error, where the interleaved replay would raise it
         run.raised = (len(run.observations), error)
     finally:
@@ -234,9 +236,9 @@ def run_side(
     return run
 
 
-def _run_steps(scenario: Scenario, runner: Runner, run: SideRun, checkout: Checkout | result_store.StoredHeads,
+def _run_steps(probe: Probe, runner: Runner, run: SideRun, checkout: result_store.RepositorySteps,
                request: LifecycleOpen, lead: SideRun | None) -> None:  # fmt: skip
-    facts: dict[str, str] = dict(scenario.facts)
+    facts: dict[str, str] = dict(probe.scenario.facts)
     outcome = runner.lifecycle_open(request)
     if outcome.status != "ok":
         run.broken = (0, outcome)
@@ -245,9 +247,8 @@ def _run_steps(scenario: Scenario, runner: Runner, run: SideRun, checkout: Check
     run.opened = record.get("opened") or {}
     run.observations.append(observe(record, facts, None))
     previous: str | None = None
-    steps = wire_steps(scenario)
-    limit = len(steps) if lead is None or lead.stop is None else lead.stop - 1
-    for index, step in enumerate(steps[:limit], start=1):
+    limit = len(probe.steps) if lead is None or lead.stop is None else lead.stop - 1
+    for index, step in enumerate(probe.steps[:limit], start=1):
         if step["kind"] in REPOSITORY_STEPS:  # the harness's own, the same in every side's checkout
             run.observations.append({"head": checkout.run(step["kind"], step[step["kind"]])})
             run.records.append(None)
@@ -269,13 +270,13 @@ def _run_steps(scenario: Scenario, runner: Runner, run: SideRun, checkout: Check
             previous = executed.get("systemPrompt")
 
 
-def combine(scenario: Scenario, lead: SideRun | None, own: SideRun, impl_label: str) -> Replay:
+def combine(probe: Probe, lead: SideRun | None, own: SideRun, impl_label: str) -> Replay:
     """The two sides' runs as one replay, step by step, the reference's side first at each step: where
     either stopped, the replay stops as if the sides had been run turn by turn together."""
     sides = ([("reference", lead)] if lead is not None else []) + [("impl", own)]
     works = [run.work for _, run in sides if run.work]
     try:
-        result = _combined(scenario, sides, impl_label)
+        result = _combined(probe.steps, sides, impl_label)
     except Exception as error:  # the case is an error; the run goes on
         result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
     for work in works if result.error else []:  # the same text on every run: no temporary directory names
@@ -284,11 +285,10 @@ def combine(scenario: Scenario, lead: SideRun | None, own: SideRun, impl_label: 
     return result
 
 
-def _combined(scenario: Scenario, sides: list[tuple[str, SideRun]], impl_label: str) -> Replay:
+def _combined(steps: list[dict[str, Any]], sides: list[tuple[str, SideRun]], impl_label: str) -> Replay:
     rows = [StepRow(0, "open")]
     text_diffs: list[FieldDiff] = []
     thrown: list[str] = []
-    steps = wire_steps(scenario)
     turn = 0
     for index in range(len(steps) + 1):
         step = steps[index - 1] if index else None
@@ -315,9 +315,14 @@ def _combined(scenario: Scenario, sides: list[tuple[str, SideRun]], impl_label: 
     return Replay(rows, text_diffs, thrown=thrown)
 
 
+def _chosen_conversation(record: dict[str, Any] | None) -> str | None:
+    """The id of the agent-free conversation a step's record says its side opened, if any."""
+    return ((record or {}).get("agentFree") or {}).get("conversationId")
+
+
 def _with_chosen_id(step: dict[str, Any], reference: dict[str, Any] | None) -> dict[str, Any]:
     """An agent-free conversation's id is `local-conv-<randomUUID()>`: the reference chooses it, the others take it."""
-    chosen = ((reference or {}).get("agentFree") or {}).get("conversationId")
+    chosen = _chosen_conversation(reference)
     return {**step, "conversationId": chosen} if step["kind"] == "agent_free_conversation" and chosen else step
 
 

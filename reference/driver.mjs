@@ -229,64 +229,61 @@ function need(name) {
 // each own property's attributes and value (an object by identity): a property added, removed,
 // replaced or reconfigured anywhere there changes it. About a millisecond per answer.
 const WATCHED = [Object.prototype, Number.prototype, Function.prototype, Array.prototype, String.prototype];
-function prototypeSnapshot() {
-  const ids = new Map();
-  const queue = [];
-  const ref = (value) => {
-    if ((typeof value === "object" && value !== null) || typeof value === "function") {
-      if (!ids.has(value)) {
-        ids.set(value, ids.size);
-        queue.push(value);
-      }
-      return `#${ids.get(value)}`;
+// The Reflect functions are taken now, before upstream code runs.
+const { ownKeys, getOwnPropertyDescriptor, defineProperty, deleteProperty } = Reflect;
+const { getPrototypeOf, setPrototypeOf, isExtensible } = Reflect;
+const isObject = (value) => (typeof value === "object" && value !== null) || typeof value === "function";
+
+// The watched objects in the order of a walk from WATCHED (through prototypes and property values), each
+// with its prototype, extensibility and own property descriptors (values by identity).
+function watchedState() {
+  const seen = new Set(WATCHED);
+  const queue = [...WATCHED];
+  const state = [];
+  const visit = (value) => {
+    if (isObject(value) && !seen.has(value)) {
+      seen.add(value);
+      queue.push(value);
     }
+  };
+  for (let i = 0; i < queue.length; i++) {
+    const target = queue[i];
+    const properties = ownKeys(target).map((key) => [key, getOwnPropertyDescriptor(target, key)]);
+    state.push({ target, prototype: getPrototypeOf(target), extensible: isExtensible(target), properties });
+    visit(getPrototypeOf(target));
+    for (const [, d] of properties) ("value" in d ? [d.value] : [d.get, d.set]).forEach(visit);
+  }
+  return state;
+}
+
+// That state as text, objects numbered in walk order: a property added, removed, replaced or reconfigured
+// anywhere there changes it.
+function prototypeSnapshot() {
+  const state = watchedState();
+  const ids = new Map(state.map(({ target }, i) => [target, i]));
+  const ref = (value) => {
+    if (isObject(value)) return `#${ids.get(value)}`;
     if (typeof value === "string") return JSON.stringify(value);
     return Object.is(value, -0) ? "-0" : String(value);
   };
-  WATCHED.forEach(ref);
   const parts = [];
-  for (let i = 0; i < queue.length; i++) {
-    const target = queue[i];
-    parts.push(`${ref(target)}:${ref(Object.getPrototypeOf(target))}${Object.isExtensible(target) ? "" : "!"}`);
-    for (const key of Reflect.ownKeys(target)) {
-      const d = Object.getOwnPropertyDescriptor(target, key);
+  for (const { target, prototype, extensible, properties } of state) {
+    parts.push(`${ref(target)}:${ref(prototype)}${extensible ? "" : "!"}`);
+    for (const [key, d] of properties) {
       const flags = `${d.enumerable ? "e" : ""}${d.configurable ? "c" : ""}${d.writable ? "w" : ""}`;
       parts.push(`${String(key)}/${flags}=${"value" in d ? ref(d.value) : `${ref(d.get)}/${ref(d.set)}`}`);
     }
   }
   return parts.join(",");
 }
+const cleanState = watchedState();
 const cleanSnapshot = prototypeSnapshot();
 
 // Restoring a polluted runtime in place, so that a polluting case costs no restart: every watched
 // object's prototype and own properties as they were at start (descriptors hold the same values, so
-// identities are kept). The Reflect functions are taken now, before upstream code runs. A change that
-// cannot be undone (an object made non-extensible, a property made non-configurable) fails the
-// restore, and the driver exits as before; the snapshot taken again decides, never the restore's own
-// account of itself.
-const { ownKeys, getOwnPropertyDescriptor, defineProperty, deleteProperty, getPrototypeOf, setPrototypeOf } =
-  Reflect;
-function watchedState() {
-  const seen = new Set();
-  const queue = [...WATCHED];
-  const state = [];
-  const visit = (value) => {
-    if (((typeof value === "object" && value !== null) || typeof value === "function") && !seen.has(value)) {
-      seen.add(value);
-      queue.push(value);
-    }
-  };
-  WATCHED.forEach((target) => seen.add(target));
-  for (let i = 0; i < queue.length; i++) {
-    const target = queue[i];
-    const properties = ownKeys(target).map((key) => [key, getOwnPropertyDescriptor(target, key)]);
-    state.push({ target, prototype: getPrototypeOf(target), properties });
-    visit(getPrototypeOf(target));
-    for (const [, d] of properties) ("value" in d ? [d.value] : [d.get, d.set]).forEach(visit);
-  }
-  return state;
-}
-const cleanState = watchedState();
+// identities are kept). A change that cannot be undone (an object made non-extensible, a property made
+// non-configurable) fails the restore, and the driver exits as before; the snapshot taken again decides,
+// never the restore's own account of itself.
 function restoreWatched() {
   for (const { target, prototype, properties } of cleanState) {
     const kept = new Set(properties.map(([key]) => key));

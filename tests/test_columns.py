@@ -5,7 +5,6 @@ implementation compiling once per case and profile."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -30,23 +29,24 @@ class CountingEcho(Runner):
 
     def __init__(self, name: str, version: str) -> None:
         self.name, self.version = name, version
+        self.alive_key = name  # what ALIVE holds while it is started (two processes of one release: two keys)
         self.starts = 0
 
     def start(self) -> None:
         self.starts += 1
         with LOCK:
-            ALIVE.add(self.name)
+            ALIVE.add(self.alive_key)
             PEAK[0] = max(PEAK[0], len(ALIVE))
 
     def compile(self, request: CompileRequest) -> Outcome:
         from harness.runners.python_port import PythonPortRunner
 
-        assert self.name in ALIVE, "compile on a reference that is not started"
+        assert self.alive_key in ALIVE, "compile on a reference that is not started"
         return PythonPortRunner(profile_for_release(self.version)).compile(request)
 
     def close(self) -> None:
         with LOCK:
-            ALIVE.discard(self.name)
+            ALIVE.discard(self.alive_key)
 
 
 def write_case(root: Path, name: str, body: str) -> Scenario:
@@ -214,21 +214,31 @@ def test_a_worker_with_nothing_left_helps_with_the_longest_column_in_a_process_o
     made: list[CountingEcho] = []
     compiled_by: list[str] = []  # which runner object answered
 
+    helper_started = threading.Event()
+
     class Recording(CountingEcho):
+        def start(self) -> None:
+            super().start()
+            if self is not made[0]:
+                helper_started.set()
+
         def compile(self, request: CompileRequest) -> Outcome:
             with LOCK:
                 compiled_by.append(str(id(self)))
-            time.sleep(0.05)  # long enough that the second worker finds batches left
+            if self is made[0]:  # the first worker holds its first batch until the helper has joined
+                helper_started.wait(timeout=10)
             return super().compile(request)
 
     def factory(spec: ReferenceSpec, cache: Path) -> Runner:
         made.append(Recording("letta-code@0.34.12", "0.34.12"))
+        made[-1].alive_key = f"process {len(made)}"
         return made[-1]
 
     runs = []
     for by_reference in (False, True):
         made.clear()
         compiled_by.clear()
+        helper_started.clear()
         with Session([spec], cache=tmp_path / "cache", jobs=2, memoize=False, runner_factory=factory) as session:
             runs.append(run_by_reference(session, scenarios) if by_reference else session.run(scenarios))
     case_by_case, by_reference = runs

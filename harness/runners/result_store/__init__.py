@@ -33,7 +33,7 @@ from harness.runners.result_store.key import reference_identity, repository_root
 from harness.runners.result_store.memoized import (
     MemoizedReference,
     ProbeReplay,
-    StoredHeads,
+    RepositorySteps,
     encode_outcome,
     for_probe,
     memoized,
@@ -52,7 +52,7 @@ def memoizing() -> bool:
 
 
 __all__ = [
-    "NO_CACHE_ENV", "MemoizedReference", "ProbeReplay", "ResultStore", "StoredHeads", "encode_outcome", "for_probe",
+    "NO_CACHE_ENV", "MemoizedReference", "ProbeReplay", "RepositorySteps", "ResultStore", "encode_outcome", "for_probe",
     "memoized", "memoizing", "open_store", "parse_size", "reference_identity", "repository_root", "served_key",
     "storable", "store_path", "tree_digest", "working_copy",
 ]  # fmt: skip

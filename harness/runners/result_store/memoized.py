@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.model import CompileRequest, LifecycleOpen, Outcome, Scenario
 from harness.repo.checkout import REPOSITORY_STEPS, Checkout
@@ -238,10 +238,10 @@ class ProbeReplay(Runner):
         self._opened = self._templated(request.to_wire(""))
         self._key = self._probe_key(self._opened)
         stored = self.owner.store.get(self._key) if self._key is not None else None
-        if isinstance(stored, dict) and stored.get("answers") and isinstance(stored.get("heads"), list):
+        if self._key and isinstance(stored, dict) and stored.get("answers") and isinstance(stored.get("heads"), list):
             self._stored, self._stored_heads, self.cached = stored["answers"], stored["heads"], self._key
 
-    def working_copy(self, request: LifecycleOpen, make: Callable[[], Checkout]) -> Checkout | StoredHeads:
+    def working_copy(self, request: LifecycleOpen, make: Callable[[], Checkout]) -> RepositorySteps:
         """The probe's working copy for `request`: none when the store answers it whole (the stored heads stand
         in), else `make()`'s, whose heads are recorded with the probe."""
         self._look_up(request)
@@ -310,6 +310,12 @@ class ProbeReplay(Runner):
         return self.owner.compile(request)
 
 
+class RepositorySteps(Protocol):
+    """Where a probe's side makes the harness's repository steps: what HEAD resolves to after each one."""
+
+    def run(self, kind: str, value: Any) -> str | None: ...
+
+
 class RecordingCheckout:
     """A live probe's working copy: each repository step's HEAD is also kept for the stored probe."""
 
@@ -335,7 +341,7 @@ class StoredHeads:
         return head
 
 
-def working_copy(runner: Runner, request: LifecycleOpen, make: Callable[[], Checkout]) -> Checkout | StoredHeads:
+def working_copy(runner: Runner, request: LifecycleOpen, make: Callable[[], Checkout]) -> RepositorySteps:
     """Where a probe's side makes its repository steps: `make()`'s checkout, or none for a stored probe."""
     return runner.working_copy(request, make) if isinstance(runner, ProbeReplay) else make()
 
