@@ -28,11 +28,13 @@ from harness.model import CaseResult, CompileRequest, Outcome, Scenario
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec
+from harness.runners.port_pool import PortPool
 from harness.runners.references import ReferenceUnderTest, applies
 from harness.runners.transpiler_cache import prune_transpiler_cache
 
 T = TypeVar("T")
 BATCH = 25  # requests sent ahead to a reference; a polluting answer ends the driver and costs the rest of its batch
+AHEAD = 100  # port compiles below which worker processes (a spawn and an import each) are not worth starting
 
 
 class Shared:
@@ -172,13 +174,23 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
                 ref.runner.close()  # the next column's process takes its memory
                 prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
 
-    with ThreadPoolExecutor(max_workers=session.jobs, thread_name_prefix="conformance") as pool:
+    ahead = PortPool(session.jobs, session.git_env)
+
+    def impl_outcome(i: int, impl: ImplSpec, profile: str, slot: int) -> Outcome:
+        found = ahead.outcome((i, impl, profile))
+        if found is None:
+            return session.impl_compile(impl, profile, requests[i], slot)
+        session.impl(impl, profile, slot)  # the report describes the implementation as when it compiles here
+        return found
+
+    with ThreadPoolExecutor(max_workers=session.jobs, thread_name_prefix="conformance") as pool, ahead:
         list(pool.map(build, [s for s in compiled if index[id(s)] not in whole]))
         for scenario in compiled:
             i = index[id(scenario)]
             if i in repos:
                 requests[i] = build_request(scenario, repos[i])
-                outcomes[i] = SharedOutcomes(partial(session.impl_compile, request=requests[i]))
+                outcomes[i] = SharedOutcomes(partial(impl_outcome, i))
+        ahead.submit(port_compiles(session, columns, scenarios, requests, index))
         positions = {id(ref): c for c, ref in enumerate(columns)}
         for ref in profiles_spread(columns):
             cases = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]
@@ -196,6 +208,24 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
         else:
             results += [result for c in range(len(columns)) for result in cells[i].get(c, [])]
     return results
+
+
+def port_compiles(
+    session: Session, columns: list[ReferenceUnderTest], scenarios: list[Scenario],
+    requests: dict[int, CompileRequest], index: dict[int, int],
+) -> list[tuple[Hashable, str, CompileRequest]]:  # fmt: skip
+    """The in-process port's compiles a matrix needs, as PortPool work: each compile case under each profile
+    of a column it applies to, in the order the columns ask (cases in order, profiles as they start); none
+    when they are too few to be worth worker processes."""
+    ports = [impl for impl in session.implementations if session.compiles_in_process(impl)]
+    profiles = list(dict.fromkeys(ref.profile for ref in profiles_spread(columns)))
+    work: list[tuple[Hashable, str, CompileRequest]] = []
+    for scenario in scenarios:
+        i = index[id(scenario)]
+        if i in requests:
+            applicable = {ref.profile for ref in columns if applies(scenario, ref)}
+            work += [((i, impl, p), p, requests[i]) for p in profiles if p in applicable for impl in ports]
+    return work if len(work) >= AHEAD else []
 
 
 def profiles_spread(columns: list[ReferenceUnderTest]) -> list[ReferenceUnderTest]:

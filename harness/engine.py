@@ -150,6 +150,10 @@ class Session:
                 runner.start()
             return runner
 
+    def compiles_in_process(self, impl: ImplSpec) -> bool:
+        """Whether `impl` is the port run in this process (so worker processes can compile for it: port_pool)."""
+        return impl.kind == "python" and self._impl_factory is make_runner
+
     def port(self, profile: str, slot: int = 0) -> Runner:
         """The first implementation under test under `profile` (`diff-repo`, `show` and the tools use one)."""
         return self.impl(self.implementations[0], profile, slot)
@@ -163,9 +167,8 @@ class Session:
         described = []
         for spec in self.implementations:
             for profile in sorted({p for (_, s, p) in self._impls if s == spec}):
-                runners = [
-                    r for (_, s, p), r in sorted(self._impls.items(), key=_slot_order) if (s, p) == (spec, profile)
-                ]
+                by_slot = sorted(self._impls.items(), key=lambda item: item[0][0])
+                runners = [r for (_, s, p), r in by_slot if (s, p) == (spec, profile)]
                 entry = {"implementation": spec.label, **self._described(runners)}
                 described.append({**entry, "profile": profile} if profile else entry)
         return described
@@ -393,8 +396,3 @@ def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str,
     if reference is not None:
         return reference.record
     return {"coreMemory": (scenario.expect or {}).get("coreMemory")}
-
-
-def _slot_order(item: tuple[tuple[int, ImplSpec, str], Runner]) -> tuple[int, str, str]:
-    (slot, spec, profile), _ = item
-    return slot, spec.label, profile

@@ -245,3 +245,40 @@ def test_a_worker_with_nothing_left_helps_with_the_longest_column_in_a_process_o
     assert shape(by_reference) == shape(case_by_case)
     assert len(made) == 2 and [runner.starts for runner in made] == [1, 1]  # one process per worker
     assert len(set(compiled_by)) == 2 and len(compiled_by) == 8  # both answered, each case once
+
+
+def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_process(
+    tmp_path, scenarios, monkeypatch
+) -> None:
+    from harness import columns
+    from harness.runners.port_pool import PortPool
+
+    served: list[object] = []
+    outcome = PortPool.outcome
+
+    def spied(self: PortPool, key: object) -> Outcome | None:
+        found = outcome(self, key)
+        served.append(found is not None)
+        return found
+
+    monkeypatch.setattr(PortPool, "outcome", spied)
+    runs = []
+    for ahead in (10**9, 1):  # never worth worker processes; always
+        monkeypatch.setattr(columns, "AHEAD", ahead)
+        specs = [ReferenceSpec.parse(f"npm:{v}") for v in VERSIONS]
+        made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
+        with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
+                     runner_factory=lambda spec, cache, made=made: made[spec.value]) as session:  # fmt: skip
+            runs.append(run_by_reference(session, scenarios))
+            described = session.describe_implementations()
+        runs[-1].append(described)  # type: ignore[arg-type]
+    in_process, ahead_made = runs
+    assert served.count(True) == 2 * 4 + 1 and served.count(False) == 2 * 4 + 1  # the second run's, the first's
+    assert in_process[-1] == ahead_made[-1]  # the report describes the port alike
+    for one, other in zip(in_process[:-1], ahead_made[:-1], strict=True):
+        assert (one.case_id, one.reference, one.status, one.reasons) == (
+            other.case_id, other.reference, other.status, other.reasons)  # fmt: skip
+        if one.case_id != "nowhere":
+            assert one.impl_outcome is not None and other.impl_outcome is not None
+            assert (one.impl_outcome.status, one.impl_outcome.record) == (
+                other.impl_outcome.status, other.impl_outcome.record)  # fmt: skip

@@ -73,6 +73,18 @@ def test_a_value_is_read_back_and_eviction_drops_the_least_recently_used(tmp_pat
     store.close()
 
 
+def test_equal_values_are_decoded_once_and_a_value_that_does_not_decode_is_a_miss(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "s.sqlite")
+    store.put("0.32.18", "compile", "a", {"record": {"coreMemory": "same"}})
+    store.put("0.34.12", "compile", "b", {"record": {"coreMemory": "same"}})
+    store.put("other", "compile", "b", {"record": {"coreMemory": "other"}})
+    assert store.get("0.32.18") is store.get("0.34.12")  # one decoded value, shared by the reads
+    assert store.get("other") == {"record": {"coreMemory": "other"}}
+    store._db.execute("UPDATE results SET value = ? WHERE key = 'other'", (b"not zlib",))
+    assert store.get("other") is None and not store.contains("other")  # dropped
+    store.close()
+
+
 def test_forgetting_a_reference_drops_only_its_outcomes(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "s.sqlite", max_bytes=1 << 30)
     store.put("a", "compile", "pypi:0.34.12", {"v": 1})

@@ -54,7 +54,15 @@ class _KeyProblem(yaml.YAMLError):
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses keys that are not strings (`123:`, `on:`) and keys given twice."""
+    """SafeLoader that refuses keys that are not strings (`123:`, `on:`) and keys given twice, and notes the
+    first alias it composes (so one parse gives the node tree, the data and the alias to refuse)."""
+
+    first_alias: yaml.AliasEvent | None = None
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.first_alias is None and self.check_event(yaml.AliasEvent):  # type: ignore[no-untyped-call]
+            self.first_alias = self.peek_event()  # type: ignore[no-untyped-call]
+        return super().compose_node(parent, index)  # type: ignore[no-untyped-call, no-any-return]
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -104,15 +112,18 @@ def read_utf8(path: Path) -> str:
 def parse_strict(text: str, path: Path, what: str = "scenarios") -> tuple[yaml.Node | None, Any]:
     """YAML text as (its node tree, for lines; its data), refusing aliases, duplicate keys and keys that are
     not text, each refusal a ScenarioError with the line; `what` names the kind of file in the message."""
+    loader = _StrictLoader(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.load(text, Loader=_StrictLoader)
+        root = loader.get_single_node()  # type: ignore[no-untyped-call]
+        data = loader.construct_document(root) if root is not None else None  # type: ignore[no-untyped-call]
     except _KeyProblem as problem:
         raise ScenarioError(path, problem.line, problem.message) from None
     except yaml.YAMLError as error:
         plain = plain_yaml_error(error)
         raise ScenarioError(path, plain.line, f"invalid YAML: {plain.message}") from None
-    alias = next((e for e in yaml.parse(text, Loader=yaml.SafeLoader) if isinstance(e, yaml.AliasEvent)), None)
+    finally:
+        loader.dispose()  # type: ignore[no-untyped-call]
+    alias = loader.first_alias
     if alias is not None:
         raise ScenarioError(
             path,

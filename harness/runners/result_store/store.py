@@ -21,6 +21,7 @@ FORMAT = 2  # bump when what is stored, or how a key is made, changes: the store
 MAX_SIZE_ENV = "LETTA_CONFORMANCE_STORE_MAX"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 STORE_DIR, STORE_FILE = "results", "store.sqlite"
+DECODED = 4096  # distinct values kept decoded (a matrix reads about 850; a value is a few kilobytes)
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
@@ -107,22 +108,31 @@ class ResultStore:
                 self._clear()
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (str(FORMAT),))
         self._touched: dict[str, float] = {}
+        self._decoded: dict[bytes, Any] = {}  # compressed value -> decoded, shared by the reads of equal values
         self._puts = 0
         self.failed = False  # an operation failed (and said so once)
 
     # results
     @_tolerant(None)
     def get(self, key: str) -> Any | None:
-        """The value stored under `key` (JSON), or None; a value that no longer decodes is dropped (a miss)."""
+        """The value stored under `key` (JSON), or None; a value that no longer decodes is dropped (a miss).
+
+        Values with the same bytes are decoded once and shared (many releases give a case the same answer:
+        a matrix reads 14,000 values, 850 distinct): treat a value as read-only."""
         with self._lock:
             row = self._db.execute("SELECT value FROM results WHERE key = ?", (key,)).fetchone()
             if row is None:
                 return None
-            try:
-                value = json.loads(zlib.decompress(row[0]))
-            except (zlib.error, ValueError):
-                self._db.execute("DELETE FROM results WHERE key = ?", (key,))
-                return None
+            value = self._decoded.get(row[0])
+            if value is None:
+                try:
+                    value = json.loads(zlib.decompress(row[0]))
+                except (zlib.error, ValueError):
+                    self._db.execute("DELETE FROM results WHERE key = ?", (key,))
+                    return None
+                if len(self._decoded) >= DECODED:
+                    self._decoded.clear()
+                self._decoded[row[0]] = value
             self._touched[key] = time.time()
             if len(self._touched) >= 512:
                 self._flush_touched()

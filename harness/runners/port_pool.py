@@ -1,0 +1,92 @@
+"""The in-process port's compiles of a matrix, computed ahead in worker processes (`PortPool`).
+
+Why: once the references answer from the result store, a matrix is mostly the port's own work (each compile
+case under each profile), and the session's worker threads share one interpreter lock. `jobs` processes
+compile on every core while the columns read the store and judge. Each process answers with the same runner
+the session would use (harness.runners.python_port, one per profile), so an outcome is the one computed in
+the session; only its elapsed time differs. A pool that cannot start or breaks leaves each compile to the
+session (`outcome` returns None), so a run never depends on it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+from collections.abc import Hashable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import replace
+
+from harness.model import CompileRequest, Outcome
+from harness.runners.base import Runner
+
+_RUNNERS: dict[str, Runner] = {}  # in each worker process: the port under each profile
+_GIT_ENV: dict[str, str] = {}
+
+
+def _start_worker(git_env: dict[str, str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the session's to handle (it shuts the pool down)
+    _GIT_ENV.update(git_env)
+
+
+def _compile(profile: str, request: CompileRequest) -> Outcome:
+    from harness.runners.python_port import PythonPortRunner
+
+    runner = _RUNNERS.get(profile)
+    if runner is None:
+        runner = _RUNNERS[profile] = PythonPortRunner(profile, _GIT_ENV)
+    return runner.compile(replace(request, profile=profile))
+
+
+class PortPool:
+    """Compiles handed to `jobs` worker processes in the order given, each read back by its key."""
+
+    def __init__(self, jobs: int, git_env: dict[str, str]) -> None:
+        self.jobs, self.git_env = jobs, git_env
+        self._futures: dict[Hashable, Future[Outcome]] = {}
+        self._pool: ProcessPoolExecutor | None = None
+        self._warned = False
+
+    def submit(self, work: list[tuple[Hashable, str, CompileRequest]]) -> None:
+        """Start the processes (when there is work) and hand them each (key, profile, request): the port's
+        compile of `request` under `profile`."""
+        if not work:
+            return
+        try:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_start_worker, initargs=(self.git_env,),
+                )  # fmt: skip
+            for key, profile, request in work:
+                self._futures[key] = self._pool.submit(_compile, profile, request)
+        except (OSError, RuntimeError) as error:  # what is not handed over is compiled in process
+            self._warn(error)
+
+    def _warn(self, error: BaseException) -> None:
+        if not self._warned:
+            self._warned = True
+            print(f"warning: the port's worker processes failed ({type(error).__name__}: {error}); "
+                  "compiling in process", file=sys.stderr)  # fmt: skip
+
+    def outcome(self, key: Hashable) -> Outcome | None:
+        """The outcome computed ahead under `key` (waiting for it), or None: not submitted, or the pool broke."""
+        future = self._futures.pop(key, None)
+        if future is None:
+            return None
+        try:
+            return future.result()
+        except Exception as error:  # a broken pool, or a port that raised: compiled in process, as without a pool
+            self._warn(error)
+            return None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> PortPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
