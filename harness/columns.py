@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from harness.engine import Session, build_request
+from harness.lifecycle import ImplSide, SideRun
 from harness.model import CaseResult, CompileRequest, Outcome, Scenario
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.runners.implementations import ImplSpec
@@ -58,10 +59,6 @@ class Shared:
                 future.set_exception(error)
         return future.result()
 
-    def under(self, prefix: tuple[Any, ...]) -> Callable[[tuple[Any, ...], Callable[[], T]], T]:
-        """`get` for keys that begin with `prefix` (an implementation and a profile)."""
-        return lambda key, compute: self.get((*prefix, *key), compute)
-
 
 class SharedOutcomes(Shared):
     """One case's implementation outcomes per (implementation, profile)."""
@@ -72,6 +69,30 @@ class SharedOutcomes(Shared):
 
     def outcome_of(self, impl: ImplSpec, profile: str, slot: int) -> Outcome:
         return self.get((impl, profile), partial(self._compute, impl, profile, slot=slot))
+
+
+class SharedSides(Shared):
+    """One lifecycle case's implementation sides per (implementation, profile, handoff); the in-process port's
+    run in the port's worker processes when the run has them (PortPool.sides)."""
+
+    def __init__(self, session: Session, ahead: PortPool) -> None:
+        super().__init__()
+        self._session, self._ahead = session, ahead
+
+    def sides_of(
+        self, impl: ImplSpec, profile: str
+    ) -> Callable[[tuple[Any, ...], ImplSide, Callable[[], SideRun]], SideRun]:
+        """What harness.lifecycle.replay shares `impl`'s sides under `profile` with."""
+        elsewhere = self._session.compiles_in_process(impl)
+
+        def share(key: tuple[Any, ...], side: ImplSide, run: Callable[[], SideRun]) -> SideRun:
+            def compute() -> SideRun:
+                found = self._ahead.side(side, profile) if elsewhere else None
+                return run() if found is None else found
+
+            return self.get((impl, profile, *key), compute)
+
+        return share
 
 
 class Column:
@@ -129,7 +150,8 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
 
     requests: dict[int, CompileRequest] = {}  # one request per compile case, sent to every column
     outcomes: dict[int, SharedOutcomes] = {}
-    sides = {index[id(s)]: Shared() for s in scenarios if s.kind == "lifecycle"}  # the implementations' sides
+    ahead = PortPool(session.jobs, session.git_env)  # the in-process port's work, in processes of its own
+    sides = {index[id(s)]: SharedSides(session, ahead) for s in scenarios if s.kind == "lifecycle"}
     baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
     work: list[Column] = []
     lock = threading.Lock()
@@ -174,8 +196,6 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
                 ref.runner.close()  # the next column's process takes its memory
                 prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
 
-    ahead = PortPool(session.jobs, session.git_env)
-
     def impl_outcome(i: int, impl: ImplSpec, profile: str, slot: int) -> Outcome:
         found = ahead.outcome((i, impl, profile))
         if found is None:
@@ -190,7 +210,9 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
             if i in repos:
                 requests[i] = build_request(scenario, repos[i])
                 outcomes[i] = SharedOutcomes(partial(impl_outcome, i))
-        ahead.submit(port_compiles(session, columns, scenarios, requests, index))
+        compiles = port_compiles(session, columns, scenarios, requests, index)
+        ahead.sides = len(compiles) + len(sides) * len(columns) >= AHEAD  # (sides: at most one per column)
+        ahead.submit(compiles if ahead.sides else [])
         positions = {id(ref): c for c, ref in enumerate(columns)}
         for ref in profiles_spread(columns):
             cases = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]
@@ -215,8 +237,7 @@ def port_compiles(
     requests: dict[int, CompileRequest], index: dict[int, int],
 ) -> list[tuple[Hashable, str, CompileRequest]]:  # fmt: skip
     """The in-process port's compiles a matrix needs, as PortPool work: each compile case under each profile
-    of a column it applies to, in the order the columns ask (cases in order, profiles as they start); none
-    when they are too few to be worth worker processes."""
+    of a column it applies to, in the order the columns ask (cases in order, profiles as they start)."""
     ports = [impl for impl in session.implementations if session.compiles_in_process(impl)]
     profiles = list(dict.fromkeys(ref.profile for ref in profiles_spread(columns)))
     work: list[tuple[Hashable, str, CompileRequest]] = []
@@ -225,7 +246,7 @@ def port_compiles(
         if i in requests:
             applicable = {ref.profile for ref in columns if applies(scenario, ref)}
             work += [((i, impl, p), p, requests[i]) for p in profiles if p in applicable for impl in ports]
-    return work if len(work) >= AHEAD else []
+    return work
 
 
 def profiles_spread(columns: list[ReferenceUnderTest]) -> list[ReferenceUnderTest]:

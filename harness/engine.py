@@ -320,7 +320,7 @@ class Session:
                            shared: Any = None) -> list[CaseResult]:  # fmt: skip
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
         alone, golden). `refs`: only against these (started by the caller), not slot `slot`'s references.
-        `shared` (harness.columns.Shared): the implementations' sides, run once per profile and handoff."""
+        `shared` (harness.columns.SharedSides): the implementations' sides, run once per profile and handoff."""
         work = self.cache / "repos" / ".lifecycle"
         targets: list[tuple[str, str, Runner | None]] = []
         if scenario.golden:
@@ -343,7 +343,7 @@ class Session:
                 runner = self.impl(impl, profile, slot)
                 probe = None if reference is None else result_store.for_probe(reference, scenario, self.cache, steps)
                 try:
-                    share = None if shared is None else shared.under((impl, profile))
+                    share = None if shared is None else shared.sides_of(impl, profile)
                     replay = lifecycle.replay(scenario, probe, runner, impl.label, work, self.cache, profile, share)
                 except Exception as error:  # the case is an error; the run goes on
                     replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")

@@ -159,9 +159,26 @@ class SideRun:
         ends = [at for at, _ in filter(None, (self.broken, self.raised))]
         return min(ends) if ends else None
 
-    def handoff(self) -> tuple[Any, ...]:
+    def lead(self) -> Lead:
         """What a side led by this one is given: every other input is the probe's and the profile's."""
-        return repr(sorted(self.opened.items())), tuple(map(_chosen_conversation, self.records)), self.stop
+        return Lead(repr(sorted(self.opened.items())), self.opened, tuple(map(_chosen_conversation, self.records)),
+                    self.stop)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Lead:
+    """What the reference's run hands the implementation's side: the ids it chose (the agent's, at the open; an
+    agent-free conversation's, per step) and where it stopped. `key` and `chosen` and `stop` say it all, so
+    sides given equal leads are one run (`handoff`)."""
+
+    key: str  # `opened`, as text
+    opened: dict[str, Any] = field(compare=False, hash=False)
+    chosen: tuple[str | None, ...]
+    stop: int | None
+
+    @property
+    def handoff(self) -> tuple[Any, ...]:
+        return self.key, self.chosen, self.stop
 
 
 @dataclass(frozen=True)
@@ -177,6 +194,23 @@ class Probe:
     profile: str | None
 
 
+@dataclass(frozen=True)
+class ImplSide:
+    """The implementation's side of one replay, to be run with a runner of the implementation (here, or in a
+    worker process with one of its own: harness.runners.port_pool). It pickles: a probe, a number and a lead."""
+
+    probe: Probe
+    number: int
+    lead: Lead | None
+
+    def run(self, runner: Runner) -> SideRun:
+        return run_side(self.probe, runner, "impl", self.number, self.lead)
+
+
+#: share(key, side, run): the implementation's side for `key`, running `side` (with `run()`, or elsewhere) once
+ShareSides = Callable[[tuple[Any, ...], ImplSide, Callable[[], SideRun]], SideRun]
+
+
 def replay(
     scenario: Scenario,
     reference: Runner | None,
@@ -185,24 +219,26 @@ def replay(
     work_root: Path,
     cache: Path,
     profile: str | None = None,
-    share: Callable[[tuple[Any, ...], Callable[[], SideRun]], SideRun] | None = None,
+    share: ShareSides | None = None,
 ) -> Replay:
     """Run the steps on the reference (first, when there is one: a golden probe has none), then on the
     implementation under test, each over its own working copy, and put the two runs side by side.
 
-    `share(key, run)`, when given, returns the implementation's side for `key` (the reference's handoff), running
-    it with `run()` only the first time: references that hand the implementation the same ids share one run."""
+    `share(key, side, run)`, when given, returns the implementation's side for `key` (the reference's handoff),
+    running `side` (with `run()`, or elsewhere) only the first time: references that hand the implementation
+    the same ids share one run."""
     probe = Probe(scenario, wire_steps(scenario), materialize_repo(scenario, cache), work_root, cache, profile)
     lead = run_side(probe, reference, "reference", 0) if reference is not None else None
-    number = 0 if lead is None else 1  # copy-0, copy-1: paths of one length (their length can matter to git)
+    side = ImplSide(probe, 0 if lead is None else 1, lead.lead() if lead else None)  # copy-0, copy-1: one length
 
     def own() -> SideRun:
-        return run_side(probe, impl, "impl", number, lead)
+        return side.run(impl)
 
-    return combine(probe, lead, own() if share is None else share(lead.handoff() if lead else (), own), impl_label)
+    return combine(probe, lead, own() if share is None else share(side.lead.handoff if side.lead else (), side, own),
+                   impl_label)  # fmt: skip
 
 
-def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: SideRun | None = None) -> SideRun:
+def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | None = None) -> SideRun:
     """One side of a probe: a working copy of the case's repository, the open and the steps (up to where
     `lead` stopped), each step's observations; the runner's session is closed and the copy removed after."""
     if lead is not None and lead.stop == 0:
@@ -237,7 +273,7 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: SideRun
 
 
 def _run_steps(probe: Probe, runner: Runner, run: SideRun, checkout: result_store.RepositorySteps,
-               request: LifecycleOpen, lead: SideRun | None) -> None:  # fmt: skip
+               request: LifecycleOpen, lead: Lead | None) -> None:  # fmt: skip
     facts: dict[str, str] = dict(probe.scenario.facts)
     outcome = runner.lifecycle_open(request)
     if outcome.status != "ok":
@@ -253,7 +289,7 @@ def _run_steps(probe: Probe, runner: Runner, run: SideRun, checkout: result_stor
             run.observations.append({"head": checkout.run(step["kind"], step[step["kind"]])})
             run.records.append(None)
             continue
-        outcome = runner.lifecycle_step(_with_chosen_id(step, lead.records[index - 1] if lead else None))
+        outcome = runner.lifecycle_step(_with_chosen_id(step, lead.chosen[index - 1] if lead else None))
         if outcome.status in ("error", "unsupported"):
             run.broken = (index, outcome)
             return
@@ -320,9 +356,8 @@ def _chosen_conversation(record: dict[str, Any] | None) -> str | None:
     return ((record or {}).get("agentFree") or {}).get("conversationId")
 
 
-def _with_chosen_id(step: dict[str, Any], reference: dict[str, Any] | None) -> dict[str, Any]:
+def _with_chosen_id(step: dict[str, Any], chosen: str | None) -> dict[str, Any]:
     """An agent-free conversation's id is `local-conv-<randomUUID()>`: the reference chooses it, the others take it."""
-    chosen = _chosen_conversation(reference)
     return {**step, "conversationId": chosen} if step["kind"] == "agent_free_conversation" and chosen else step
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -247,8 +247,8 @@ class Outcome:
     cache_key: str = ""  # read from the result store under this key (harness.runners.result_store); not in to_json
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("cache_key")  # the result says it was cached (CaseResult.cached), not the outcome
+        """The outcome's fields but its store mark; the record is the outcome's own (not a copy: read-only)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cache_key"}  # (CaseResult.cached)
         return {k: v for k, v in data.items() if v not in (None, "", [], False) or k == "status"}
 
 

@@ -25,6 +25,7 @@ reader sees one entry per result with every field of docs/report-format.md; `res
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -102,6 +103,7 @@ def dumps(data: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
+@functools.lru_cache(maxsize=8192)  # a matrix names each long value once per release that gave it
 def digest(value: str) -> str:
     """The sha256 that names a long value in `outputs`."""
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()

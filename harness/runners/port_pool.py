@@ -13,12 +13,17 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import sys
+import threading
 from collections.abc import Hashable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from harness.model import CompileRequest, Outcome
 from harness.runners.base import Runner
+
+if TYPE_CHECKING:  # the worker imports harness.lifecycle only when it runs a side
+    from harness.lifecycle import ImplSide, SideRun
 
 _RUNNERS: dict[str, Runner] = {}  # in each worker process: the port under each profile
 _GIT_ENV: dict[str, str] = {}
@@ -29,13 +34,21 @@ def _start_worker(git_env: dict[str, str]) -> None:
     _GIT_ENV.update(git_env)
 
 
-def _compile(profile: str, request: CompileRequest) -> Outcome:
+def _port(profile: str) -> Runner:
     from harness.runners.python_port import PythonPortRunner
 
     runner = _RUNNERS.get(profile)
     if runner is None:
         runner = _RUNNERS[profile] = PythonPortRunner(profile, _GIT_ENV)
-    return runner.compile(replace(request, profile=profile))
+    return runner
+
+
+def _compile(profile: str, request: CompileRequest) -> Outcome:
+    return _port(profile).compile(replace(request, profile=profile))
+
+
+def _run_side(side: ImplSide, profile: str) -> SideRun:
+    return side.run(_port(profile))
 
 
 class PortPool:
@@ -43,25 +56,45 @@ class PortPool:
 
     def __init__(self, jobs: int, git_env: dict[str, str]) -> None:
         self.jobs, self.git_env = jobs, git_env
+        self.sides = False  # whether lifecycle sides run here too (a run with enough of them: harness.columns)
         self._futures: dict[Hashable, Future[Outcome]] = {}
         self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
         self._warned = False
 
     def submit(self, work: list[tuple[Hashable, str, CompileRequest]]) -> None:
         """Start the processes (when there is work) and hand them each (key, profile, request): the port's
         compile of `request` under `profile`."""
-        if not work:
+        if not work or self._started() is None:
             return
         try:
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_start_worker, initargs=(self.git_env,),
-                )  # fmt: skip
             for key, profile, request in work:
-                self._futures[key] = self._pool.submit(_compile, profile, request)
-        except (OSError, RuntimeError) as error:  # what is not handed over is compiled in process
+                self._futures[key] = self._pool.submit(_compile, profile, request)  # type: ignore[union-attr]
+        except RuntimeError as error:  # the pool broke: what is not handed over is compiled in process
             self._warn(error)
+
+    def side(self, side: ImplSide, profile: str) -> SideRun | None:
+        """The implementation's lifecycle side `side` run in a worker process under `profile` (waiting for it), or
+        None: sides do not run here, or the pool broke (the caller runs it)."""
+        if not self.sides or (pool := self._started()) is None:
+            return None
+        try:
+            return pool.submit(_run_side, side, profile).result()
+        except Exception as error:  # a broken pool, or a side that does not pickle back: run in process
+            self._warn(error)
+            return None
+
+    def _started(self) -> ProcessPoolExecutor | None:
+        with self._lock:
+            if self._pool is None and not self._warned:
+                try:
+                    self._pool = ProcessPoolExecutor(
+                        max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                        initializer=_start_worker, initargs=(self.git_env,),
+                    )  # fmt: skip
+                except (OSError, ValueError) as error:
+                    self._warn(error)
+            return self._pool
 
     def _warn(self, error: BaseException) -> None:
         if not self._warned:
