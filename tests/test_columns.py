@@ -282,3 +282,30 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
             assert one.impl_outcome is not None and other.impl_outcome is not None
             assert (one.impl_outcome.status, one.impl_outcome.record) == (
                 other.impl_outcome.status, other.impl_outcome.record)  # fmt: skip
+
+
+def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_process(tmp_path, monkeypatch) -> None:
+    from harness import columns
+    from harness.runners.port_pool import PortPool
+
+    ran_there: list[bool] = []
+    side = PortPool.side
+
+    def spied(self: PortPool, *args: object) -> object:
+        found = side(self, *args)  # type: ignore[arg-type]
+        ran_there.append(found is not None)
+        return found
+
+    monkeypatch.setattr(PortPool, "side", spied)
+    versions = ("0.32.18", "0.34.12")
+    probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
+    runs = []
+    for ahead in (10**9, 1):
+        monkeypatch.setattr(columns, "AHEAD", ahead)
+        made = {v: PortAsReference(f"letta-code@{v}", v) for v in versions}
+        specs = [ReferenceSpec.parse(f"npm:{v}") for v in versions]
+        with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
+                     runner_factory=lambda spec, cache, made=made: made[spec.value]) as session:  # fmt: skip
+            runs.append([(r.reference, r.status, r.turns, r.reasons) for r in run_by_reference(session, [probe])])
+    assert ran_there == [False, False, True, True]  # one side per profile: in process, then in the workers
+    assert runs[0] == runs[1] and {status for _, status, _, _ in runs[1]} == {"pass"}
