@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.cases.load import load_scenarios
 from harness.cases.select import Keyword
+from harness.columns import run_by_reference
 from harness.engine import Session
 from harness.model import Outcome, Scenario
 from harness.runners.base import Runner
@@ -87,15 +88,15 @@ def run_references(
     timeout: float = 60.0,
     jobs: int = 1,
 ) -> dict[str, CorpusRun]:
-    """Run the corpus against references (npm/bundle specs and git references) in one session; each
-    reference's own outputs by case."""
+    """Run the corpus against references (npm/bundle specs and git references) in one session, `jobs` columns
+    at a time (harness.columns); each reference's own outputs by case."""
     lifecycle = any(is_lifecycle(s) for s in scenarios)
     started = time.perf_counter()
     cache = cache_root()  # Session's own home and ceiling
     factory = runner_factory(gits, cache / "home", cache / "repos", timeout, lifecycle)
     session = Session(specs, profile_override=DEFAULT_PROFILE, timeout=timeout, runner_factory=factory, jobs=jobs)
-    with session:
-        results = session.run(scenarios)
+    with session:  # reference by reference: each starts once, the port's outcomes shared by every column
+        results = run_by_reference(session, scenarios)
     seconds = time.perf_counter() - started
     runs = {spec.label: CorpusRun(spec.label, {}, {}, {}, seconds) for spec in specs}
     for result in results:
