@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from harness.engine import Session, build_request
-from harness.lifecycle import ImplSide, SideRun
+from harness.lifecycle import ImplSide, ShareSides, SideRun
 from harness.model import CaseResult, CompileRequest, Outcome, Scenario
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.runners.implementations import ImplSpec
@@ -73,15 +73,15 @@ class SharedOutcomes(Shared):
 
 class SharedSides(Shared):
     """One lifecycle case's implementation sides per (implementation, profile, handoff); the in-process port's
-    run in the port's worker processes when the run has them (PortPool.sides)."""
+    run in the port's worker processes when the run has them (PortPool.sides). `across`: sides kept beyond this
+    run, by case too (a history runs one probe against many commits' modules, each in a session of its own)."""
 
-    def __init__(self, session: Session, ahead: PortPool) -> None:
+    def __init__(self, session: Session, ahead: PortPool, case: str = "", across: dict[Hashable, Any] | None = None):
         super().__init__()
         self._session, self._ahead = session, ahead
+        self._case, self._across = case, across
 
-    def sides_of(
-        self, impl: ImplSpec, profile: str
-    ) -> Callable[[tuple[Any, ...], ImplSide, Callable[[], SideRun]], SideRun]:
+    def sides_of(self, impl: ImplSpec, profile: str) -> ShareSides:
         """What harness.lifecycle.replay shares `impl`'s sides under `profile` with."""
         elsewhere = self._session.compiles_in_process(impl)
 
@@ -90,7 +90,12 @@ class SharedSides(Shared):
                 found = self._ahead.side(side, profile) if elsewhere else None
                 return run() if found is None else found
 
-            return self.get((impl, profile, *key), compute)
+            if self._across is None:
+                return self.get((impl, profile, *key), compute)
+            kept = (impl, profile, self._case, *key)
+            if kept not in self._across:
+                self._across[kept] = self.get((impl, profile, *key), compute)
+            return self._across[kept]  # type: ignore[no-any-return]
 
         return share
 
@@ -126,8 +131,11 @@ class Column:
             return len(self._batches)
 
 
-def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseResult]:
-    """Every scenario against every reference of the session, column by column, `session.jobs` at a time."""
+def run_by_reference(
+    session: Session, scenarios: list[Scenario], across: dict[Hashable, Any] | None = None
+) -> list[CaseResult]:
+    """Every scenario against every reference of the session, column by column, `session.jobs` at a time.
+    `across`: the implementations' lifecycle sides, kept for the next run given the same dict (SharedSides)."""
     columns = session.references
     index = {id(scenario): i for i, scenario in enumerate(scenarios)}
     # cells[i][c]: case i's results against column c; whole[i]: a case judged without columns
@@ -151,7 +159,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario]) -> list[CaseRe
     requests: dict[int, CompileRequest] = {}  # one request per compile case, sent to every column
     outcomes: dict[int, SharedOutcomes] = {}
     ahead = PortPool(session.jobs, session.git_env)  # the in-process port's work, in processes of its own
-    sides = {index[id(s)]: SharedSides(session, ahead) for s in scenarios if s.kind == "lifecycle"}
+    sides = {index[id(s)]: SharedSides(session, ahead, s.id, across) for s in scenarios if s.kind == "lifecycle"}
     baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
     work: list[Column] = []
     lock = threading.Lock()

@@ -309,3 +309,36 @@ def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_proce
             runs.append([(r.reference, r.status, r.turns, r.reasons) for r in run_by_reference(session, [probe])])
     assert ran_there == [False, False, True, True]  # one side per profile: in process, then in the workers
     assert runs[0] == runs[1] and {status for _, status, _, _ in runs[1]} == {"pass"}
+
+
+def test_sides_kept_across_runs_replay_a_probe_once_for_every_session(tmp_path) -> None:
+    """A history runs one probe against many commits' modules, a session each: the port's side runs once."""
+    opened: list[str] = []
+
+    class Counted(Runner):
+        def __init__(self, inner: Runner) -> None:
+            self.inner, self.name = inner, inner.name
+
+        def compile(self, request: CompileRequest) -> Outcome:
+            return self.inner.compile(request)
+
+        def lifecycle_open(self, request):  # type: ignore[no-untyped-def]
+            opened.append(request.profile or "")
+            return self.inner.lifecycle_open(request)
+
+        def lifecycle_step(self, step):  # type: ignore[no-untyped-def]
+            return self.inner.lifecycle_step(step)
+
+        def lifecycle_close(self) -> None:
+            self.inner.lifecycle_close()
+
+    probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
+    across: dict = {}
+    statuses = []
+    for version in ("0.34.0", "0.34.12"):  # one profile (letta-code@0.33.6), a session each
+        made = {version: PortAsReference(f"letta-code@{version}", version)}
+        with Session([ReferenceSpec.parse(f"npm:{version}")], cache=tmp_path / "cache", memoize=False,
+                     runner_factory=lambda spec, cache, made=made: made[spec.value],
+                     impl_factory=lambda spec, prof, ctx: Counted(make_runner(spec, prof, ctx))) as s:  # fmt: skip
+            statuses += [r.status for r in run_by_reference(s, [probe], across)]
+    assert opened == ["letta-code@0.33.6"] and statuses == ["pass", "pass"]

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.model import Scenario
 from harness.runners.revision_build import build_revision
@@ -130,6 +131,7 @@ def locate_lifecycle_changes(
     index = {row.commit: i for i, row in enumerate(rows)}
     points = [rows[0].commit] + [c.commit for c in found]
     located: list[LifecycleChange] = []
+    sides: dict[Any, Any] = {}  # the port's side of each probe, run once for every commit (the table reads none)
     for change in found:
         cases = [c for c in change.cases.get("lifecycle", []) if c in by_id]
         if not cases:
@@ -146,7 +148,7 @@ def locate_lifecycle_changes(
                     keys[commit] = {c: f"error: {error}" for c in cases}
                     return keys[commit]
                 spec, gits = git_spec(repo, commit)
-                run = run_references([spec], gits, [by_id[c] for c in cases], timeout=timeout)[spec.label]
+                run = run_references([spec], gits, [by_id[c] for c in cases], timeout=timeout, sides=sides)[spec.label]
                 keys[commit] = run.keys
             return keys[commit]
 

@@ -87,16 +87,18 @@ def run_references(
     *,
     timeout: float = 60.0,
     jobs: int = 1,
+    sides: dict[Any, Any] | None = None,
 ) -> dict[str, CorpusRun]:
     """Run the corpus against references (npm/bundle specs and git references) in one session, `jobs` columns
-    at a time (harness.columns); each reference's own outputs by case."""
+    at a time (harness.columns); each reference's own outputs by case. `sides`: the port's lifecycle sides,
+    kept from one call to the next (the same probe against another commit hands the port the same ids)."""
     lifecycle = any(is_lifecycle(s) for s in scenarios)
     started = time.perf_counter()
     cache = cache_root()  # Session's own home and ceiling
     factory = runner_factory(gits, cache / "home", cache / "repos", timeout, lifecycle)
     session = Session(specs, profile_override=DEFAULT_PROFILE, timeout=timeout, runner_factory=factory, jobs=jobs)
     with session:  # reference by reference: each starts once, the port's outcomes shared by every column
-        results = run_by_reference(session, scenarios)
+        results = run_by_reference(session, scenarios, sides)
     seconds = time.perf_counter() - started
     runs = {spec.label: CorpusRun(spec.label, {}, {}, {}, seconds) for spec in specs}
     for result in results:
