@@ -11,6 +11,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import threading
@@ -392,7 +393,11 @@ def test_a_reference_that_cannot_run_or_times_out_stores_nothing(
 ) -> None:
     request = replace(stored.request, agent_id="agent-never-stored")
     entries = stored.store.stats()["entries"]
-    slow = stored.wrapper(timeout=0.001)
+    slow = stored.wrapper(timeout=0.5)
+    slow.live()  # started (the start has a timeout of its own), then stopped: it cannot answer in time
+    pid = slow.inner.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
     timed_out = slow.compile(request)
     slow.close()
     assert timed_out.status == "error" and "no answer within" in (timed_out.error or "")
