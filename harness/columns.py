@@ -71,31 +71,24 @@ class SharedOutcomes(Shared):
         return self.get((impl, profile), partial(self._compute, impl, profile, slot=slot))
 
 
-class SharedSides(Shared):
-    """One lifecycle case's implementation sides per (implementation, profile, handoff); the in-process port's
-    run in the port's worker processes when the run has them (PortPool.sides). `across`: sides kept beyond this
-    run, by case too (a history runs one probe against many commits' modules, each in a session of its own)."""
+class SharedSides:
+    """One lifecycle case's implementation sides, each run once per (implementation, profile, handoff), in `kept`
+    (keyed by case too: a run's own, or one a caller keeps across runs, as a history does for one probe against
+    many commits' modules); the in-process port's run in the port's worker processes when the run has them."""
 
-    def __init__(self, session: Session, ahead: PortPool, case: str = "", across: dict[Hashable, Any] | None = None):
-        super().__init__()
-        self._session, self._ahead = session, ahead
-        self._case, self._across = case, across
+    def __init__(self, session: Session, ahead: PortPool, case: str, kept: Shared) -> None:
+        self._session, self._ahead, self._case, self._kept = session, ahead, case, kept
 
     def sides_of(self, impl: ImplSpec, profile: str) -> ShareSides:
         """What harness.lifecycle.replay shares `impl`'s sides under `profile` with."""
         elsewhere = self._session.compiles_in_process(impl)
 
-        def share(key: tuple[Any, ...], side: ImplSide, run: Callable[[], SideRun]) -> SideRun:
+        def share(side: ImplSide, run: Callable[[], SideRun]) -> SideRun:
             def compute() -> SideRun:
                 found = self._ahead.side(side, profile) if elsewhere else None
                 return run() if found is None else found
 
-            if self._across is None:
-                return self.get((impl, profile, *key), compute)
-            kept = (impl, profile, self._case, *key)
-            if kept not in self._across:
-                self._across[kept] = self.get((impl, profile, *key), compute)
-            return self._across[kept]  # type: ignore[no-any-return]
+            return self._kept.get((impl, profile, self._case, *side.handoff), compute)
 
         return share
 
@@ -131,11 +124,10 @@ class Column:
             return len(self._batches)
 
 
-def run_by_reference(
-    session: Session, scenarios: list[Scenario], across: dict[Hashable, Any] | None = None
-) -> list[CaseResult]:
+def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared | None = None) -> list[CaseResult]:
     """Every scenario against every reference of the session, column by column, `session.jobs` at a time.
-    `across`: the implementations' lifecycle sides, kept for the next run given the same dict (SharedSides)."""
+    `sides`: where the implementations' lifecycle sides are kept (SharedSides), for a caller that runs the
+    same probes again in another session; else this run's own."""
     columns = session.references
     index = {id(scenario): i for i, scenario in enumerate(scenarios)}
     # cells[i][c]: case i's results against column c; whole[i]: a case judged without columns
@@ -159,7 +151,8 @@ def run_by_reference(
     requests: dict[int, CompileRequest] = {}  # one request per compile case, sent to every column
     outcomes: dict[int, SharedOutcomes] = {}
     ahead = PortPool(session.jobs, session.git_env)  # the in-process port's work, in processes of its own
-    sides = {index[id(s)]: SharedSides(session, ahead, s.id, across) for s in scenarios if s.kind == "lifecycle"}
+    kept = Shared() if sides is None else sides
+    probes = {index[id(s)]: SharedSides(session, ahead, s.id, kept) for s in scenarios if s.kind == "lifecycle"}
     baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
     work: list[Column] = []
     lock = threading.Lock()
@@ -180,7 +173,7 @@ def run_by_reference(
             i = index[id(scenario)]
             if scenario.kind == "lifecycle":
                 if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
-                    cells[i][position] = session.run_lifecycle_case(scenario, slot, refs=[ref], shared=sides[i])
+                    cells[i][position] = session.run_lifecycle_case(scenario, slot, refs=[ref], shared=probes[i])
                 continue
             cells[i][position] = session.compile_against(
                 scenario, ref, requests[i], baselines[i], partial(outcomes[i].outcome_of, slot=slot),
@@ -219,8 +212,8 @@ def run_by_reference(
                 requests[i] = build_request(scenario, repos[i])
                 outcomes[i] = SharedOutcomes(partial(impl_outcome, i))
         compiles = port_compiles(session, columns, scenarios, requests, index)
-        ahead.sides = len(compiles) + len(sides) * len(columns) >= AHEAD  # (sides: at most one per column)
-        ahead.submit(compiles if ahead.sides else [])
+        if len(compiles) + len(probes) * len(columns) >= AHEAD:  # (a probe: at most one side per column)
+            ahead.start(compiles)
         positions = {id(ref): c for c, ref in enumerate(columns)}
         for ref in profiles_spread(columns):
             cases = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]

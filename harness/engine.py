@@ -152,7 +152,7 @@ class Session:
 
     def compiles_in_process(self, impl: ImplSpec) -> bool:
         """Whether `impl` is the port run in this process (so worker processes can compile for it: port_pool)."""
-        return impl.kind == "python" and self._impl_factory is make_runner
+        return impl.in_process and self._impl_factory is make_runner
 
     def port(self, profile: str, slot: int = 0) -> Runner:
         """The first implementation under test under `profile` (`diff-repo`, `show` and the tools use one)."""

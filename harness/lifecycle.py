@@ -161,24 +161,22 @@ class SideRun:
 
     def lead(self) -> Lead:
         """What a side led by this one is given: every other input is the probe's and the profile's."""
-        return Lead(repr(sorted(self.opened.items())), self.opened, tuple(map(_chosen_conversation, self.records)),
-                    self.stop)  # fmt: skip
+        return Lead(self.opened, tuple(map(_chosen_conversation, self.records)), self.stop)
 
 
 @dataclass(frozen=True)
 class Lead:
     """What the reference's run hands the implementation's side: the ids it chose (the agent's, at the open; an
-    agent-free conversation's, per step) and where it stopped. `key` and `chosen` and `stop` say it all, so
-    sides given equal leads are one run (`handoff`)."""
+    agent-free conversation's, per step) and where it stopped."""
 
-    key: str  # `opened`, as text
-    opened: dict[str, Any] = field(compare=False, hash=False)
+    opened: dict[str, Any]
     chosen: tuple[str | None, ...]
     stop: int | None
 
     @property
     def handoff(self) -> tuple[Any, ...]:
-        return self.key, self.chosen, self.stop
+        """The lead as a key: sides given equal leads are one run."""
+        return repr(sorted(self.opened.items())), self.chosen, self.stop
 
 
 @dataclass(frozen=True)
@@ -203,12 +201,17 @@ class ImplSide:
     number: int
     lead: Lead | None
 
+    @property
+    def handoff(self) -> tuple[Any, ...]:
+        """What besides the probe and the profile the side depends on: the reference's lead."""
+        return self.lead.handoff if self.lead is not None else ()
+
     def run(self, runner: Runner) -> SideRun:
         return run_side(self.probe, runner, "impl", self.number, self.lead)
 
 
-#: share(key, side, run): the implementation's side for `key`, running `side` (with `run()`, or elsewhere) once
-ShareSides = Callable[[tuple[Any, ...], ImplSide, Callable[[], SideRun]], SideRun]
+#: share(side, run): the implementation's side `side`, run (with `run()`, or elsewhere) once per handoff
+ShareSides = Callable[[ImplSide, Callable[[], SideRun]], SideRun]
 
 
 def replay(
@@ -224,9 +227,8 @@ def replay(
     """Run the steps on the reference (first, when there is one: a golden probe has none), then on the
     implementation under test, each over its own working copy, and put the two runs side by side.
 
-    `share(key, side, run)`, when given, returns the implementation's side for `key` (the reference's handoff),
-    running `side` (with `run()`, or elsewhere) only the first time: references that hand the implementation
-    the same ids share one run."""
+    `share(side, run)`, when given, returns the implementation's side, running it (with `run()`, or elsewhere)
+    only the first time for its handoff: references that hand the implementation the same ids share one run."""
     probe = Probe(scenario, wire_steps(scenario), materialize_repo(scenario, cache), work_root, cache, profile)
     lead = run_side(probe, reference, "reference", 0) if reference is not None else None
     side = ImplSide(probe, 0 if lead is None else 1, lead.lead() if lead else None)  # copy-0, copy-1: one length
@@ -234,8 +236,7 @@ def replay(
     def own() -> SideRun:
         return side.run(impl)
 
-    return combine(probe, lead, own() if share is None else share(side.lead.handoff if side.lead else (), side, own),
-                   impl_label)  # fmt: skip
+    return combine(probe, lead, own() if share is None else share(side, own), impl_label)
 
 
 def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | None = None) -> SideRun:

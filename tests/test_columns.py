@@ -5,12 +5,13 @@ implementation compiling once per case and profile."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from harness.cases.load import load_scenario
-from harness.columns import run_by_reference
+from harness.columns import Shared, run_by_reference
 from harness.engine import Session
 from harness.model import CompileRequest, Outcome, Scenario
 from harness.runners.base import Runner
@@ -147,28 +148,35 @@ class PortAsReference(CountingEcho):
         self.port.lifecycle_close()
 
 
+class OpensCounted(Runner):
+    """The implementation's runner, noting the profile of each probe it opens in `opened`."""
+
+    def __init__(self, inner: Runner, opened: list[str]) -> None:
+        self.inner, self.name, self.opened = inner, inner.name, opened
+
+    def compile(self, request: CompileRequest) -> Outcome:
+        return self.inner.compile(request)
+
+    def lifecycle_open(self, request):  # type: ignore[no-untyped-def]
+        with LOCK:
+            self.opened.append(request.profile or "")
+        return self.inner.lifecycle_open(request)
+
+    def lifecycle_step(self, step):  # type: ignore[no-untyped-def]
+        return self.inner.lifecycle_step(step)
+
+    def lifecycle_close(self) -> None:
+        self.inner.lifecycle_close()
+
+
+def counting_opens(opened: list[str]) -> Callable[[ImplSpec, str, ImplContext], Runner]:
+    """An impl factory whose runners note each probe they open in `opened`."""
+    return lambda spec, profile, context: OpensCounted(make_runner(spec, profile, context), opened)
+
+
 def test_an_implementation_replays_a_probe_once_per_profile_and_handoff(tmp_path) -> None:
     """Three releases under one profile hand the port the same ids: its side of the probe runs once for them."""
     opened: list[str] = []
-
-    class Counted(Runner):
-        def __init__(self, inner: Runner) -> None:
-            self.inner, self.name = inner, inner.name
-
-        def compile(self, request: CompileRequest) -> Outcome:
-            return self.inner.compile(request)
-
-        def lifecycle_open(self, request):  # type: ignore[no-untyped-def]
-            with LOCK:
-                opened.append(request.profile or "")
-            return self.inner.lifecycle_open(request)
-
-        def lifecycle_step(self, step):  # type: ignore[no-untyped-def]
-            return self.inner.lifecycle_step(step)
-
-        def lifecycle_close(self) -> None:
-            self.inner.lifecycle_close()
-
     versions = ("0.32.18", "0.33.6", "0.34.0", "0.34.12")  # profiles: letta-code@0.32.14, then 0.33.6 three times
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
     specs = [ReferenceSpec.parse(f"npm:{v}") for v in versions]
@@ -178,7 +186,7 @@ def test_an_implementation_replays_a_probe_once_per_profile_and_handoff(tmp_path
         made = {v: PortAsReference(f"letta-code@{v}", v) for v in versions}
         with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False, implementations=[DEFAULT],
                      runner_factory=lambda spec, cache, made=made: made[spec.value],
-                     impl_factory=lambda spec, prof, ctx: Counted(make_runner(spec, prof, ctx))) as s:  # fmt: skip
+                     impl_factory=counting_opens(opened)) as s:  # fmt: skip
             runs.append(run_by_reference(s, [probe]) if by_reference else s.run([probe]))
     case_by_case, by_reference = runs
     assert sorted(opened) == ["letta-code@0.32.14", "letta-code@0.33.6"]  # not once per release
@@ -314,31 +322,13 @@ def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_proce
 def test_sides_kept_across_runs_replay_a_probe_once_for_every_session(tmp_path) -> None:
     """A history runs one probe against many commits' modules, a session each: the port's side runs once."""
     opened: list[str] = []
-
-    class Counted(Runner):
-        def __init__(self, inner: Runner) -> None:
-            self.inner, self.name = inner, inner.name
-
-        def compile(self, request: CompileRequest) -> Outcome:
-            return self.inner.compile(request)
-
-        def lifecycle_open(self, request):  # type: ignore[no-untyped-def]
-            opened.append(request.profile or "")
-            return self.inner.lifecycle_open(request)
-
-        def lifecycle_step(self, step):  # type: ignore[no-untyped-def]
-            return self.inner.lifecycle_step(step)
-
-        def lifecycle_close(self) -> None:
-            self.inner.lifecycle_close()
-
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
-    across: dict = {}
+    across = Shared()
     statuses = []
     for version in ("0.34.0", "0.34.12"):  # one profile (letta-code@0.33.6), a session each
         made = {version: PortAsReference(f"letta-code@{version}", version)}
         with Session([ReferenceSpec.parse(f"npm:{version}")], cache=tmp_path / "cache", memoize=False,
                      runner_factory=lambda spec, cache, made=made: made[spec.value],
-                     impl_factory=lambda spec, prof, ctx: Counted(make_runner(spec, prof, ctx))) as s:  # fmt: skip
+                     impl_factory=counting_opens(opened)) as s:  # fmt: skip
             statuses += [r.status for r in run_by_reference(s, [probe], across)]
     assert opened == ["letta-code@0.33.6"] and statuses == ["pass", "pass"]

@@ -60,6 +60,11 @@ class ImplSpec:
         return self.kind in ("python", "python-cli")
 
     @property
+    def in_process(self) -> bool:
+        """The port run inside the harness's own interpreter (`python`)."""
+        return self.kind == "python"
+
+    @property
     def is_port(self) -> bool:
         """The Python port of this project (in process or its command line)."""
         return self.kind in ("python", "python-cli")

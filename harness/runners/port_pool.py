@@ -52,20 +52,22 @@ def _run_side(side: ImplSide, profile: str) -> SideRun:
 
 
 class PortPool:
-    """Compiles handed to `jobs` worker processes in the order given, each read back by its key."""
+    """`jobs` worker processes for the port, once started: compiles handed over in the order given, each read back
+    by its key, and lifecycle sides run one at a time. Before `start`, nothing runs here (the caller does it)."""
 
     def __init__(self, jobs: int, git_env: dict[str, str]) -> None:
         self.jobs, self.git_env = jobs, git_env
-        self.sides = False  # whether lifecycle sides run here too (a run with enough of them: harness.columns)
+        self._wanted = False  # `start` was called
         self._futures: dict[Hashable, Future[Outcome]] = {}
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._warned = False
 
-    def submit(self, work: list[tuple[Hashable, str, CompileRequest]]) -> None:
-        """Start the processes (when there is work) and hand them each (key, profile, request): the port's
-        compile of `request` under `profile`."""
-        if not work or self._started() is None:
+    def start(self, work: list[tuple[Hashable, str, CompileRequest]]) -> None:
+        """Start the processes and hand them each (key, profile, request): the port's compile of `request`
+        under `profile`. Lifecycle sides run here from now on too."""
+        self._wanted = True
+        if self._started() is None:
             return
         try:
             for key, profile, request in work:
@@ -76,7 +78,7 @@ class PortPool:
     def side(self, side: ImplSide, profile: str) -> SideRun | None:
         """The implementation's lifecycle side `side` run in a worker process under `profile` (waiting for it), or
         None: sides do not run here, or the pool broke (the caller runs it)."""
-        if not self.sides or (pool := self._started()) is None:
+        if not self._wanted or (pool := self._started()) is None:
             return None
         try:
             return pool.submit(_run_side, side, profile).result()

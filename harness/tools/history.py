@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from harness.columns import Shared
 from harness.model import Scenario
 from harness.runners.revision_build import build_revision
 from harness.runners.revision_source import BuildError
@@ -54,7 +54,7 @@ def history_table(
         specs.append(spec)
         gits.update(found_gits)
     # one session, a column per module: the port's side (which the table never reads) is made once, not per module
-    by_label = run_references(specs, gits, scenarios, timeout=timeout, jobs=min(len(specs), os.cpu_count() or 1) or 1)
+    by_label = run_references(specs, gits, scenarios, timeout=timeout, jobs=os.cpu_count() or 1)
     runs = {module: by_label[spec.label] for module, spec in zip(first_commit, specs, strict=True)}
     if runs:
         seconds = next(iter(runs.values())).seconds
@@ -131,7 +131,7 @@ def locate_lifecycle_changes(
     index = {row.commit: i for i, row in enumerate(rows)}
     points = [rows[0].commit] + [c.commit for c in found]
     located: list[LifecycleChange] = []
-    sides: dict[Any, Any] = {}  # the port's side of each probe, run once for every commit (the table reads none)
+    sides = Shared()  # the port's side of each probe, run once for every commit (the table reads none)
     for change in found:
         cases = [c for c in change.cases.get("lifecycle", []) if c in by_id]
         if not cases:

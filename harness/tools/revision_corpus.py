@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.cases.load import load_scenarios
 from harness.cases.select import Keyword
-from harness.columns import run_by_reference
+from harness.columns import Shared, run_by_reference
 from harness.engine import Session
 from harness.model import Outcome, Scenario
 from harness.runners.base import Runner
@@ -87,7 +87,7 @@ def run_references(
     *,
     timeout: float = 60.0,
     jobs: int = 1,
-    sides: dict[Any, Any] | None = None,
+    sides: Shared | None = None,
 ) -> dict[str, CorpusRun]:
     """Run the corpus against references (npm/bundle specs and git references) in one session, `jobs` columns
     at a time (harness.columns); each reference's own outputs by case. `sides`: the port's lifecycle sides,
