@@ -6,7 +6,9 @@ record. The per-conversation cache lives elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,11 +88,37 @@ def memory_file(path: str, raw: bytes | None, profile: Profile) -> MemoryFile | 
     )
 
 
+_HEADS: ContextVar[dict[tuple[str, tuple[tuple[str, str], ...] | None], CommittedHead] | None] = ContextVar(
+    "heads", default=None
+)
+
+
+@contextmanager
+def one_reading_of_head() -> Iterator[None]:
+    """Inside, each memory directory's HEAD is read once (per git environment) and every compile of it uses that
+    reading; for a caller that compiles a repository nothing changes several ways (a matrix, under each profile),
+    which saves the git processes each compile would start."""
+    heads: dict[tuple[str, tuple[tuple[str, str], ...] | None], CommittedHead] = {}
+    token = _HEADS.set(heads)
+    try:
+        yield
+    finally:
+        _HEADS.reset(token)
+        for head in heads.values():
+            head.close()
+
+
 def collect_memory_files(
     memory_dir: Path, profile: Profile, git_env: Mapping[str, str] | None = None
 ) -> tuple[list[MemoryFile], str | None, bool]:
     """Files (sorted by label, as upstream sorts), the HEAD revision, and whether the tree is memfs-v2."""
-    head = open_committed_head(memory_dir, git_env)
+    heads = _HEADS.get()
+    key = (str(memory_dir), tuple(sorted(git_env.items())) if git_env is not None else None)
+    head = heads.get(key) if heads is not None else None
+    if head is None:
+        head = open_committed_head(memory_dir, git_env)
+        if heads is not None:
+            heads[key] = head
     try:
         if head.revision is None:
             return [], None, False
@@ -111,7 +139,8 @@ def collect_memory_files(
         files.sort(key=lambda f: locale_compare_key(f.label))
         return files, head.revision, v2
     finally:
-        head.close()
+        if heads is None:
+            head.close()
 
 
 def compile_memory_metadata(

@@ -4,12 +4,14 @@
 - `git_quotes_path` is git's rule (control bytes, DEL, `"`, `\\`, non-ASCII) on every byte;
 - GetSubstitution's `$` patterns follow the ECMAScript steps, transcribed below;
 - blobs are fetched by the listed oid only where that is what `HEAD:<path>` names;
+- compiles from one reading of HEAD (`one_reading_of_head`, a matrix's profiles) give what separate ones give;
 - `git_unquote` (one regular expression) undoes C quoting as the byte-by-byte reading of git's
   quote.c rules, transcribed below, does, on any text between the quotes.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 from hypothesis import given
@@ -160,3 +162,27 @@ def test_git_unquote_undoes_what_git_prints(make_repo, git_env) -> None:
     printed = repo.git("ls-tree", "-r", "--name-only", "HEAD").split(b"\n")[:-1]
     assert sorted(git_unquote(line) for line in printed) == sorted(f"system/{n}".encode() for n in names)
     assert any(line.startswith(b'"') for line in printed)
+
+
+def test_compiles_from_one_reading_of_head_equal_separate_ones_and_start_git_once(
+    make_repo, git_env, monkeypatch
+) -> None:
+    import memfs_prompt.compiler as compiler
+    from memfs_prompt import PROFILES, compile_system_prompt, resolve_profile
+    from memfs_prompt.cli import parse_now
+
+    repo = make_repo({"system/a.md": "---\ndescription: d\n---\nA\n", "notes/b.md": "B\n", "MEMORY.md": "# i\n",
+                      "skills/s/SKILL.md": "---\nname: s\ndescription: x\n---\nS\n", "odd:name.md": "O\n"})  # fmt: skip
+
+    def compiled(profile: str) -> dict:
+        return compile_system_prompt(repo.path, system="{CORE_MEMORY}", agent_id="a", conversation_id="c",
+                                     now=parse_now("2026-01-01T00:00:00Z"), git_env=git_env,
+                                     profile=resolve_profile(profile)).to_json()  # fmt: skip
+
+    separate = {name: compiled(name) for name in PROFILES}
+    opened = []
+    monkeypatch.setattr(compiler, "open_committed_head", lambda *a: opened.append(a) or open_committed_head(*a))
+    with compiler.one_reading_of_head():
+        shared = {name: compiled(name) for name in PROFILES}
+    assert shared == separate
+    assert len(opened) == 1 and len({json.dumps(r, sort_keys=True) for r in separate.values()}) > 1

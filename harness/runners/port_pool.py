@@ -43,8 +43,12 @@ def _port(profile: str) -> Runner:
     return runner
 
 
-def _compile(profile: str, request: CompileRequest) -> Outcome:
-    return _port(profile).compile(replace(request, profile=profile))
+def _compile_each(profiles: list[str], request: CompileRequest) -> list[Outcome]:
+    """`request` compiled under each profile, from one reading of the repository's HEAD (nothing changes it)."""
+    from memfs_prompt.compiler import one_reading_of_head
+
+    with one_reading_of_head():
+        return [_port(profile).compile(replace(request, profile=profile)) for profile in profiles]
 
 
 def _run_side(side: ImplSide, profile: str) -> SideRun:
@@ -58,20 +62,28 @@ class PortPool:
     def __init__(self, jobs: int, git_env: dict[str, str]) -> None:
         self.jobs, self.git_env = jobs, git_env
         self._wanted = False  # `start` was called
-        self._futures: dict[Hashable, Future[Outcome]] = {}
+        self._futures: dict[Hashable, tuple[Future[list[Outcome]], int]] = {}  # key -> its group's, and its place
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._warned = False
 
     def start(self, work: list[tuple[Hashable, str, CompileRequest]]) -> None:
         """Start the processes and hand them each (key, profile, request): the port's compile of `request`
-        under `profile`. Lifecycle sides run here from now on too."""
+        under `profile`; consecutive entries of one request go to one process together. Lifecycle sides run here
+        from now on too."""
         self._wanted = True
-        if self._started() is None:
+        if (pool := self._started()) is None:
             return
+        groups: list[list[tuple[Hashable, str, CompileRequest]]] = []
+        for entry in work:
+            if groups and groups[-1][0][2] is entry[2]:
+                groups[-1].append(entry)
+            else:
+                groups.append([entry])
         try:
-            for key, profile, request in work:
-                self._futures[key] = self._pool.submit(_compile, profile, request)  # type: ignore[union-attr]
+            for group in groups:
+                future = pool.submit(_compile_each, [profile for _, profile, _ in group], group[0][2])
+                self._futures.update((key, (future, place)) for place, (key, _, _) in enumerate(group))
         except RuntimeError as error:  # the pool broke: what is not handed over is compiled in process
             self._warn(error)
 
@@ -106,11 +118,11 @@ class PortPool:
 
     def outcome(self, key: Hashable) -> Outcome | None:
         """The outcome computed ahead under `key` (waiting for it), or None: not submitted, or the pool broke."""
-        future = self._futures.pop(key, None)
-        if future is None:
+        found = self._futures.pop(key, None)
+        if found is None:
             return None
         try:
-            return future.result()
+            return found[0].result()[found[1]]
         except Exception as error:  # a broken pool, or a port that raised: compiled in process, as without a pool
             self._warn(error)
             return None
