@@ -20,8 +20,8 @@ from the spec.
 from __future__ import annotations
 
 import hashlib
+import secrets
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -245,8 +245,7 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | 
     if lead is not None and lead.stop == 0:
         return SideRun()  # the lead could not open: this side is never asked
     run = SideRun()
-    probe.work_root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=probe.work_root))
+    work = probe.work_root / f"lifecycle-{secrets.token_hex(8)}"  # made with the copy: a stored probe needs neither
     run.work = str(work)
     materialized, scenario = probe.materialized, probe.scenario
     copy = work / f"copy-{number}"
@@ -259,6 +258,7 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | 
         request = _with_ids(request, lead.opened)
 
     def make_copy() -> Checkout:
+        work.mkdir(parents=True)  # a name another side drew too is an error, never a shared directory
         shutil.copytree(materialized.root, copy, symlinks=True)
         return Checkout(copy / "memory", scenario, isolated_env(probe.cache / "home", ceiling=probe.cache / "repos"))
 
@@ -269,7 +269,8 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | 
         run.raised = (len(run.observations), error)
     finally:
         runner.lifecycle_close()
-        shutil.rmtree(work, ignore_errors=True)
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
     return run
 
 
