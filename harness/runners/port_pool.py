@@ -4,7 +4,9 @@ Why: once the references answer from the result store, a matrix is mostly the po
 case under each profile), and the session's worker threads share one interpreter lock. `jobs` processes
 compile on every core while the columns read the store and judge. Each process answers with the same runner
 the session would use (harness.runners.python_port, one per profile), so an outcome is the one computed in
-the session; only its elapsed time differs. A pool that cannot start or breaks leaves each compile to the
+the session; only its elapsed time differs. A case's compiles under every profile go to one process together
+and read the repository's HEAD once (memfs_prompt.compiler.one_reading_of_head): nothing changes a
+materialized repository, and starting git for every profile was most of the port's cost. A pool that cannot start or breaks leaves each compile to the
 session (`outcome` returns None), so a run never depends on it.
 """
 
