@@ -6,8 +6,8 @@ compile on every core while the columns read the store and judge. Each process a
 the session would use (harness.runners.python_port, one per profile), so an outcome is the one computed in
 the session; only its elapsed time differs. A case's compiles under every profile go to one process together
 and read the repository's HEAD once (memfs_prompt.compiler.one_reading_of_head): nothing changes a
-materialized repository, and starting git for every profile was most of the port's cost. A pool that cannot start or breaks leaves each compile to the
-session (`outcome` returns None), so a run never depends on it.
+materialized repository, and starting git for every profile was most of the port's cost. A pool that cannot
+start or breaks leaves each compile to the session (`outcome` returns None), so a run never depends on it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ is stored once by its sha256 and shared by every release. The wheel itself is no
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,6 +21,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from harness.runners.unpacked_check import listing_damage, sha256_of
 
 PACKAGE = "letta"
 PLATFORM = "manylinux_2_28_x86_64"
@@ -34,14 +35,6 @@ NODE_MODULES = APP + "node_modules/"
 
 class WheelUnavailable(Exception):
     """A wheel that cannot be fetched, verified or unpacked; the message says why and what to do."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _pip(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -150,13 +143,7 @@ def unpacked_damage(dest: Path) -> str | None:
         listing = json.loads((dest / LISTING).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         return f"{LISTING} is unreadable ({error})"
-    for name, (size, digest) in sorted(listing.items()):
-        path = dest / name
-        if not path.is_file():
-            return f"{name} is missing"
-        if path.stat().st_size != size or sha256_of(path) != digest:
-            return f"{name} has other bytes than when verified"
-    return None
+    return listing_damage(dest, listing)
 
 
 def ensure_unpacked(version: str, pinned: dict[str, Any], cache: Path) -> Path:

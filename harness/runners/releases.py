@@ -30,6 +30,7 @@ from harness.runners.manifest import (
     on_demand_pin,
     pinned_versions,
 )
+from harness.runners.unpacked_check import listing_damage
 
 _FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
 
@@ -112,17 +113,7 @@ def cache_damage(dest: Path) -> str | None:
         return None
     except (OSError, ValueError) as error:
         return f"{FILES_LISTING} is unreadable ({error})"
-    for name, (size, digest) in sorted(listing.items()):
-        path = dest / name
-        try:
-            actual_size = path.stat().st_size
-        except OSError:
-            return f"{name} is missing"
-        if actual_size != size:
-            return f"{name} is {actual_size} bytes, {size} when verified"
-        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            return f"{name} has other bytes than when verified"
-    return None
+    return listing_damage(dest, listing)
 
 
 def fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
