@@ -5,7 +5,7 @@ case under each profile), and the session's worker threads share one interpreter
 compile on every core while the columns read the store and judge. Each process answers with the same runner
 the session would use (harness.runners.python_port, one per profile), so an outcome is the one computed in
 the session; only its elapsed time differs. A case's compiles under every profile go to one process together
-and read the repository's HEAD once (memfs_prompt.compiler.one_reading_of_head): nothing changes a
+and read the repository's HEAD once (harness.runners.python_port.compile_each): nothing changes a
 materialized repository, and starting git for every profile was most of the port's cost. A pool that cannot
 start or breaks leaves each compile to the session (`outcome` returns None), so a run never depends on it.
 """
@@ -22,12 +22,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.model import CompileRequest, Outcome
-from harness.runners.base import Runner
 
-if TYPE_CHECKING:  # the worker imports harness.lifecycle only when it runs a side
+if TYPE_CHECKING:  # the worker imports harness.lifecycle only when it runs a side, the port when it compiles
     from harness.lifecycle import ImplSide, SideRun
+    from harness.runners.python_port import PythonPortRunner
 
-_RUNNERS: dict[str, Runner] = {}  # in each worker process: the port under each profile
+_RUNNERS: dict[str, PythonPortRunner] = {}  # in each worker process: the port under each profile
 _GIT_ENV: dict[str, str] = {}
 
 
@@ -36,7 +36,7 @@ def _start_worker(git_env: dict[str, str]) -> None:
     _GIT_ENV.update(git_env)
 
 
-def _port(profile: str) -> Runner:
+def _port(profile: str) -> PythonPortRunner:
     from harness.runners.python_port import PythonPortRunner
 
     runner = _RUNNERS.get(profile)
@@ -47,10 +47,9 @@ def _port(profile: str) -> Runner:
 
 def _compile_each(profiles: list[str], request: CompileRequest) -> list[Outcome]:
     """`request` compiled under each profile, from one reading of the repository's HEAD (nothing changes it)."""
-    from memfs_prompt.compiler import one_reading_of_head
+    from harness.runners.python_port import compile_each
 
-    with one_reading_of_head():
-        return [_port(profile).compile(replace(request, profile=profile)) for profile in profiles]
+    return compile_each([(_port(profile), replace(request, profile=profile)) for profile in profiles])
 
 
 def _run_side(side: ImplSide, profile: str) -> SideRun:

@@ -17,6 +17,7 @@ from harness.runners.base import Runner
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.wire import check_request
 from memfs_prompt.collation import info as collation_info
+from memfs_prompt.compiler import one_reading_of_head
 from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.protocol import Server
 
@@ -70,6 +71,14 @@ class PythonPortRunner(Runner):
         record = {k: answer.get(k) for k in keep} if keep else dict(answer[key])
         record.update((name, answer[name]) for name in merge if name in answer)
         return Outcome("ok", record=record, elapsed_ms=elapsed)
+
+
+def compile_each(runs: list[tuple[PythonPortRunner, CompileRequest]]) -> list[Outcome]:
+    """Each request compiled by its runner, every repository's HEAD read once (memfs_prompt.compiler
+    .one_reading_of_head): for a caller that knows nothing changes the repositories meanwhile (harness.runners
+    .port_pool, a case's compiles under each profile)."""
+    with one_reading_of_head():
+        return [runner.compile(request) for runner, request in runs]
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> PythonPortRunner:
