@@ -198,7 +198,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
                 prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
 
     def impl_outcome(i: int, impl: ImplSpec, profile: str, slot: int) -> Outcome:
-        found = ahead.outcome((i, impl, profile))
+        found = ahead.outcome((i, impl), profile)
         if found is None:
             return session.impl_compile(impl, profile, requests[i], slot)
         session.impl(impl, profile, slot)  # the report describes the implementation as when it compiles here
@@ -212,7 +212,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
                 requests[i] = build_request(scenario, repos[i])
                 outcomes[i] = SharedOutcomes(partial(impl_outcome, i))
         compiles = port_compiles(session, columns, scenarios, requests, index)
-        if len(compiles) + len(probes) * len(columns) >= AHEAD:  # (a probe: at most one side per column)
+        if sum(len(p) for _, p, _ in compiles) + len(probes) * len(columns) >= AHEAD:  # a probe: a side per column
             ahead.start(compiles)
         positions = {id(ref): c for c, ref in enumerate(columns)}
         for ref in profiles_spread(columns):
@@ -236,17 +236,18 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
 def port_compiles(
     session: Session, columns: list[ReferenceUnderTest], scenarios: list[Scenario],
     requests: dict[int, CompileRequest], index: dict[int, int],
-) -> list[tuple[Hashable, str, CompileRequest]]:  # fmt: skip
-    """The in-process port's compiles a matrix needs, as PortPool work: each compile case under each profile
-    of a column it applies to, in the order the columns ask (cases in order, profiles as they start)."""
+) -> list[tuple[Hashable, list[str], CompileRequest]]:  # fmt: skip
+    """The in-process port's compiles a matrix needs, as PortPool work: each compile case, keyed (case, port),
+    under the profiles of the columns it applies to, in the order the columns ask (cases in order, profiles as
+    they start)."""
     ports = [impl for impl in session.implementations if session.compiles_in_process(impl)]
     profiles = list(dict.fromkeys(ref.profile for ref in profiles_spread(columns)))
-    work: list[tuple[Hashable, str, CompileRequest]] = []
+    work: list[tuple[Hashable, list[str], CompileRequest]] = []
     for scenario in scenarios:
         i = index[id(scenario)]
         if i in requests:
-            applicable = {ref.profile for ref in columns if applies(scenario, ref)}
-            work += [((i, impl, p), p, requests[i]) for p in profiles if p in applicable for impl in ports]
+            applicable = [p for p in profiles if any(r.profile == p and applies(scenario, r) for r in columns)]
+            work += [((i, impl), applicable, requests[i]) for impl in ports if applicable]
     return work
 
 

@@ -264,8 +264,8 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
     served: list[object] = []
     outcome = PortPool.outcome
 
-    def spied(self: PortPool, key: object) -> Outcome | None:
-        found = outcome(self, key)
+    def spied(self: PortPool, key: object, profile: str) -> Outcome | None:
+        found = outcome(self, key, profile)
         served.append(found is not None)
         return found
 

@@ -23,10 +23,10 @@ def test_an_outcome_made_ahead_is_the_in_process_ports(tmp_path) -> None:
     env = isolated_env(tmp_path / "home", tmp_path)
     request = request_for(tmp_path / "missing")  # no repository: the port's own answer for it, either way
     with PortPool(1, env) as pool:
-        pool.start([("k", PROFILE, request)])
-        made = pool.outcome("k")
-        assert pool.outcome("k") is None  # each read once
-        assert pool.outcome("never submitted") is None
+        pool.start([("k", [PROFILE], request)])
+        made = pool.outcome("k", PROFILE)
+        assert pool.outcome("k", PROFILE) is None  # each read once
+        assert pool.outcome("never submitted", PROFILE) is None
     here = PythonPortRunner(PROFILE, env).compile(replace(request, profile=PROFILE))
     assert made is not None
     assert (made.status, made.record, made.thrown, made.error) == (here.status, here.record, here.thrown, here.error)
@@ -35,11 +35,11 @@ def test_an_outcome_made_ahead_is_the_in_process_ports(tmp_path) -> None:
 def test_a_broken_pool_leaves_the_compile_to_the_session_and_says_so_once(tmp_path, capsys) -> None:
     env = isolated_env(tmp_path / "home", tmp_path)
     with PortPool(1, env) as pool:
-        pool.start([("warm", PROFILE, request_for(tmp_path / "a"))])
-        assert pool.outcome("warm") is not None  # the process is up
+        pool.start([("warm", [PROFILE], request_for(tmp_path / "a"))])
+        assert pool.outcome("warm", PROFILE) is not None  # the process is up
         for process in list(pool._pool._processes.values()):  # type: ignore[union-attr]
             process.kill()
             process.join()
-        pool.start([("a", PROFILE, request_for(tmp_path / "a")), ("b", PROFILE, request_for(tmp_path / "b"))])
-        assert pool.outcome("a") is None and pool.outcome("b") is None
+        pool.start([("a", [PROFILE], request_for(tmp_path / "a")), ("b", [PROFILE], request_for(tmp_path / "b"))])
+        assert pool.outcome("a", PROFILE) is None and pool.outcome("b", PROFILE) is None
     assert capsys.readouterr().err.count("compiling in process") == 1

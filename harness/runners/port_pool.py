@@ -58,33 +58,28 @@ def _run_side(side: ImplSide, profile: str) -> SideRun:
 
 class PortPool:
     """`jobs` worker processes for the port, once started: compiles handed over in the order given, each read back
-    by its key, and lifecycle sides run one at a time. Before `start`, nothing runs here (the caller does it)."""
+    by its key and profile, and lifecycle sides run one at a time. Before `start`, nothing runs here (the caller
+    does it)."""
 
     def __init__(self, jobs: int, git_env: dict[str, str]) -> None:
         self.jobs, self.git_env = jobs, git_env
         self._wanted = False  # `start` was called
-        self._futures: dict[Hashable, tuple[Future[list[Outcome]], int]] = {}  # key -> its group's, and its place
+        self._futures: dict[tuple[Hashable, str], tuple[Future[list[Outcome]], int]] = {}  # its group's, its place
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._warned = False
 
-    def start(self, work: list[tuple[Hashable, str, CompileRequest]]) -> None:
-        """Start the processes and hand them each (key, profile, request): the port's compile of `request`
-        under `profile`; consecutive entries of one request go to one process together. Lifecycle sides run here
+    def start(self, work: list[tuple[Hashable, list[str], CompileRequest]]) -> None:
+        """Start the processes and hand them each (key, profiles, request): the port's compiles of `request`
+        under each profile, in one process, each read back as `outcome(key, profile)`. Lifecycle sides run here
         from now on too."""
         self._wanted = True
         if (pool := self._started()) is None:
             return
-        groups: list[list[tuple[Hashable, str, CompileRequest]]] = []
-        for entry in work:
-            if groups and groups[-1][0][2] is entry[2]:
-                groups[-1].append(entry)
-            else:
-                groups.append([entry])
         try:
-            for group in groups:
-                future = pool.submit(_compile_each, [profile for _, profile, _ in group], group[0][2])
-                self._futures.update((key, (future, place)) for place, (key, _, _) in enumerate(group))
+            for key, profiles, request in work:
+                future = pool.submit(_compile_each, profiles, request)
+                self._futures.update(((key, profile), (future, place)) for place, profile in enumerate(profiles))
         except RuntimeError as error:  # the pool broke: what is not handed over is compiled in process
             self._warn(error)
 
@@ -117,9 +112,10 @@ class PortPool:
             print(f"warning: the port's worker processes failed ({type(error).__name__}: {error}); "
                   "compiling in process", file=sys.stderr)  # fmt: skip
 
-    def outcome(self, key: Hashable) -> Outcome | None:
-        """The outcome computed ahead under `key` (waiting for it), or None: not submitted, or the pool broke."""
-        found = self._futures.pop(key, None)
+    def outcome(self, key: Hashable, profile: str) -> Outcome | None:
+        """The outcome computed ahead under `key` and `profile` (waiting for it), or None: not submitted, or the
+        pool broke."""
+        found = self._futures.pop((key, profile), None)
         if found is None:
             return None
         try:
