@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from harness.runners.unpacked_check import listing_damage, sha256_of
+from harness.runners.unpacked_check import listing_damage, listing_of, sha256_of
 
 PACKAGE = "letta"
 PLATFORM = "manylinux_2_28_x86_64"
@@ -133,10 +133,6 @@ def shared_node(wheel: Path, cache: Path) -> Path:
 LISTING = ".files.json"  # what the verified wheel unpacked to: relative path -> [size, sha256]
 
 
-def _listing(dest: Path, names: list[str]) -> dict[str, list[Any]]:
-    return {name: [(dest / name).stat().st_size, sha256_of(dest / name)] for name in names}
-
-
 def unpacked_damage(dest: Path) -> str | None:
     """Why the files unpacked under dest are no longer what the verified wheel held, or None."""
     try:
@@ -166,7 +162,7 @@ def ensure_unpacked(version: str, pinned: dict[str, Any], cache: Path) -> Path:
         staging = Path(tmp) / "unpacked"
         names = unpack_members(wheel, staging, BUN_MEMBERS, prefix=NODE_MODULES)
         node = shared_node(wheel, cache)
-        (staging / LISTING).write_text(json.dumps(_listing(staging, names), sort_keys=True) + "\n")
+        (staging / LISTING).write_text(json.dumps(listing_of(staging, names), sort_keys=True) + "\n")
         (staging / "node").symlink_to(node)
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(staging, dest)

@@ -19,7 +19,6 @@ import tarfile
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
 
 from harness.runners import pypi_release
 from harness.runners.manifest import (
@@ -30,7 +29,7 @@ from harness.runners.manifest import (
     on_demand_pin,
     pinned_versions,
 )
-from harness.runners.unpacked_check import listing_damage
+from harness.runners.unpacked_check import listing_damage, listing_of
 
 _FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
 
@@ -78,14 +77,6 @@ FILES_LISTING = ".files.json"  # what the verified tarball unpacked to: relative
 _checked_this_process: set[Path] = set()
 
 
-def _listing(dest: Path, names: list[str]) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for name in names:
-        path = dest / name
-        out[name] = [path.stat().st_size, hashlib.sha256(path.read_bytes()).hexdigest()]
-    return out
-
-
 def _unpacked_files(dest: Path) -> list[str]:
     """Files the tarball unpacked (under package/), not what the harness adds beside them later."""
     found = []
@@ -109,7 +100,7 @@ def cache_damage(dest: Path) -> str | None:
     except FileNotFoundError:
         if not (dest / "package").is_dir():
             return "package/ is missing"
-        listing_path.write_text(json.dumps(_listing(dest, _unpacked_files(dest)), sort_keys=True) + "\n")
+        listing_path.write_text(json.dumps(listing_of(dest, _unpacked_files(dest)), sort_keys=True) + "\n")
         return None
     except (OSError, ValueError) as error:
         return f"{FILES_LISTING} is unreadable ({error})"
@@ -161,7 +152,7 @@ def _fetch_and_unpack(spec: str, integrity: str, dest: Path) -> None:
         staging.mkdir(parents=True)
         with tarfile.open(tarball) as archive:
             archive.extractall(staging, filter="data")
-        listing = _listing(staging, _unpacked_files(staging))
+        listing = listing_of(staging, _unpacked_files(staging))
         (staging / FILES_LISTING).write_text(json.dumps(listing, sort_keys=True) + "\n")
         shutil.rmtree(dest, ignore_errors=True)
         staging.rename(dest)

@@ -1,4 +1,5 @@
-"""Whether a release's unpacked files are still what its verified download held (`listing_damage`).
+"""A release's unpacked files against what its verified download held: the listing made then
+(`listing_of`) and whether the files still match it (`listing_damage`).
 
 Each release's cache keeps a listing (relative path -> [size, sha256]) written when the download's
 pinned digest was verified. Hashing every listed file again at each start of a release cost 240 ms
@@ -30,6 +31,11 @@ def sha256_of(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def listing_of(dest: Path, names: list[str]) -> dict[str, list[Any]]:
+    """The listing of `names` under `dest`: each one's size and sha256."""
+    return {name: [(dest / name).stat().st_size, sha256_of(dest / name)] for name in names}
 
 
 def listing_damage(dest: Path, listing: dict[str, list[Any]]) -> str | None:
