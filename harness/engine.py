@@ -165,9 +165,9 @@ class Session:
     def describe_implementations(self) -> list[dict[str, Any]]:
         """One entry per implementation under test (and profile it ran under), as its runners describe it."""
         described = []
+        by_slot = sorted(self._impls.items(), key=lambda item: item[0][0])
         for spec in self.implementations:
             for profile in sorted({p for (_, s, p) in self._impls if s == spec}):
-                by_slot = sorted(self._impls.items(), key=lambda item: item[0][0])
                 runners = [r for (_, s, p), r in by_slot if (s, p) == (spec, profile)]
                 entry = {"implementation": spec.label, **self._described(runners)}
                 described.append({**entry, "profile": profile} if profile else entry)

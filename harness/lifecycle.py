@@ -269,8 +269,7 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | 
         run.raised = (len(run.observations), error)
     finally:
         runner.lifecycle_close()
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)  # none there for a stored probe
     return run
 
 
