@@ -126,6 +126,7 @@ class Scenario:
     inputs: dict[str, Any]
     repo: dict[str, Any]  # the case's `repo` mapping as written (its digest names the built repository)
     pins: str = ""
+    rules: tuple[str, ...] = ()  # ids of the rules (cases/rules.yaml) this case exercises
     profiles: tuple[str, ...] = ()
     expect: dict[str, Any] | None = None
     divergences: tuple[Divergence, ...] = ()

@@ -279,6 +279,7 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         inputs=js_value({**DEFAULT_INPUTS, **data.get("inputs", {})}),  # JavaScript strings, for every side
         repo=data["repo"],
         pins=data.get("pins", ""),
+        rules=tuple(data.get("rules", ())),
         profiles=tuple(data.get("profiles", ())),
         expect=data.get("expect"),
         divergences=_divergences(path, root, data),
