@@ -12,6 +12,7 @@ not applicable to it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 from harness.cases.load import parse_strict, read_utf8
 from harness.cases.schemacheck import validate
 from harness.cases.yamlnodes import line_at
-from harness.model import ScenarioError
+from harness.model import Scenario, ScenarioError
 
 #: The file beside the case folders that holds the rules.
 RULES_FILE = "rules.yaml"
@@ -73,3 +74,15 @@ def load_rules(path: Path) -> dict[str, Rule]:
             line=line,
         )
     return rules
+
+
+def holds_for(rule: Rule, profile: str | None) -> bool:
+    """Whether `rule` holds under `profile` (None: the implementation's default, taken as every profile)."""
+    return not rule.profiles or profile is None or profile in rule.profiles
+
+
+def needed_features(scenario: Scenario, profile: str | None, rules: Mapping[str, Rule]) -> frozenset[str]:
+    """The layout features (feature rules) a case exercises under `profile`: an implementation that does not
+    declare one of them in `hello` is not applicable to the case under that profile (docs/protocol.md)."""
+    named = (rules.get(rule_id) for rule_id in scenario.rules)
+    return frozenset(rule.id for rule in named if rule is not None and rule.feature and holds_for(rule, profile))
