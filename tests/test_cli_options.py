@@ -79,3 +79,42 @@ def test_an_unknown_option_is_named_with_the_nearest_option_of_its_command(
 def test_nearest_is_none_for_what_is_not_text_or_not_close() -> None:
     assert nearest("colation", ["collation", "names"]) == "collation"
     assert nearest(3, ["3"]) is None and nearest("zzzz", ["collation"]) is None
+
+
+@pytest.mark.parametrize(("reference", "meant"), [
+    ("pypi:0.34.21", "pypi:0.34.12"),  # two digits swapped: the newest, not 0.34.2 or 0.34.11
+    ("0.34.21", "0.34.12"),  # spelt as given: bare
+    ("npm:0.34.12", "pypi:0.34.12"),  # pinned on the other registry
+    ("pypi:0.34.21@node", "pypi:0.34.12@node"),  # the variant kept
+])  # fmt: skip
+def test_an_unpinned_reference_is_named_with_the_nearest_pinned_one_before_the_pin_command(
+    reference: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "--reference", reference]) == 2
+    error = capsys.readouterr().err
+    assert f"not a pinned release; did you mean {meant}? (pinned: " in error
+    assert error.index(f"did you mean {meant}?") < error.index("to use this release, pin it with `conformance pin")
+
+
+def test_an_unpinned_reference_in_a_file_gets_the_same_advice() -> None:
+    from harness.runners.manifest import recorded_label
+
+    with pytest.raises(ValueError, match=r"'pypi:0\.34\.21' is not a pinned release; did you mean pypi:0\.34\.12\?"):
+        recorded_label("pypi:0.34.21")
+
+
+@pytest.mark.parametrize(("profile", "meant"), [
+    ("letta-code@0.33.66", "letta-code@0.33.6"),
+    ("spec-v3", "spec-v2"),
+    ("letta-code@0.34.21", "letta-code@0.34.12"),
+])  # fmt: skip
+def test_an_unknown_profile_is_named_with_the_nearest_profile_or_release(
+    profile: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "--profile", profile]) == 2
+    error = capsys.readouterr().err
+    assert f"unknown profile {profile!r}; choose one of " in error and error.rstrip().endswith(f"did you mean {meant}?")
+
+
+def test_nothing_is_suggested_when_nothing_is_close(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--profile", "zzz"]) == 2 and "did you mean" not in capsys.readouterr().err
