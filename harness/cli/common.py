@@ -55,13 +55,15 @@ def add_profile(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_impl(parser: argparse.ArgumentParser, *, many: bool) -> None:
-    """`--impl`: the implementation under test (docs/protocol.md), or (many) a repeatable list of them."""
-    text = f"the implementation under test: {IMPL_FORMS}"
+def add_impl(parser: argparse.ArgumentParser, *, many: bool, text: str = "the implementation under test",
+             default: str = "python") -> None:  # fmt: skip
+    """`--impl`: the implementation under test (docs/protocol.md), or (many) a repeatable list of them; `text`
+    and `default` say what it does for the command and what the command does without it."""
+    text = f"{text}: {IMPL_FORMS}"
     if many:
-        parser.add_argument("--impl", action="append", metavar="SPEC", help=f"{text} (repeatable; default: python)")
+        parser.add_argument("--impl", action="append", metavar="SPEC", help=f"{text} (repeatable; default: {default})")
     else:
-        parser.add_argument("--impl", metavar="SPEC", help=f"{text} (default: python)")
+        parser.add_argument("--impl", metavar="SPEC", help=f"{text} (default: {default})")
 
 
 def add_expectations(parser: argparse.ArgumentParser) -> None:
