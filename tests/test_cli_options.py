@@ -76,6 +76,19 @@ def test_an_unknown_option_is_named_with_the_nearest_option_of_its_command(
     assert stopped.value.code == 2 and message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["rnu"], "conformance: error: argument command: invalid choice: 'rnu'; did you mean 'run'? (choose from 'run', "),
+    (["cache", "stat"], "argument action: invalid choice: 'stat'; did you mean 'stats'? (choose from 'stats', "),
+    (["run", "--runtime", "nod"], "argument --runtime: invalid choice: 'nod'; did you mean 'node'? (choose from "),
+])  # fmt: skip
+def test_a_command_or_choice_that_is_not_one_is_named_with_the_nearest(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_nearest_is_none_for_what_is_not_text_or_not_close() -> None:
     assert nearest("colation", ["collation", "names"]) == "collation"
     assert nearest(3, ["3"]) is None and nearest("zzzz", ["collation"]) is None

@@ -5,7 +5,8 @@ argparse takes any unambiguous prefix of a long option by default (`--imp python
 typo can silently become another option, and today's prefix becomes tomorrow's ambiguity. `Parser` turns that
 off (allow_abbrev=False) for the top-level parser and, through add_subparsers (which makes subparsers of its
 parser's class), for every command and sub-command; an unrecognized option is one error (exit 2) with
-`did you mean --reference?` (harness.suggest).
+`did you mean --reference?`, and a command or choice that is not one with `did you mean 'run'?`
+(harness.suggest).
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ class Parser(argparse.ArgumentParser):
             advice = "; ".join(hint for hint in hints if hint)
             chain[-1].error(f"unrecognized arguments: {' '.join(extras)}" + (f"; {advice}" if advice else ""))
         return parsed
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """A value outside an argument's choices (a command, `--runtime`): argparse's error, and the nearest
+        choice."""
+        if action.choices is not None and value not in action.choices:
+            near = nearest(value, [str(choice) for choice in action.choices])
+            choices = ", ".join(map(repr, action.choices))
+            mean = f"; did you mean {near!r}?" if near else ""
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{mean} (choose from {choices})")
 
     def chosen(self, parsed: argparse.Namespace) -> list[argparse.ArgumentParser]:
         """This parser and the (sub-)command parsers `parsed` went through, outermost first."""
