@@ -78,7 +78,7 @@ class Direction(enum.Enum):
         return bool(self.value[2])
 
 
-_D = Direction
+_D = Direction  # the statuses and directions by short names, so the table reads as a grid
 P, F, K, S, E, R, N = (Status.PASS, Status.FAIL, Status.KNOWN, Status.STALE, Status.ERROR, Status.RUNTIME,
                        Status.NOT_APPLICABLE)  # fmt: skip
 
@@ -107,6 +107,8 @@ ALWAYS_LISTED = (Direction.REGRESSION, Direction.FIX)
 
 @dataclass
 class Comparison:
+    """What changed between two reports: status changes by direction, new and gone results, warnings."""
+
     changes: dict[Direction, list[tuple[Key, str, str]]] = field(default_factory=dict)  # (key, old, new) by direction
     new: list[tuple[Key, str]] = field(default_factory=list)
     gone: list[tuple[Key, str]] = field(default_factory=list)
