@@ -97,8 +97,11 @@ def test_diff_repo_and_show_say_what_the_verdict_leaves_out_one_line_each(
     git(memory, "commit", "-qm", "m")
     quoted = (f"note: {memory}: git quotes 2 .md name(s) in upstream's listing, so upstream drops those files "
               '(docs/quirks.md): "system/caf\\303\\251.md", "system/say \\"hi\\".md"')  # fmt: skip
+    # show's last stderr line says whose output it printed; diff-repo prints no such line
+    whose = [f"show: the field content of the reference {reference} (--impl SPEC shows an implementation's instead)"]
+    whose = whose if command == "show" else []
     assert cli.main([command, str(memory), "--reference", reference]) == 0
-    assert capsys.readouterr().err.splitlines() == [quoted]
+    assert capsys.readouterr().err.splitlines() == [quoted, *whose]
     (memory / "system" / "persona.md").write_text("I was.\n")
     (memory / "system" / "new.md").write_text("untracked\n")
     assert cli.main([command, str(memory), "--reference", reference]) == 0  # the verdict is the same
@@ -106,11 +109,12 @@ def test_diff_repo_and_show_say_what_the_verdict_leaves_out_one_line_each(
         f"note: {memory} has 2 uncommitted change(s) (git status): upstream compiles HEAD, so they are not "
         "compiled; commit them to compare them",
         quoted,
+        *whose,
     ]
     plain = tmp_path / "plain"
     plain.mkdir()
     assert cli.main([command, str(plain), "--reference", reference]) == 0
-    assert (
-        capsys.readouterr().err
-        == f"note: {plain} is not in a git repository: upstream compiles no memory file from it\n"
-    )
+    assert capsys.readouterr().err.splitlines() == [
+        f"note: {plain} is not in a git repository: upstream compiles no memory file from it",
+        *whose,
+    ]
