@@ -299,6 +299,23 @@ def select(scenarios: list[Scenario], expression: Keyword | str | None) -> list[
     return (expression if isinstance(expression, Keyword) else Keyword(expression)).select(scenarios)
 
 
+def corpus_rules(paths: list[Path]) -> dict[str, Any]:
+    """The rules (harness.cases.rules) of the corpus the scenario paths (default cases/) belong to: the first
+    rules.yaml at a path or one of its parents (cases/rules.yaml for cases/compile/x.yaml); none: no rules,
+    so no case needs a feature. A bad rules file is a UsageError naming its line."""
+    from harness.cases.rules import RULES_FILE, load_rules
+
+    for path in case_paths(paths):
+        folder = path if path.is_dir() else path.parent
+        for candidate in (folder, *folder.resolve().parents):
+            if (candidate / RULES_FILE).is_file():
+                try:
+                    return dict(load_rules(candidate / RULES_FILE))
+                except ScenarioError as error:
+                    raise UsageError(f"rules: {error}") from None
+    return {}
+
+
 def load_selected(paths: list[Path], expression: Keyword | str | None) -> tuple[list[Scenario], list[ScenarioError]]:
     """The cases under `paths` (default cases/) that `-k` keeps, and the files that did not load."""
     loaded = load_scenarios(case_paths(paths))

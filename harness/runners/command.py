@@ -55,11 +55,25 @@ class CommandRunner(JsonLinesRunner):
         spoken = self.hello.get("protocol", PROTOCOL)  # a program from before versioning speaks version 1
         if not self.start_error and spoken != PROTOCOL:
             self.start_error = f"{self.spec.label} speaks protocol {spoken!r}; this harness speaks {PROTOCOL}"
+        declared = self.capabilities.get("features")
+        if not self.start_error and declared is not None and not _names(declared):
+            self.start_error = (f"{self.spec.label}'s hello: capabilities.features is {declared!r}, not a list of "
+                                "feature ids (memfs-v2, skills-block, ...; docs/protocol.md); leave it out to "
+                                "declare every feature")  # fmt: skip
 
     @property
     def capabilities(self) -> dict[str, Any]:
         caps = self.hello.get("capabilities")
         return caps if isinstance(caps, dict) else {}
+
+    def features(self) -> frozenset[str] | None:
+        """`hello`'s `capabilities.features`: the feature rules it implements; absent, every one."""
+        if not self.start_error and not self.process.starts:
+            self.start()
+        declared = self.capabilities.get("features")
+        if self.start_error or not isinstance(declared, list):
+            return None
+        return frozenset(declared)
 
     def _unserved(self, profile: str | None, lifecycle: bool) -> Outcome | None:
         """Not applicable before asking: a profile the program does not claim, or lifecycle without it."""
@@ -88,6 +102,10 @@ class CommandRunner(JsonLinesRunner):
         if self.start_error:
             info["start_error"] = self.start_error
         return info
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> CommandRunner:
