@@ -85,6 +85,7 @@ class Session:
         jobs: int = 1,
         memoize: bool | None = None,
         rules: Mapping[str, Rule] | None = None,
+        impl_env: Mapping[str, str] | None = None,
     ) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be 1 or more, not {jobs}")
@@ -99,7 +100,7 @@ class Session:
         self.implementations = list(dict.fromkeys(implementations))
         self.expectations = {e.implementation: e for e in expectations}
         self.rules: Mapping[str, Rule] = rules or {}  # the corpus's rules: which features a case needs
-        self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout)
+        self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout, dict(impl_env or {}))
         self._cwd = Path(os.getcwd())
         self._factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
         # references' outcomes by content (harness.runners.result_store); None: every reference request runs

@@ -111,3 +111,64 @@ def test_the_port_declares_every_feature_it_implements() -> None:
     assert hello["capabilities"]["features"] == list(FEATURES)
     assert set(FEATURES) == {"memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block",
                              "memory-update"}  # fmt: skip
+
+
+# --- the environment: isolated, and --impl-env to pass a variable ------------------------------------------
+
+
+def test_a_program_that_fails_for_want_of_a_variable_says_the_environment_is_isolated_and_how_to_pass_one(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = corpus(tmp_path, {"v2-case": ("memfs-v2", "")})
+    code, printed, report = run(tmp_path, cases, f"{FAKE} --require-env MY_PORT_HOME", capsys)
+    (result,) = json.loads((report / "report.json").read_text())["results"]
+    assert result["status"] == "error" and code == 1
+    reasons = " ".join(result["reasons"])
+    assert "isolated environment" in reasons and "--impl-env NAME" in reasons
+    assert "--impl-env" in printed
+
+
+def test_a_crash_mid_run_mentions_the_isolated_environment_too(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = corpus(tmp_path, {"v2-case": ("memfs-v2", "crash")})
+    _, _, report = run(tmp_path, cases, FAKE, capsys)
+    (result,) = json.loads((report / "report.json").read_text())["results"]
+    assert result["status"] == "error" and "--impl-env" in " ".join(result["reasons"])
+
+
+@pytest.mark.parametrize("given", ["MY_PORT_HOME=/opt/port", "MY_PORT_HOME"])
+def test_impl_env_passes_a_variable_by_value_or_from_the_caller_and_the_report_keeps_only_its_name(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    monkeypatch.setenv("MY_PORT_HOME", "/opt/port")
+    cases = corpus(tmp_path, {"v2-case": ("memfs-v2", "")})
+    impl = f"{FAKE} --require-env MY_PORT_HOME"
+    report = tmp_path / "report"
+    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", impl,
+            "--impl-env", given, "--report", str(report), "--no-timing"]  # fmt: skip
+    assert cli.main(argv) == 0, capsys.readouterr()
+    data = json.loads((report / "report.json").read_text())
+    assert [r["status"] for r in data["results"]] == ["pass"]
+    (described,) = data["run"]["implementations"]
+    assert described["passed_env"] == ["MY_PORT_HOME"]
+    assert "/opt/port" not in (report / "report.json").read_text()  # a value may be a secret
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("HOME=/root", "pinned by the isolated environment"),
+        ("GIT_DIR=/x", "pinned by the isolated environment"),
+        ("NOT_SET_ANYWHERE_42", "not set here; give its value (--impl-env NOT_SET_ANYWHERE_42=VALUE)"),
+        ("2BAD=1", "no variable name"),
+    ],
+)
+def test_impl_env_refuses_a_pinned_name_an_unset_one_and_a_bad_one_before_running(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str], given: str, says: str
+) -> None:
+    cases = corpus(tmp_path, {"v2-case": ("memfs-v2", "")})
+    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", FAKE,
+            "--impl-env", given]  # fmt: skip
+    assert cli.main(argv) == 2
+    assert says in capsys.readouterr().err

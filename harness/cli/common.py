@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,8 @@ from harness.runners.references import profile_for_reference
 from harness.runners.revision_source import BuildError
 from letta_profiles import resolve_profile_name
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PINNED_ENV = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "TZ")  # and every GIT_*: repo.gitenv.isolated_env
 CASES = Path("cases")  # the current directory's: every command reads and writes its cases there (cases_dir)
 PROJECT_CASES = REPO_ROOT / "cases"  # only named in messages, never read or written behind the user's back
 
@@ -61,6 +64,34 @@ def add_impl(parser: argparse.ArgumentParser, *, many: bool) -> None:
         parser.add_argument("--impl", action="append", metavar="SPEC", help=f"{text} (repeatable; default: python)")
     else:
         parser.add_argument("--impl", metavar="SPEC", help=f"{text} (default: python)")
+
+
+def add_impl_env(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--impl-env", action="append", metavar="NAME[=VALUE]",
+        help="a variable for the implementations under test, on top of their isolated environment: NAME=VALUE, or "
+        "NAME to pass yours on (repeatable; docs/protocol.md, Environment)",
+    )  # fmt: skip
+
+
+def impl_env(args: argparse.Namespace) -> dict[str, str]:
+    """`--impl-env NAME=VALUE` or `--impl-env NAME` (the caller's value), checked: a name the isolation pins
+    (HOME, the locale, TZ, PATH, git's) or a NAME the caller has not set is a UsageError saying what to do."""
+    passed: dict[str, str] = {}
+    for text in getattr(args, "impl_env", None) or []:
+        name, sep, value = text.partition("=")
+        if not _ENV_NAME.match(name):
+            raise UsageError(f"--impl-env {text}: {name!r} is no variable name; write NAME=VALUE or NAME")
+        if name in PINNED_ENV or name.startswith("GIT_"):
+            raise UsageError(f"--impl-env {text}: {name} is pinned by the isolated environment every "
+                             "implementation runs in (docs/protocol.md, Environment), so that runs compare alike; "
+                             "it cannot be passed")  # fmt: skip
+        if not sep:
+            if name not in os.environ:
+                raise UsageError(f"--impl-env {name}: {name} is not set here; give its value (--impl-env {name}=VALUE)")
+            value = os.environ[name]
+        passed[name] = value
+    return passed
 
 
 def add_expectations(parser: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ from harness.cli.common import (
     UsageError,
     add_expectations,
     add_impl,
+    add_impl_env,
     add_jobs,
     add_no_cache,
     add_no_timing,
@@ -26,6 +27,7 @@ from harness.cli.common import (
     add_timeout,
     corpus_rules,
     expectations_of,
+    impl_env,
     impl_specs,
     load_selected,
     maxfail,
@@ -139,7 +141,8 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
     with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
-                 timeout=args.timeout, jobs=args.jobs, rules=corpus_rules(args.paths)) as session:  # fmt: skip
+                 timeout=args.timeout, jobs=args.jobs, rules=corpus_rules(args.paths),
+                 impl_env=impl_env(args)) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
         references = session.describe_references()
@@ -165,7 +168,7 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
 
 def _brief(described: dict) -> dict:
     """An implementation as report.json's `run` names it: its label, profile and what its runner says of itself."""
-    keep = ("implementation", "profile", "name", "info", "argv", "version", "starts", "start_error")
+    keep = ("implementation", "profile", "name", "info", "argv", "version", "starts", "start_error", "passed_env")
     return {k: described[k] for k in keep if k in described}
 
 
@@ -185,6 +188,7 @@ def register(commands: Commands) -> None:
     add_paths(run)
     add_reference(run, many=True)
     add_impl(run, many=True)
+    add_impl_env(run)
     add_expectations(run)
     add_profile(run)
     add_report(run)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -95,12 +95,14 @@ DEFAULT = ImplSpec.parse(DEFAULT_IMPLEMENTATION)
 @dataclass(frozen=True)
 class ImplContext:
     """What every implementation's runner is started with: the isolated git environment, the private home
-    and ceiling of the run, and the per-request timeout."""
+    and ceiling of the run, the per-request timeout, and the variables passed to a protocol program on top
+    of its isolated environment (`--impl-env`, harness.runners.command)."""
 
     git_env: dict[str, str]
     home: Path
     ceiling: Path | None
     timeout: float
+    env: dict[str, str] = field(default_factory=dict)
 
 
 class RunnerMaker(Protocol):
