@@ -195,7 +195,7 @@ class Session:
     def expected(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str) -> tuple[Divergence, ...]:
         """The implementation's known failures for this result, from its expectations file (`--expectations`)."""
         found = self.expectations.get(impl.label)
-        return tuple(found.divergences_for(scenario.id, label, profile)) if found is not None else ()
+        return tuple(found.divergences_for(scenario, label, profile)) if found is not None else ()
 
     def undeclared(self, scenario: Scenario, impl: ImplSpec, profile: str, slot: int = 0) -> Outcome | None:
         """Not applicable without asking `impl`: a feature the case needs that it does not declare (capabilities)."""

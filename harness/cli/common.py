@@ -11,6 +11,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from harness.runners.manifest import (
 )
 from harness.runners.references import profile_for_reference
 from harness.runners.revision_source import BuildError
-from letta_profiles import resolve_profile_name
+from letta_profiles import DEFAULT_PROFILE, resolve_profile_name
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PINNED_ENV = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "TZ")  # and every GIT_*: repo.gitenv.isolated_env
@@ -242,9 +243,11 @@ def impl_specs(args: argparse.Namespace) -> list[ImplSpec]:
 
 
 def expectations_of(args: argparse.Namespace, impls: list[ImplSpec]) -> list[Any]:
-    """`--expectations FILE`s, each loaded (a refusal names its line) and naming one of the implementations
-    under test; two files for one implementation are refused."""
+    """`--expectations FILE`s, each loaded (a refusal names its line) and matched to one of the implementations
+    under test: by the name its hello gives (the file's `name:`), else by the --impl it names (`implementation:`);
+    two files for one implementation are refused."""
     loaded: dict[str, Any] = {}
+    said: dict[str, str | None] | None = None  # label -> hello name, asked once, only if a file needs it
     for path in getattr(args, "expectations", None) or []:
         from harness.expectations import load_expectations  # only when a file is given
 
@@ -252,14 +255,37 @@ def expectations_of(args: argparse.Namespace, impls: list[ImplSpec]) -> list[Any
             expectations = load_expectations(existing(path, "--expectations"))
         except ScenarioError as error:
             raise UsageError(f"--expectations: {error}") from None
-        label = ImplSpec.parse(expectations.implementation).label
-        if label not in {impl.label for impl in impls}:
-            named = ", ".join(impl.label for impl in impls)
-            raise UsageError(f"--expectations {path}: it is for {label}, which is not under test (--impl: {named})")
+        labels = [impl.label for impl in impls]
+        label = ImplSpec.parse(expectations.implementation).label if expectations.implementation else None
+        if expectations.name and label not in labels:
+            said = said if said is not None else hello_names(args, impls)
+            label = next((known for known, name in said.items() if name == expectations.name), label)
+            if label not in labels:
+                names = ", ".join(f"{known} says {name!r}" for known, name in said.items()) or "none"
+                raise UsageError(f"--expectations {path}: it is for the implementation named "
+                                 f"{expectations.name!r} (name:), and no implementation under test says hello with "
+                                 f"that name ({names})")  # fmt: skip
+            expectations = replace(expectations, implementation=label)
+        if label not in labels:
+            raise UsageError(f"--expectations {path}: it is for {label}, which is not under test (--impl: "
+                             f"{', '.join(labels)}); give the file `name:` (what the implementation's hello calls "
+                             "it, docs/expectations.md) so it matches wherever the program lives")  # fmt: skip
         if label in loaded:
             raise UsageError(f"--expectations {path}: a second file for {label} ({loaded[label].path})")
         loaded[label] = expectations
     return list(loaded.values())
+
+
+def hello_names(args: argparse.Namespace, impls: list[ImplSpec]) -> dict[str, str | None]:
+    """What each implementation under test calls itself in hello (started once, in the run's environment)."""
+    from harness.repo.gitenv import isolated_env
+    from harness.runners.implementations import ImplContext, hello_name
+    from harness.runners.releases import cache_root
+
+    home, ceiling = cache_root() / "home", cache_root() / "repos"
+    context = ImplContext(isolated_env(home, ceiling), home / "impl", ceiling, getattr(args, "timeout", None) or 60.0,
+                          impl_env(args))  # fmt: skip
+    return {impl.label: hello_name(impl, DEFAULT_PROFILE, context) for impl in impls}
 
 
 def check_profile(spec: ReferenceSpec, override: str | None) -> None:

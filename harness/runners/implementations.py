@@ -114,3 +114,16 @@ def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> Runner:
     module = importlib.import_module(RUNNER_MODULES[spec.kind])
     maker: RunnerMaker = module.make_runner
     return maker(spec, profile, context)
+
+
+def hello_name(spec: ImplSpec, profile: str, context: ImplContext) -> str | None:
+    """The name `spec` gives itself in `hello` (`info.implementation`, docs/protocol.md), or None: what an
+    expectations file's `name:` is matched to, wherever the program lives. Starts the program once and stops it."""
+    runner = make_runner(spec, profile, context)
+    try:
+        runner.start()
+        info = runner.describe().get("info")
+        name = info.get("implementation") if isinstance(info, dict) else None
+        return name if isinstance(name, str) else None
+    finally:
+        runner.close()
