@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from fake_reference import fake_bundle, install_fake_bun, scenario_yaml
 
+from harness.cases.rules import load_rules
 from harness.cli import main as cli
 from memfs_prompt.protocol import FEATURES, Server
 
@@ -106,11 +107,11 @@ def test_a_features_value_that_is_not_a_list_of_ids_is_an_error_of_every_case(
     assert "capabilities.features is 'memfs-v2', not a list of feature ids" in " ".join(result["reasons"])
 
 
-def test_the_port_declares_every_feature_it_implements() -> None:
+def test_the_port_declares_every_feature_rule_of_the_corpus() -> None:
     hello = Server().handle({"id": 1, "op": "hello"})
     assert hello["capabilities"]["features"] == list(FEATURES)
-    assert set(FEATURES) == {"memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block",
-                             "memory-update"}  # fmt: skip
+    rules = load_rules(TESTS.parent / "cases" / "rules.yaml")
+    assert set(FEATURES) == {rule.id for rule in rules.values() if rule.feature}
 
 
 # --- the environment: isolated, and --impl-env to pass a variable ------------------------------------------

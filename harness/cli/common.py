@@ -356,20 +356,20 @@ def select(scenarios: list[Scenario], expression: Keyword | str | None) -> list[
     return (expression if isinstance(expression, Keyword) else Keyword(expression)).select(scenarios)
 
 
-def corpus_rules(paths: list[Path]) -> dict[str, Any]:
-    """The rules (harness.cases.rules) of the corpus the scenario paths (default cases/) belong to: the first
-    rules.yaml at a path or one of its parents (cases/rules.yaml for cases/compile/x.yaml); none: no rules,
-    so no case needs a feature. A bad rules file is a UsageError naming its line."""
-    from harness.cases.rules import RULES_FILE, load_rules
+def rules_of(paths: list[Path]) -> dict[str, Any]:
+    """The rules (harness.cases.rules) of the corpus the scenario paths (default cases/) belong to: the rules.yaml
+    of the corpus root at a path, or one or two folders above it (cases/, cases/compile/, cases/compile/x.yaml);
+    none: no rules, so no case needs a feature. A bad rules file is a UsageError naming its line."""
+    from harness.cases.rules import corpus_rules
 
     for path in case_paths(paths):
-        folder = path if path.is_dir() else path.parent
-        for candidate in (folder, *folder.resolve().parents):
-            if (candidate / RULES_FILE).is_file():
-                try:
-                    return dict(load_rules(candidate / RULES_FILE))
-                except ScenarioError as error:
-                    raise UsageError(f"rules: {error}") from None
+        for root in (path, path.parent, path.parent.parent):
+            try:
+                rules = corpus_rules(root)
+            except ScenarioError as error:
+                raise UsageError(f"rules: {error}") from None
+            if rules is not None:
+                return dict(rules)
     return {}
 
 

@@ -25,13 +25,13 @@ from harness.cli.common import (
     add_runtime_options,
     add_select,
     add_timeout,
-    corpus_rules,
     expectations_of,
     impl_env,
     impl_specs,
     load_selected,
     maxfail,
     reference_specs,
+    rules_of,
     select,
     writing,
 )
@@ -141,7 +141,7 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
     with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
-                 timeout=args.timeout, jobs=args.jobs, rules=corpus_rules(args.paths),
+                 timeout=args.timeout, jobs=args.jobs, rules=rules_of(args.paths),
                  impl_env=impl_env(args)) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
