@@ -203,7 +203,7 @@ class Expectations:
                 continue
             if any(s is not None and s.kind == "compile" for s in matched):
                 for name in entry.fields:
-                    if name not in record_fields():
+                    if name not in record_fields() and name != ANY:
                         what = (
                             f"case {value!r} is a compile case"
                             if key == "case"
@@ -297,8 +297,10 @@ def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expe
                 "references", f"references: {text!r} is the same reference as an earlier one ({label}); keep one"
             )
         labels.append(label)
+    if ANY in raw.get("fields", []) and len(raw["fields"]) > 1:
+        raise refuse("fields", "fields: '*' already means whatever differs; write ['*'] alone")
     for position, name in enumerate(raw.get("fields", [])):
-        if name in record_fields():
+        if name in record_fields() or name == ANY:
             continue
         near = difflib.get_close_matches(name, list(record_fields()), n=1, cutoff=0.75)
         if near or not _OBSERVATION.match(name):

@@ -258,3 +258,53 @@ def test_a_file_whose_name_no_implementation_gives_is_refused_naming_what_they_s
     err = capsys.readouterr().err
     assert "it is for the implementation named 'my-port' (name:)" in err
     assert "says 'fake (tests/fake_impl.py)'" in err
+
+
+# --- `fields: ['*']`, and the v2-only port's file ---------------------------------------------------------------
+
+
+def test_a_broad_entry_of_any_field_covers_whatever_differs_and_a_case_entry_of_any_field_goes_stale(
+    tmp_path: Path,
+) -> None:
+    loaded = load(tmp_path, "  - {rule: memfs-v1, references: ['*'], fields: ['*'], kind: port-limitation, reason: r}\n"
+                            "  - {case: b, references: ['*'], fields: ['*'], kind: port-limitation, reason: s}\n")  # fmt: skip
+    v1 = case("a", rules=("memfs-v1",))
+    expected = loaded.divergences_for(v1, "pypi:0.34.12", "p")
+    assert judge(v1, "pypi:0.34.12", ok(), ok(compiledAt="u", content="c"), expected=expected)[0] == Status.KNOWN
+    assert judge(v1, "pypi:0.34.12", ok(), ok(), expected=expected)[0] == Status.PASS
+    expected = loaded.divergences_for(case("b"), "pypi:0.34.12", "p")
+    assert judge(case("b"), "pypi:0.34.12", ok(), ok(content="c"), expected=expected)[0] == Status.KNOWN
+    assert judge(case("b"), "pypi:0.34.12", ok(), ok(), expected=expected)[0] == Status.STALE
+
+
+V2_ONLY = f"cmd:{sys.executable} {TESTS / 'v2_only_impl.py'}"
+SAMPLE = "bom-double or bs-folded or collation-icu-han-v2 or generate-v2-listing-at-budget or empty-unborn"
+
+
+def sample_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, str], str]:
+    """Part of the corpus (v1 and v2 layouts) against the port's answers as 0.34.12's (a fake bun)."""
+    report = tmp_path / "report"
+    bundle = fake_bundle(tmp_path / "bundle", version="0.34.12")
+    argv = ["run", str(TESTS.parent / "cases"), "-k", SAMPLE, "--reference", f"bundle:{bundle}", "--impl", V2_ONLY,
+            "--report", str(report), "--no-timing", *extra]  # fmt: skip
+    code = cli.main(argv)
+    printed = capsys.readouterr()
+    results = json.loads((report / "report.json").read_text())["results"]
+    return code, {r["case"]: r["status"] for r in results}, printed.out + printed.err
+
+
+def test_the_v2_only_port_is_green_with_two_rule_entries_or_with_its_features_declared_and_none(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, statuses, _ = sample_run(tmp_path, capsys)
+    assert code == 1 and "fail" in statuses.values()  # v1 layouts are not rendered: failures
+    assert set(statuses) == set(SAMPLE.split(" or "))
+    expectations = TESTS / "data" / "v2-only-expectations.yaml"
+    assert len(load_expectations(expectations).entries) <= 5
+    code, statuses, printed = sample_run(tmp_path, capsys, "--expectations", str(expectations))
+    assert code == 0, printed
+    assert set(statuses.values()) <= {"pass", "known-divergence"} and "pass" in statuses.values()
+    code, statuses, printed = sample_run(tmp_path, capsys, "--impl-env", "V2_ONLY_FEATURES=1")
+    assert code == 0, printed
+    assert set(statuses.values()) == {"pass", "not-applicable"}
+    assert "does not declare feature" in printed

@@ -270,7 +270,11 @@ def _broad(
         if entry.error is not None:
             hits = [s for s in matched if s.error is not None and entry.error in s.error]
         else:
-            hits = [s for s in matched if s.error is None and set(s.fields) & set(entry.fields)]
+            hits = [
+                s
+                for s in matched
+                if s.error is None and s.fields and (ANY in entry.fields or set(s.fields) & set(entry.fields))
+            ]
         if not hits and matched:
             stale = f"stale: none of the {len(matched)} results it covers differs the way it says any more"
             changes.append(Change("dropped", name, _scope(entry), stale))
@@ -278,7 +282,7 @@ def _broad(
         entries.append(entry)
         changes.append(Change("kept", name, _scope(entry), f"covers {len(hits)} results" if hits else "no result"))
         for s in hits:
-            cover.setdefault(s, set()).update(entry.fields)
+            cover.setdefault(s, set()).update(s.fields if ANY in entry.fields else entry.fields)
             if entry.error is not None:
                 expected.add(s)
     ran = [replace(s, fields=tuple(f for f in s.fields if f not in cover.get(s, set())))

@@ -134,11 +134,11 @@ def divergence_verdict(
     listed = [*scenario.divergences_for(label), *(d for d in expected if d.error is None)]
     if not listed:
         return (Status.FAIL if differing else Status.PASS), []
-    unexplained = differing - {f for d in listed for f in d.fields}
+    unexplained = differing - {f for d in listed for f in _fields(d, differing)}
     if unexplained:
         return Status.FAIL, [f"differs in {', '.join(sorted(unexplained))}, which no recorded divergence covers"]
     strict = [d for d in listed if not d.broad]
-    stale = {f for d in strict for f in d.fields} - differing
+    stale = {f for d in strict for f in d.fields if f not in differing and (f != "*" or not differing)}
     if stale:
         stale_entries = [d for d in strict if set(d.fields) & stale]
         sourced = [d for d in stale_entries if d.source]
@@ -158,8 +158,13 @@ def divergence_verdict(
     if not differing:
         return Status.PASS, []
     return Status.KNOWN, [
-        f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed if set(d.fields) & differing
+        f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed if _fields(d, differing)
     ]
+
+
+def _fields(divergence: Divergence, differing: set[str]) -> set[str]:
+    """The fields a divergence covers of what differs: those it lists, or (`*`) whatever differs."""
+    return set(differing) if "*" in divergence.fields else set(divergence.fields) & differing
 
 
 def _fix(entries: Sequence[Divergence]) -> str:
