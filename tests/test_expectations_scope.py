@@ -266,8 +266,9 @@ def test_a_file_whose_name_no_implementation_gives_is_refused_naming_what_they_s
 def test_a_broad_entry_of_any_field_covers_whatever_differs_and_a_case_entry_of_any_field_goes_stale(
     tmp_path: Path,
 ) -> None:
-    loaded = load(tmp_path, "  - {rule: memfs-v1, references: ['*'], fields: ['*'], kind: port-limitation, reason: r}\n"
-                            "  - {case: b, references: ['*'], fields: ['*'], kind: port-limitation, reason: s}\n")  # fmt: skip
+    entries = ("  - {rule: memfs-v1, references: ['*'], fields: ['*'], kind: port-limitation, reason: r}\n"
+               "  - {case: b, references: ['*'], fields: ['*'], kind: port-limitation, reason: s}\n")  # fmt: skip
+    loaded = load(tmp_path, entries)
     v1 = case("a", rules=("memfs-v1",))
     expected = loaded.divergences_for(v1, "pypi:0.34.12", "p")
     assert judge(v1, "pypi:0.34.12", ok(), ok(compiledAt="u", content="c"), expected=expected)[0] == Status.KNOWN
