@@ -27,7 +27,7 @@ import yaml
 from harness.cases.schemacheck import validate
 from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.yamlnodes import line_at
-from harness.model import Divergence, Scenario, ScenarioError, is_golden
+from harness.model import CaseResult, Divergence, Scenario, ScenarioError, Status, is_golden
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec, recorded_label
 
@@ -213,8 +213,38 @@ class Expectations:
                                                            f"{_field_hint(name)}"))  # fmt: skip
         return problems
 
+    def explaining_nothing(
+        self, scenarios: Iterable[Scenario], results: Iterable[CaseResult]
+    ) -> list[ExpectationsError]:
+        """Broad entries (rule, tag, glob) that covered results of this implementation in a run of the whole corpus
+        and explained none of them (nothing differs the way they say): stale, as a case entry that no longer
+        differs is; a failure of the run, so the file stays true."""
+        by_id = {scenario.id: scenario for scenario in scenarios}
+        mine = [r for r in results if r.implementation == self.implementation and r.case_id in by_id
+                and r.status not in (Status.NOT_APPLICABLE, Status.RUNTIME)]  # fmt: skip
+        problems = []
+        for entry in (e for e in self.entries if e.broad):
+            covered = [r for r in mine if entry.matches(by_id[r.case_id]) and entry.applies(r.reference, r.profile)]
+            if covered and not any(_explained(entry, r) for r in covered):
+                key, value = entry.selector
+                problems.append(self._error(entry, f"{key} {value!r} covered {len(covered)} results of this run and "
+                                                   "none differs the way it says, so the entry is stale: run "
+                                                   f"`conformance expectations update REPORT --out {self.path}` "
+                                                   "(REPORT: this run's --report DIR), or remove it"))  # fmt: skip
+        return problems
+
     def _error(self, entry: Expectation, message: str) -> ExpectationsError:
         return ExpectationsError(self.path, entry.line or None, message)
+
+
+def _explained(entry: Expectation, result: CaseResult) -> bool:
+    """Whether a result differs, or fails, the way a broad entry says."""
+    failed = result.impl_outcome is not None and result.impl_outcome.status == "error"
+    if entry.error is not None:
+        return failed and result.impl_outcome is not None and entry.error in str(result.impl_outcome.error)
+    differing = {d.field for d in result.diffs}
+    differing |= {d.get("observation") for row in result.turns for d in row.get("diffs") or []}
+    return bool(differing) and (ANY in entry.fields or bool(differing & set(entry.fields)))
 
 
 def _field_hint(name: str) -> str:

@@ -309,3 +309,21 @@ def test_the_v2_only_port_is_green_with_two_rule_entries_or_with_its_features_de
     assert code == 0, printed
     assert set(statuses.values()) == {"pass", "not-applicable"}
     assert "does not declare feature" in printed
+
+
+def test_a_broad_entry_that_explains_nothing_in_a_corpus_run_is_stale_and_fails_the_run(
+    tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = tmp_path / "cases" / "compile"
+    cases.mkdir(parents=True)
+    for case_id in ("fm-a", "fm-b"):
+        (cases / f"{case_id}.yaml").write_text(scenario_yaml(case_id))
+    expectations = write(tmp_path / "fake.yaml", f"implementation: '{FAKE}'\nexpectations:\n"
+                         "  - {cases: 'fm-*', references: ['*'], fields: ['*'], kind: port-limitation, "
+                         "reason: fixed since}\n")  # fmt: skip
+    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", FAKE,
+            "--expectations", str(expectations)]  # fmt: skip
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"{expectations}:3: cases 'fm-*' covered 2 results of this run and none differs" in err
+    assert f"conformance expectations update REPORT --out {expectations}" in err

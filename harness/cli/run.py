@@ -104,6 +104,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
     report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
     results = report.results
+    if not args.k and rerun is None and not shard and not any(path.is_file() for path in args.paths):
+        for expectations in args.loaded_expectations:  # a broad entry is stale when it explained nothing
+            for stale in expectations.explaining_nothing(everything, results):
+                report.load_errors.append(stale)
+                print(f"error: {stale}", file=sys.stderr)
     for result in results:
         if result.failed:
             where = f"[{result.reference}] {result.implementation}"
