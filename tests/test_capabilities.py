@@ -14,7 +14,6 @@ from fake_reference import fake_bundle, install_fake_bun, scenario_yaml
 
 from harness.cases.rules import load_rules
 from harness.cli import main as cli
-from memfs_prompt.protocol import FEATURES, Server
 
 TESTS = Path(__file__).resolve().parent
 FAKE = f"cmd:{sys.executable} {TESTS / 'fake_impl.py'}"
@@ -108,6 +107,8 @@ def test_a_features_value_that_is_not_a_list_of_ids_is_an_error_of_every_case(
 
 
 def test_the_port_declares_every_feature_rule_of_the_corpus() -> None:
+    from memfs_prompt.protocol import FEATURES, Server
+
     hello = Server().handle({"id": 1, "op": "hello"})
     assert hello["capabilities"]["features"] == list(FEATURES)
     rules = load_rules(TESTS.parent / "cases" / "rules.yaml")
