@@ -363,7 +363,7 @@ def rules_of(paths: list[Path]) -> dict[str, Any]:
     from harness.cases.rules import corpus_rules
 
     for path in case_paths(paths):
-        for root in (path, path.parent, path.parent.parent):
+        for root in (folder for folder in (path, path.parent, path.parent.parent) if folder.is_dir()):
             try:
                 rules = corpus_rules(root)
             except ScenarioError as error:
