@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,6 +132,15 @@ def test_rules_yaml_is_no_case_and_a_bad_one_is_one_error_for_the_whole_corpus(t
     (tmp_path / RULES_FILE).write_text(RULES.replace("    statement: s\n", "", 1), encoding="utf-8")
     errors = load_scenarios([tmp_path]).errors
     assert len(errors) == 1 and str(errors[0]).startswith(f"{tmp_path / RULES_FILE}:2: ")
+
+
+def test_pytest_collects_cases_and_not_rules_yaml() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "cases"],
+        cwd=PROJECT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "rules.yaml" not in done.stdout, done.stdout + done.stderr
+    assert f"{len(list(CORPUS.glob('*/*.yaml')))} tests collected" in done.stdout
 
 
 def refused_rules(tmp_path: Path, text: str) -> str:
