@@ -27,6 +27,7 @@ from harness.cases.rules import (
 )
 from harness.cli.main import main
 from harness.engine import build_request
+from harness.lifecycle import Probe, run_side, wire_steps
 from harness.model import CompileRequest, Scenario, ScenarioError
 from harness.repo.build import materialize_repo
 from harness.runners.python_port import PythonPortRunner
@@ -297,6 +298,47 @@ def _layout_problem(
     if shown - needed or (unshown and not decided_empty):
         return f"{case.id} under {profile}: needs {sorted(needed)}, renders {sorted(shown)}"
     return None
+
+
+#: Where a lifecycle case names a feature its port replay under a profile does not show, and why that is right.
+SHOWS_LESS = {
+    ("agent-free-conversation", "letta-code@0.33.6"): "before 0.33.6 the commit reaches the agent's conversation as "
+    "an update; from 0.33.6 the turns after it run in the agent-free conversation, which gets none (a feature "
+    "needed under some profiles of a rule that holds under all of them is named once)",
+}
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [text for item in items for text in _texts(item)]
+
+
+def test_needed_features_are_what_the_port_shows_for_every_lifecycle_case(
+    corpus: list[Scenario], rules: dict[str, Rule], tmp_path: Path
+) -> None:
+    """The same tie for the lifecycle probes, under every profile: the port's replay shows a `<memory_update>`,
+    an `<available_skills>` block, the v1 Reminder line, `<memory_metadata>`, a v2 `<memory>` exactly where
+    needed_features says (memory-update before 0.32.14 only on the opus model)."""
+    marks = {"memory-update": "<memory_update>", "skills-block": "<available_skills>",
+             "memfs-v1": "Reminder: <projection>", "metadata-block": "<memory_metadata>"}  # fmt: skip
+    problems = []
+    for case in (c for c in corpus if c.kind == "lifecycle"):
+        built = materialize_repo(case, cache_root())
+        for profile in PROFILE_NAMES:
+            if (case.profiles and profile not in case.profiles) or (case.golden and profile != case.golden):
+                continue
+            probe = Probe(case, wire_steps(case), built, tmp_path, cache_root(), profile)
+            texts = [
+                t for record in run_side(probe, PythonPortRunner(profile), "impl", 0).records for t in _texts(record)
+            ]
+            shown = {feature for feature, mark in marks.items() if any(mark in t for t in texts)}
+            shown |= {"memfs-v2"} if any("<memory>" in t and marks["memfs-v1"] not in t for t in texts) else set()
+            needed = needed_features(case, profile, rules)
+            if shown != needed and not (shown < needed and (case.id, profile) in SHOWS_LESS):
+                problems.append(f"{case.id} under {profile}: needs {sorted(needed)}, shows {sorted(shown)}")
+    assert problems == []
 
 
 # --- conformance list ----------------------------------------------------------------------------
