@@ -24,6 +24,7 @@ from harness.cases.rules import (
     holds_for,
     load_rules,
     needed_features,
+    rules_of_cases,
 )
 from harness.cli.main import main
 from harness.engine import build_request
@@ -142,6 +143,15 @@ def test_pytest_collects_cases_and_not_rules_yaml() -> None:
     )  # fmt: skip
     assert done.returncode == 0 and "rules.yaml" not in done.stdout, done.stdout + done.stderr
     assert f"{len(list(CORPUS.glob('*/*.yaml')))} tests collected" in done.stdout
+
+
+def test_the_rules_of_cases_come_from_their_one_corpus(tmp_path: Path, corpus: list[Scenario]) -> None:
+    assert rules_of_cases(corpus[:3]) is corpus_rules(CORPUS), "read once per corpus root"
+    other = corpus_with(tmp_path, RULES, "id: c\ndescription: d\nrules: [memfs-v1]\nrepo: {}\n")
+    assert rules_of_cases([load_scenario(other)]) == load_rules(tmp_path / RULES_FILE)
+    with pytest.raises(ValueError, match="these cases come from 2 corpora"):
+        rules_of_cases([corpus[0], load_scenario(other)])
+    assert rules_of_cases([scenario(())]) is None
 
 
 def refused_rules(tmp_path: Path, text: str) -> str:

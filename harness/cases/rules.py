@@ -187,6 +187,20 @@ def corpus_rules(root: Path) -> dict[str, Rule] | None:
     return cached[1]
 
 
+def rules_of_cases(scenarios: Iterable[Scenario], roots: Iterable[Path] = ()) -> dict[str, Rule] | None:
+    """The rules of the corpus `scenarios` come from (the corpus roots of their files, and `roots`): None when
+    that corpus has no rules file; a ValueError naming them when they come from several corpora with rules. A bad
+    rules file raises its ScenarioError."""
+    found: dict[Path, dict[str, Rule]] = {}
+    for root in sorted({*roots, *filter(None, (corpus_root(s.path) for s in scenarios))}):
+        rules = corpus_rules(root)
+        if rules is not None:
+            found[rules_path(root).resolve()] = rules
+    if len(found) > 1:
+        raise ValueError(f"these cases come from {len(found)} corpora ({', '.join(map(str, found))})")
+    return next(iter(found.values()), None)
+
+
 def check_case_rules(path: Path, root: yaml.Node, ids: list[str]) -> None:
     """A case's `rules:` name rules of its corpus (cases/rules.yaml beside compile/ and lifecycle/); an unknown
     id is a ScenarioError at its line with the nearest known id. A case outside a corpus, or in a folder of

@@ -9,7 +9,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from harness.cases.rules import RULES_FILE, Rule, case_counts, corpus_root, corpus_rules
+from harness.cases.rules import RULES_FILE, Rule, case_counts, rules_of_cases
 from harness.cli.common import Commands, UsageError, add_paths, add_select, case_paths, load_selected
 from harness.model import Scenario, ScenarioError
 from harness.plural import counted
@@ -46,23 +46,17 @@ def list_rules(scenarios: list[Scenario], rules: dict[str, Rule]) -> None:
 
 def _rules_of(paths: list[Path], scenarios: list[Scenario]) -> dict[str, Rule]:
     """The rules of the corpus the listed cases belong to (the folder holding compile/ and lifecycle/)."""
-    roots = {root for root in (corpus_root(s.path) for s in scenarios) if root is not None}
-    roots |= {p for p in case_paths(paths) if p.is_dir() and (p / RULES_FILE).is_file()}
-    found: dict[Path, dict[str, Rule]] = {}
-    for root in sorted(roots):
-        try:
-            rules = corpus_rules(root)
-        except ScenarioError as error:
-            raise UsageError(str(error)) from None
-        if rules is not None:
-            found[(root / RULES_FILE).resolve()] = rules
-    if len(found) > 1:
-        raise UsageError(f"these cases come from {len(found)} corpora ({', '.join(map(str, found))}); "
-                         "list the rules of one at a time")  # fmt: skip
-    if not found:
+    roots = [p for p in case_paths(paths) if p.is_dir() and (p / RULES_FILE).is_file()]
+    try:
+        rules = rules_of_cases(scenarios, roots)
+    except ScenarioError as error:
+        raise UsageError(str(error)) from None
+    except ValueError as error:
+        raise UsageError(f"{error}; list the rules of one at a time") from None
+    if rules is None:
         raise UsageError(f"no {RULES_FILE} beside the cases' compile/ and lifecycle/ folders; give the corpus "
                          "(conformance list --rules cases) or add its rules.yaml (docs/cases.md, Rules)")  # fmt: skip
-    return next(iter(found.values()))
+    return rules
 
 
 def one_line(text: str) -> str:
