@@ -187,22 +187,28 @@ def corpus_rules(root: Path) -> dict[str, Rule] | None:
     return cached[1]
 
 
+def rules_of_cases(scenarios: Iterable[Scenario], roots: Iterable[Path] = ()) -> dict[str, Rule] | None:
+    """The rules of the corpus `scenarios` come from (the corpus roots of their files, and `roots`): None when
+    that corpus has no rules file; a ValueError naming them when they come from several corpora with rules. A bad
+    rules file raises its ScenarioError."""
+    found: dict[Path, dict[str, Rule]] = {}
+    for root in sorted({*roots, *filter(None, (corpus_root(s.path) for s in scenarios))}):
+        rules = corpus_rules(root)
+        if rules is not None:
+            found[rules_path(root).resolve()] = rules
+    if len(found) > 1:
+        raise ValueError(f"these cases come from {len(found)} corpora ({', '.join(map(str, found))})")
+    return next(iter(found.values()), None)
+
+
 def check_case_rules(path: Path, root: yaml.Node, ids: list[str]) -> None:
     """A case's `rules:` name rules of its corpus (cases/rules.yaml beside compile/ and lifecycle/); an unknown
-    id is a ScenarioError at its line with the nearest known id. A case outside a corpus is not checked."""
-    if not ids:
+    id is a ScenarioError at its line with the nearest known id. A case outside a corpus, or in a folder of
+    cases copied without the corpus's rules.yaml, has nothing to be checked against and is not checked."""
+    corpus = corpus_root(path) if ids else None
+    rules = corpus_rules(corpus) if corpus is not None else None
+    if corpus is None or rules is None:
         return
-    corpus = corpus_root(path)
-    if corpus is None:
-        return
-    rules = corpus_rules(corpus)
-    if rules is None:
-        raise ScenarioError(
-            path,
-            line_at(root, ["rules"]),
-            f"the case names rules, but its corpus has no {rules_path(corpus)}; "
-            f'add that file (docs/cases.md, "Rules") or drop `rules:`',
-        )
     for index, rule_id in enumerate(ids):
         if rule_id not in rules:
             fix = _nearest(rule_id, rules) or f"add it to {rules_path(corpus)} or name one listed there"
