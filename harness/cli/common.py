@@ -356,21 +356,17 @@ def select(scenarios: list[Scenario], expression: Keyword | str | None) -> list[
     return (expression if isinstance(expression, Keyword) else Keyword(expression)).select(scenarios)
 
 
-def rules_of(paths: list[Path]) -> dict[str, Any]:
-    """The rules (harness.cases.rules) of the corpus the scenario paths (default cases/) belong to: the rules.yaml
-    of the corpus root at a path, or one or two folders above it (cases/, cases/compile/, cases/compile/x.yaml);
-    none: no rules, so no case needs a feature. A bad rules file is a UsageError naming its line."""
-    from harness.cases.rules import corpus_rules
+def rules_of(scenarios: list[Scenario]) -> dict[str, Any]:
+    """The rules of the corpus the cases come from (harness.cases.rules.rules_of_cases); none: no rules, so no case
+    needs a feature. Cases of several corpora with rules, or a bad rules file, are a UsageError."""
+    from harness.cases.rules import rules_of_cases
 
-    for path in case_paths(paths):
-        for root in (folder for folder in (path, path.parent, path.parent.parent) if folder.is_dir()):
-            try:
-                rules = corpus_rules(root)
-            except ScenarioError as error:
-                raise UsageError(f"rules: {error}") from None
-            if rules is not None:
-                return dict(rules)
-    return {}
+    try:
+        return dict(rules_of_cases(scenarios) or {})
+    except ValueError as error:
+        raise UsageError(f"rules: {error}; run one corpus at a time") from None
+    except ScenarioError as error:
+        raise UsageError(f"rules: {error}") from None
 
 
 def load_selected(paths: list[Path], expression: Keyword | str | None) -> tuple[list[Scenario], list[ScenarioError]]:

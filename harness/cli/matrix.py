@@ -88,7 +88,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     print(f"{shape}: {', '.join(s.label for s in specs)}", file=sys.stderr)
     started_at, started = time.time(), time.perf_counter()
     with Session(specs, implementations=impls, expectations=expectations, timeout=args.timeout,
-                 jobs=args.jobs, rules=rules_of(args.paths), impl_env=impl_env(args)) as session:  # fmt: skip
+                 jobs=args.jobs, rules=rules_of(scenarios), impl_env=impl_env(args)) as session:  # fmt: skip
         results = run_by_reference(session, scenarios)  # one process per release at a time (harness.columns)
         described = session.describe_references()
         profiles = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}

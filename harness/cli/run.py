@@ -146,7 +146,7 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
     with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
-                 timeout=args.timeout, jobs=args.jobs, rules=rules_of(args.paths),
+                 timeout=args.timeout, jobs=args.jobs, rules=rules_of(scenarios),
                  impl_env=impl_env(args)) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
