@@ -177,7 +177,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
                 continue
             cells[i][position] = session.compile_against(
                 scenario, ref, requests[i], baselines[i], partial(outcomes[i].outcome_of, slot=slot),
-                time.perf_counter(),
+                time.perf_counter(), slot,
             )  # fmt: skip
 
     def worker(slot: int) -> None:

@@ -17,12 +17,14 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness import lifecycle
+from harness.capabilities import undeclared
+from harness.cases.rules import Rule
 from harness.model import GOLDEN, CaseResult, CompileRequest, Divergence, FieldDiff, Outcome, Replay, Scenario, Status
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.gitenv import isolated_env
@@ -53,15 +55,10 @@ ExpectationSource = Any
 def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
     inputs = scenario.inputs
     return CompileRequest(
-        memory_dir=repo.memory_dir,
-        system=inputs["system"],
-        agent_id=inputs["agent_id"],
-        conversation_id=inputs["conversation_id"],
-        now=inputs["now"],
-        previous_message_count=inputs["previous_message_count"],
-        include_memfs=inputs["include_memfs"],
-        client_skills=scenario.client_skills,
-    )
+        memory_dir=repo.memory_dir, system=inputs["system"], agent_id=inputs["agent_id"],
+        conversation_id=inputs["conversation_id"], now=inputs["now"], include_memfs=inputs["include_memfs"],
+        previous_message_count=inputs["previous_message_count"], client_skills=scenario.client_skills,
+    )  # fmt: skip
 
 
 class Session:
@@ -87,6 +84,8 @@ class Session:
         impl_factory: ImplFactory | None = None,
         jobs: int = 1,
         memoize: bool | None = None,
+        rules: Mapping[str, Rule] | None = None,
+        impl_env: Mapping[str, str] | None = None,
     ) -> None:
         if jobs < 1:
             raise ValueError(f"jobs must be 1 or more, not {jobs}")
@@ -100,7 +99,8 @@ class Session:
         self.profile_override = profile_override  # `--profile`: every reference compared under this one
         self.implementations = list(dict.fromkeys(implementations))
         self.expectations = {e.implementation: e for e in expectations}
-        self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout)
+        self.rules: Mapping[str, Rule] = rules or {}  # the corpus's rules: which features a case needs
+        self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout, dict(impl_env or {}))
         self._cwd = Path(os.getcwd())
         self._factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
         # references' outcomes by content (harness.runners.result_store); None: every reference request runs
@@ -177,15 +177,10 @@ class Session:
     def _described(runners: list[Runner]) -> dict[str, Any]:
         infos = [runner.describe() for runner in runners]
         best = max(infos, key=lambda info: info.get("starts", 0))  # first of the most started
-        if "starts" in best:
-            best = {**best, "starts": sum(info.get("starts", 0) for info in infos)}
-        return best
+        return {**best, "starts": sum(info.get("starts", 0) for info in infos)} if "starts" in best else best
 
     def close(self) -> None:
-        for slot in self._slots:
-            for ref in slot:
-                ref.runner.close()
-        for runner in self._impls.values():
+        for runner in [ref.runner for slot in self._slots for ref in slot] + list(self._impls.values()):
             runner.close()
         if self.store is not None:
             self.store.close()
@@ -200,7 +195,12 @@ class Session:
     def expected(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str) -> tuple[Divergence, ...]:
         """The implementation's known failures for this result, from its expectations file (`--expectations`)."""
         found = self.expectations.get(impl.label)
-        return tuple(found.divergences_for(scenario.id, label, profile)) if found is not None else ()
+        return tuple(found.divergences_for(scenario, label, profile)) if found is not None else ()
+
+    def undeclared(self, scenario: Scenario, impl: ImplSpec, profile: str, slot: int = 0) -> Outcome | None:
+        """Not applicable without asking `impl`: a feature the case needs that it does not declare (capabilities)."""
+        why = undeclared(scenario, profile, self.rules, lambda: self.impl(impl, profile, slot).features())
+        return Outcome("unsupported", error=why) if why else None
 
     def run_case(self, scenario: Scenario, slot: int = 0, repo: MaterializedRepo | None = None) -> list[CaseResult]:
         """One scenario: every implementation against every reference it applies to (or its golden output),
@@ -231,7 +231,7 @@ class Session:
         results: list[CaseResult] = []
         for ref in self._slot(slot):
             if applies(scenario, ref):
-                results += self.compile_against(scenario, ref, request, baselines, outcome_of, started)
+                results += self.compile_against(scenario, ref, request, baselines, outcome_of, started, slot)
         return results
 
     def impl_compile(self, impl: ImplSpec, profile: str, request: CompileRequest, slot: int) -> Outcome:
@@ -240,18 +240,21 @@ class Session:
 
     def compile_against(self, scenario: Scenario, ref: ReferenceUnderTest, request: CompileRequest,
                         baselines: dict[ReferenceSpec, Outcome], outcome_of: Callable[[ImplSpec, str], Outcome],
-                        started: float) -> list[CaseResult]:  # fmt: skip
+                        started: float, slot: int = 0) -> list[CaseResult]:  # fmt: skip
         """One compile case against one reference: every implementation's outcome compared with its answer.
 
         `baselines` collects the bun baselines' answers (a runtime variant is judged beside its baseline's);
-        `outcome_of(impl, profile)` is the implementation's outcome, computed once per case and profile."""
+        `outcome_of(impl, profile)` is the implementation's outcome, computed once per case and profile (never
+        asked when it does not declare a feature the case needs: `undeclared`)."""
         reference = ref.runner.compile(request)
         if ref.spec is not None and not ref.spec.is_variant:
             baselines[ref.spec] = reference
         return [
-            self._compared(scenario, impl, ref, reference, outcome_of(impl, ref.profile), baselines, request, started)
+            self._compared(scenario, impl, ref, reference,
+                           self.undeclared(scenario, impl, ref.profile, slot) or outcome_of(impl, ref.profile),
+                           baselines, request, started)
             for impl in self.implementations
-        ]
+        ]  # fmt: skip
 
     def _compared(self, scenario: Scenario, impl: ImplSpec, ref: ReferenceUnderTest, reference: Outcome,
                   outcome: Outcome, baselines: dict[ReferenceSpec, Outcome], request: CompileRequest,
@@ -283,7 +286,7 @@ class Session:
                 started: float) -> CaseResult:  # fmt: skip
         """A spec-only case: the implementation against the expected bytes the case quotes."""
         profile = resolve_profile_name((scenario.expect or {}).get("profile", DEFAULT_PROFILE))
-        outcome = self.impl(impl, profile, slot).compile(replace(request, profile=profile))
+        outcome = self.undeclared(scenario, impl, profile, slot) or self.impl_compile(impl, profile, request, slot)
         expected = self.expected(scenario, impl, GOLDEN, profile)
         view = view_for(impl)
         status, diffs, reasons = judge_golden(scenario, outcome, view, impl_label=impl.label, expected=expected)
@@ -298,8 +301,7 @@ class Session:
         return [
             CaseResult(scenario.id, label, "", Status.ERROR, scenario.tags, str(scenario.path), scenario.description,
                        scenario.pins, reasons=[reason], implementation=impl.label)
-            for label in targets
-            for impl in self.implementations
+            for label in targets for impl in self.implementations
         ]  # fmt: skip
 
     def not_applicable(self, scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[CaseResult]:
@@ -311,9 +313,7 @@ class Session:
                            f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
                            f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
                            "a --reference of one of its profiles"])
-            for ref in refs
-            if not ref.is_variant
-            for impl in self.implementations
+            for ref in refs if not ref.is_variant for impl in self.implementations
         ]  # fmt: skip
 
     def run_lifecycle_case(self, scenario: Scenario, slot: int = 0, refs: list[ReferenceUnderTest] | None = None,
@@ -344,7 +344,9 @@ class Session:
                 probe = None if reference is None else result_store.for_probe(reference, scenario, self.cache, steps)
                 try:
                     share = None if shared is None else shared.sides_of(impl, profile)
-                    replay = lifecycle.replay(scenario, probe, runner, impl.label, work, self.cache, profile, share)
+                    unserved = self.undeclared(scenario, impl, profile, slot)
+                    replay = Replay([], [], unsupported=unserved.error) if unserved else lifecycle.replay(
+                        scenario, probe, runner, impl.label, work, self.cache, profile, share)  # fmt: skip
                 except Exception as error:  # the case is an error; the run goes on
                     replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
                 expected = self.expected(scenario, impl, label, profile)

@@ -1,17 +1,18 @@
 """Expectations: an implementation's known failures, in a YAML file of its own outside the corpus.
 
 Owns the expectations format (docs/expectations.md; harness/expectations.schema.json): reading it
-strictly (the case loader's YAML rules, every refusal with file, line and fix), which recorded
-divergences apply to one result (`Expectations.divergences_for`), the check of a file against the
-loaded corpus (`Expectations.check_corpus`), and writing the format back
-(`dump_expectations`, deterministic). Which result an entry's reference text matches, and which texts
-are refused, is the rule a case's divergences follow too (harness.runners.manifest.recorded_label).
-Turning a recorded divergence into known or stale is verdict.judge's.
+strictly (the case loader's YAML rules, every refusal with file, line and fix), what an entry names (a
+case, a case glob, a rule or a tag: `Expectation.matches`), which recorded divergences apply to one result
+(`Expectations.divergences_for`), and the check of a file against the loaded corpus
+(`Expectations.check_corpus`); writing it back is harness.expectations_write's. Which result an entry's
+reference text matches, and which texts are refused, is the rule a case's divergences follow too
+(harness.runners.manifest.recorded_label). Turning a recorded divergence into known or stale is verdict.judge's.
 """
 
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import functools
 import json
 import re
@@ -23,13 +24,12 @@ from typing import Any
 
 import yaml
 
-from harness.cases.load import parse_strict, read_utf8
 from harness.cases.schemacheck import validate
+from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.yamlnodes import line_at
-from harness.model import Divergence, Scenario, ScenarioError, is_golden
+from harness.model import CaseResult, Divergence, Scenario, ScenarioError, Status, is_golden
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec, recorded_label
-from harness.versions import release_key
 
 SCHEMA_FILE = "harness/expectations.schema.json"
 ANY = "*"  # every reference, or every profile
@@ -77,9 +77,14 @@ def reference_spelling(label: str) -> str:
     return text if reference_label(text) == label else label
 
 
+SELECTORS = ("case", "cases", "rule", "tag")  # what an entry names: one case, a glob of case ids, a rule, a tag
+
+
 @dataclass(frozen=True)
 class Expectation:
-    """One entry: `case` differs from `references` (labels; empty: any) under `profiles` (empty: any) in `fields`."""
+    """One entry: the cases it names (`case`, or a `cases` glob, a `rule` or a `tag`: a broad entry) differ from
+    `references` (labels; empty: any) under `profiles` (empty: any) in `fields`, or fail (`error`: "" any error,
+    else text the error contains)."""
 
     case: str
     fields: tuple[str, ...]
@@ -89,17 +94,45 @@ class Expectation:
     profiles: tuple[str, ...] = ()
     link: str | None = None
     line: int = 0
+    cases: str | None = None
+    rule: str | None = None
+    tag: str | None = None
+    error: str | None = None
     labels: tuple[str, ...] = field(init=False, compare=False)  # the result labels `references` names (`*`: any)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", tuple(reference_label(text) for text in self.references))
 
+    @property
+    def selector(self) -> tuple[str, str]:
+        """(key, value) of what it names: ("case", id), ("cases", glob), ("rule", id) or ("tag", tag)."""
+        for key, value in (("cases", self.cases), ("rule", self.rule), ("tag", self.tag)):
+            if value is not None:
+                return key, value
+        return "case", self.case
+
+    @property
+    def broad(self) -> bool:
+        return self.selector[0] != "case"
+
+    def matches(self, scenario: Scenario) -> bool:
+        key, value = self.selector
+        if key == "cases":
+            return fnmatch.fnmatchcase(scenario.id, value)
+        if key == "rule":
+            return value in scenario.rules
+        if key == "tag":
+            return value in scenario.tags
+        return scenario.id == value
+
     def applies(self, label: str, profile: str) -> bool:
         return _names(self.labels, label) and _names(self.profiles, profile)
 
-    def divergence(self) -> Divergence:
-        """As the verdict reads it (harness.verdict.judge.divergence_verdict); a profile-only entry names `*`."""
-        return Divergence(self.labels or (ANY,), self.fields, self.kind, self.reason, self.link)
+    def divergence(self, source: str = "") -> Divergence:
+        """As the verdict reads it (harness.verdict.judge.divergence_verdict); a profile-only entry names `*`;
+        `source`: the file and line it is written at."""
+        return Divergence(self.labels or (ANY,), self.fields, self.kind, self.reason, self.link, source, self.broad,
+                          self.error)  # fmt: skip
 
 
 def _names(listed: tuple[str, ...], name: str) -> bool:
@@ -117,47 +150,101 @@ def _overlap(one: tuple[str, ...], other: tuple[str, ...]) -> str | None:
 
 @dataclass(frozen=True)
 class Expectations:
-    """A loaded expectations file: the implementation it is for, and its entries in file order."""
+    """A loaded expectations file: the implementation it is for (`implementation`, as --impl spells it, and/or
+    `name`, the name its hello gives), and its entries in file order."""
 
-    implementation: str
+    implementation: str | None
     path: Path
     entries: tuple[Expectation, ...]
     description: str | None = None
+    name: str | None = None
     _by_case: dict[str, list[Expectation]] = field(init=False, repr=False, compare=False)
+    _broad: tuple[Expectation, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_case: dict[str, list[Expectation]] = {}
         for entry in self.entries:
-            by_case.setdefault(entry.case, []).append(entry)
+            if not entry.broad:
+                by_case.setdefault(entry.case, []).append(entry)
         object.__setattr__(self, "_by_case", by_case)
+        object.__setattr__(self, "_broad", tuple(entry for entry in self.entries if entry.broad))
 
-    def divergences_for(self, case_id: str, reference_label: str, profile: str) -> tuple[Divergence, ...]:
-        """The recorded divergences of one result: the case's entries that apply to its reference label and
-        profile (at most one: the loader refuses entries that overlap)."""
-        return tuple(e.divergence() for e in self._by_case.get(case_id, ()) if e.applies(reference_label, profile))
+    @property
+    def names(self) -> str:
+        """The implementation as the file names it, for messages."""
+        return " / ".join(f"{key} {value}" for key, value in (("implementation", self.implementation),
+                                                               ("name", self.name)) if value)  # fmt: skip
+
+    def divergences_for(self, scenario: Scenario, reference_label: str, profile: str) -> tuple[Divergence, ...]:
+        """The recorded divergences of one result: the entries that name its case (at most one applies: the
+        loader refuses entries of one case that overlap) and the broad entries (rule, tag, glob) that cover it."""
+        found = [*self._by_case.get(scenario.id, ()), *(e for e in self._broad if e.matches(scenario))]
+        return tuple(e.divergence(f"{self.path}:{e.line}") for e in found if e.applies(reference_label, profile))
 
     def check_corpus(self, scenarios: Iterable[Scenario]) -> list[ExpectationsError]:
-        """Entries the loaded corpus contradicts: a case it does not have (removed or renamed: a stale entry),
-        or, for a compile case, a field no record has. Pass every case loaded, not a -k selection of them."""
-        known = {scenario.id: scenario for scenario in scenarios}
+        """Entries the loaded corpus contradicts: a case it does not have (removed or renamed: a stale entry), a
+        rule, tag or glob that names no case, or, for a compile case, a field no record has. Pass every case
+        loaded, not a -k selection of them."""
+        loaded = list(scenarios)
+        known = {scenario.id: scenario for scenario in loaded}
         problems = []
         for entry in self.entries:
-            scenario = known.get(entry.case)
-            if scenario is None:
+            key, value = entry.selector
+            matched = [s for s in loaded if entry.matches(s)] if entry.broad else [known.get(entry.case)]
+            if not any(matched):
+                if entry.broad:
+                    problems.append(self._error(entry, f"{key} {value!r} names no case of the corpus, so the entry "
+                                                       "explains nothing: remove it, or correct it"))  # fmt: skip
+                    continue
                 near = difflib.get_close_matches(entry.case, sorted(known), n=1)
                 hint = f" (did you mean {near[0]!r}?)" if near else ""
                 problems.append(self._error(entry, f"case {entry.case!r} is not in the corpus: it was removed or "
                                                    f"renamed, so the entry is stale; remove it{hint}"))  # fmt: skip
                 continue
-            if scenario.kind == "compile":
+            if any(s is not None and s.kind == "compile" for s in matched):
                 for name in entry.fields:
-                    if name not in record_fields():
-                        problems.append(self._error(entry, f"case {entry.case!r} is a compile case and its records "
-                                                           f"have no field {name!r}{_field_hint(name)}"))  # fmt: skip
+                    if name not in record_fields() and name != ANY:
+                        what = (
+                            f"case {value!r} is a compile case"
+                            if key == "case"
+                            else f"{key} {value!r} names compile cases"
+                        )
+                        problems.append(self._error(entry, f"{what} and their records have no field {name!r}"
+                                                           f"{_field_hint(name)}"))  # fmt: skip
+        return problems
+
+    def explaining_nothing(
+        self, scenarios: Iterable[Scenario], results: Iterable[CaseResult]
+    ) -> list[ExpectationsError]:
+        """Broad entries (rule, tag, glob) that covered results of this implementation in a run of the whole corpus
+        and explained none of them (nothing differs the way they say): stale, as a case entry that no longer
+        differs is; a failure of the run, so the file stays true."""
+        by_id = {scenario.id: scenario for scenario in scenarios}
+        mine = [r for r in results if r.implementation == self.implementation and r.case_id in by_id
+                and r.status not in (Status.NOT_APPLICABLE, Status.RUNTIME)]  # fmt: skip
+        problems = []
+        for entry in (e for e in self.entries if e.broad):
+            covered = [r for r in mine if entry.matches(by_id[r.case_id]) and entry.applies(r.reference, r.profile)]
+            if covered and not any(_explained(entry, r) for r in covered):
+                key, value = entry.selector
+                problems.append(self._error(entry, f"{key} {value!r} covered {len(covered)} results of this run and "
+                                                   "none differs the way it says, so the entry is stale: run "
+                                                   f"`conformance expectations update REPORT --out {self.path}` "
+                                                   "(REPORT: this run's --report DIR), or remove it"))  # fmt: skip
         return problems
 
     def _error(self, entry: Expectation, message: str) -> ExpectationsError:
         return ExpectationsError(self.path, entry.line or None, message)
+
+
+def _explained(entry: Expectation, result: CaseResult) -> bool:
+    """Whether a result differs, or fails, the way a broad entry says."""
+    failed = result.impl_outcome is not None and result.impl_outcome.status == "error"
+    if entry.error is not None:
+        return failed and result.impl_outcome is not None and entry.error in str(result.impl_outcome.error)
+    differing = {d.field for d in result.diffs}
+    differing |= {d.get("observation") for row in result.turns for d in row.get("diffs") or []}
+    return bool(differing) and (ANY in entry.fields or bool(differing & set(entry.fields)))
 
 
 def _field_hint(name: str) -> str:
@@ -179,22 +266,39 @@ def load_expectations(path: Path) -> Expectations:
         raise ExpectationsError(path, error.line, str(error).removeprefix(where)) from None
     except OSError as error:
         raise ExpectationsError(path, None, f"cannot read it ({error.strerror})") from None
-    try:
-        ImplSpec.parse(data["implementation"])
-    except ValueError as error:
-        raise ExpectationsError(path, line_at(root, ["implementation"]), f"implementation: {error}") from None
+    if "implementation" not in data and "name" not in data:
+        raise ExpectationsError(path, 1, "say which implementation the file is for: `name: my-port` (the name its "
+                                         "hello gives, info.implementation; docs/protocol.md) or `implementation: "
+                                         "cmd:./my-port` (as --impl spells it), or both")  # fmt: skip
+    if "implementation" in data:
+        try:
+            ImplSpec.parse(data["implementation"])
+        except ValueError as error:
+            raise ExpectationsError(path, line_at(root, ["implementation"]), f"implementation: {error}") from None
     entries = tuple(_entry(path, root, index, raw) for index, raw in enumerate(data["expectations"]))
     _check_overlaps(path, entries)
-    return Expectations(data["implementation"], path, entries, data.get("description"))
+    return Expectations(data.get("implementation"), path, entries, data.get("description"), data.get("name"))
 
 
 def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expectation:
     where: list[Any] = ["expectations", index]
     line = line_at(root, where)
 
+    selectors = [key for key in SELECTORS if key in raw]
+    named = " ".join(f"{key} {raw[key]}" for key in selectors) or "no case"
+
     def refuse(key: str | int | None, message: str) -> ExpectationsError:
         at = line_at(root, [*where, key]) if key is not None else line
-        return ExpectationsError(path, at, f"expectations/{index} (case {raw['case']}): {message}")
+        return ExpectationsError(path, at, f"expectations/{index} ({named}): {message}")
+
+    if len(selectors) != 1:
+        raise refuse(None, "name exactly one of case (a case id), cases (a glob of case ids), rule (a rule id of "
+                           f"cases/rules.yaml) or tag; it names {', '.join(selectors) or 'none'}")  # fmt: skip
+    if ("fields" in raw) == ("error" in raw):
+        raise refuse(None, "give `fields` (what differs: content, coreMemory, ...) or `error: true` (the "
+                           "implementation fails here; or text its error contains), one of the two")  # fmt: skip
+    if "cases" in raw and not any(char in raw["cases"] for char in "*?["):
+        raise refuse("cases", f"cases: {raw['cases']!r} has no *, ? or [: write case: {raw['cases']} for one case")
 
     if not raw["reason"].strip():
         raise refuse("reason", "reason is empty: say why the implementation differs here (what the difference "
@@ -223,8 +327,10 @@ def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expe
                 "references", f"references: {text!r} is the same reference as an earlier one ({label}); keep one"
             )
         labels.append(label)
-    for position, name in enumerate(raw["fields"]):
-        if name in record_fields():
+    if ANY in raw.get("fields", []) and len(raw["fields"]) > 1:
+        raise refuse("fields", "fields: '*' already means whatever differs; write ['*'] alone")
+    for position, name in enumerate(raw.get("fields", [])):
+        if name in record_fields() or name == ANY:
             continue
         near = difflib.get_close_matches(name, list(record_fields()), n=1, cutoff=0.75)
         if near or not _OBSERVATION.match(name):
@@ -236,10 +342,12 @@ def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expe
             )  # fmt: skip
         if raw["fields"].index(name) != position:
             raise refuse("fields", f"fields: {name!r} is listed twice; keep one")
+    expects = raw.get("error")
     return Expectation(
-        case=raw["case"], fields=tuple(raw["fields"]), kind=raw["kind"], reason=raw["reason"],
+        case=raw.get("case", ""), fields=tuple(raw.get("fields", ())), kind=raw["kind"], reason=raw["reason"],
         references=tuple(raw.get("references", ())), profiles=tuple(raw.get("profiles", ())),
-        link=raw.get("link"), line=line,
+        link=raw.get("link"), line=line, cases=raw.get("cases"), rule=raw.get("rule"), tag=raw.get("tag"),
+        error=None if expects is None else "" if expects is True else expects,
     )  # fmt: skip
 
 
@@ -247,6 +355,8 @@ def _check_overlaps(path: Path, entries: tuple[Expectation, ...]) -> None:
     """Two entries of one case may not both apply to one result: which reason would the verdict give?"""
     seen: dict[str, list[Expectation]] = {}
     for entry in entries:
+        if entry.broad:
+            continue  # a broad entry covers what a case's own entry does not (harness.verdict.judge)
         for earlier in seen.get(entry.case, []):
             reference, profile = _overlap(earlier.labels, entry.labels), _overlap(earlier.profiles, entry.profiles)
             if reference is None or profile is None:
@@ -262,65 +372,5 @@ def _check_overlaps(path: Path, entries: tuple[Expectation, ...]) -> None:
         seen.setdefault(entry.case, []).append(entry)
 
 
-# --- writing ------------------------------------------------------------------------------------------
-
-_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:/+-]*$")
-
-
-def _scalar(text: str, quote: bool = False) -> str:
-    """A YAML scalar that reads back as `text`: plain where that is safe, else double-quoted with escapes."""
-    if not quote and _PLAIN.match(text) and not text.endswith(":") and yaml.safe_load(text) == text:
-        return text
-    out = []
-    for char in text:
-        code = ord(char)
-        if char in '"\\':
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif 0x20 <= code < 0x7F or (code > 0xA0 and code not in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
-                                     and not 0xD800 <= code < 0xE000):  # fmt: skip
-            out.append(char)
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02X}")
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04X}")
-        else:
-            out.append(f"\\U{code:08X}")
-    return '"' + "".join(out) + '"'
-
-
-def _flow(items: tuple[str, ...]) -> str:
-    return "[" + ", ".join(_scalar(item) for item in items) + "]"
-
-
-def entry_key(entry: Expectation) -> tuple[Any, ...]:
-    """The order entries are written in: by case, then by reference (release order) and profile."""
-    return (entry.case, [release_key(label) for label in entry.labels], entry.profiles, entry.fields)
-
-
-def dump_expectations(implementation: str, entries: Iterable[Expectation], description: str | None = None) -> str:
-    """The file's text: entries sorted (entry_key), keys in one order, values quoted only where needed."""
-    lines = [f"implementation: {_scalar(implementation)}"]
-    if description is not None:
-        lines.append(f"description: {_scalar(description, quote=True)}")
-    ordered = sorted(entries, key=entry_key)
-    lines.append("expectations:" + ("" if ordered else " []"))
-    for entry in ordered:
-        lines.append(f"  - case: {_scalar(entry.case)}")
-        if entry.references:
-            lines.append(f"    references: {_flow(entry.references)}")
-        if entry.profiles:
-            lines.append(f"    profiles: {_flow(entry.profiles)}")
-        lines.append(f"    fields: {_flow(entry.fields)}")
-        lines.append(f"    kind: {_scalar(entry.kind)}")
-        lines.append(f"    reason: {_scalar(entry.reason, quote=True)}")
-        if entry.link is not None:
-            lines.append(f"    link: {_scalar(entry.link)}")
-    return "\n".join(lines) + "\n"
-
-
-__all__ = ["ANY", "UNEXPLAINED", "Expectation", "Expectations", "ExpectationsError", "dump_expectations",
-           "load_expectations", "reference_label", "reference_spelling"]  # fmt: skip
+__all__ = ["ANY", "SELECTORS", "UNEXPLAINED", "Expectation", "Expectations", "ExpectationsError", "load_expectations",
+           "reference_label", "reference_spelling"]  # fmt: skip

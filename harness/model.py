@@ -65,6 +65,8 @@ class Divergence:
     reason: str
     link: str | None = None
     source: str = ""  # where it is recorded, when not in the case itself: an expectations file's `path:line`
+    broad: bool = False  # an expectations entry naming a rule, tag or case glob: a result it covers may agree
+    error: str | None = None  # expects an error of the implementation ("" any, else text its message contains)
 
     def applies_to(self, reference: str) -> bool:
         return "*" in self.references or reference in self.references

@@ -28,6 +28,8 @@ from .skills_block import append_skills_for_profile, compile_available_skills_bl
 
 PROTOCOL_VERSION = 1
 OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close")
+# The layout features (the feature rules of cases/rules.yaml) this port implements, declared in hello.
+FEATURES = ("memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block", "memory-update")
 DELIVERIES: tuple[Delivery, ...] = ("mid-conversation", "persisted-reminder")
 STEP_KINDS = (
     "turn", "system", "model", "new_conversation", "agent_free_conversation", "recompile", "compact", "conversation",
@@ -129,7 +131,7 @@ class Server:
         }
         return {
             "protocol": PROTOCOL_VERSION,
-            "capabilities": {"ops": list(OPS), "lifecycle": True, "profiles": profiles},
+            "capabilities": {"ops": list(OPS), "lifecycle": True, "profiles": profiles, "features": list(FEATURES)},
             "info": info,
         }
 

@@ -20,8 +20,12 @@ case meet the fault. Which requests misbehave:
 Capabilities, for not-applicable verdicts: `--ops hello,compile` serves only those ops (any other is
 answered `unsupported`; hello's `capabilities.ops` lists them and `lifecycle` is false unless all three
 lifecycle ops are served); `--profiles NAME,...` claims only those profiles (a request naming another is
-answered `unsupported`; one naming none gets the first). `--state DIR` writes DIR/pids/<pid> at start
-and DIR/hanging ("<pid> <sleep pid>") when it hangs.
+answered `unsupported`; one naming none gets the first); `--features ID,...` declares only those features
+in hello (`capabilities.features`; `--features ''` declares none; absent: the port's, every one);
+`--features-json JSON` puts that JSON value there instead (`--features-json absent` leaves the key out).
+`--require-env NAME` exits 3 at start when NAME is not in its environment (as a program needing a
+token or a path would). `--state DIR` writes DIR/pids/<pid> at start and DIR/hanging ("<pid> <sleep pid>")
+when it hangs.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--exit-after", type=int)
     parser.add_argument("--ops", help="comma-separated ops to serve (default: all)")
     parser.add_argument("--profiles", help="comma-separated profile names to claim (default: all)")
+    parser.add_argument("--features", help="comma-separated feature ids to declare in hello (default: the port's)")
+    parser.add_argument("--features-json", help="the JSON value of hello's capabilities.features, or `absent`")
+    parser.add_argument("--require-env", metavar="NAME", help="exit 3 at start unless NAME is set")
     parser.add_argument("--state", type=Path)
     return parser.parse_args(argv)
 
@@ -84,7 +91,14 @@ class FakeImpl:
                 "ops": list(self.ops),
                 "lifecycle": all(op in self.ops for op in LIFECYCLE_OPS),
                 "profiles": list(self.profiles) if self.profiles is not None else answer["capabilities"]["profiles"],
+                "features": answer["capabilities"]["features"]
+                if self.args.features is None
+                else [name for name in self.args.features.split(",") if name],
             }
+            if self.args.features_json == "absent":
+                del answer["capabilities"]["features"]
+            elif self.args.features_json is not None:
+                answer["capabilities"]["features"] = json.loads(self.args.features_json)
         return answer
 
     def mode_of(self, text: str, request: Any) -> str | None:
@@ -152,6 +166,9 @@ class FakeImpl:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.require_env and args.require_env not in os.environ:
+        sys.stderr.write(f"fake impl: {args.require_env} is not set\n")
+        return 3
     if args.state:
         (args.state / "pids").mkdir(parents=True, exist_ok=True)
         (args.state / "pids" / str(os.getpid())).write_text("")

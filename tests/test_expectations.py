@@ -18,12 +18,12 @@ from harness.cli.main import main
 from harness.expectations import (
     Expectation,
     ExpectationsError,
-    dump_expectations,
     load_expectations,
     reference_label,
     reference_spelling,
 )
-from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.expectations_write import dump_expectations
+from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Scenario, Status
 from harness.report.write import write_reports
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec, default_reference
@@ -184,6 +184,10 @@ def test_the_spelling_written_for_a_label_says_its_registry() -> None:
 # --- divergences_for ------------------------------------------------------------------------------------
 
 
+def case(case_id: str, rules: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> Scenario:
+    return Scenario(case_id, "d", Path(f"cases/compile/{case_id}.yaml"), tags, {}, {}, rules=rules)
+
+
 def test_divergences_for_matches_case_reference_and_profile(tmp_path: Path) -> None:
     text = HEAD + (
         "  - {case: a, references: ['0.34.12'], fields: [memory], kind: product-difference, reason: by reference}\n"
@@ -192,22 +196,24 @@ def test_divergences_for_matches_case_reference_and_profile(tmp_path: Path) -> N
         "     kind: port-limitation, reason: both, link: 'https://example.invalid/1'}\n"
     )
     loaded = load_expectations(write(tmp_path / "impl.yaml", text))
-    (a,) = loaded.divergences_for("a", "pypi:0.34.12", "letta-code@0.34.12")
+    (a,) = loaded.divergences_for(case("a"), "pypi:0.34.12", "letta-code@0.34.12")
     assert (a.fields, a.kind, a.reason, a.link) == (("memory",), "product-difference", "by reference", None)
-    assert loaded.divergences_for("a", "0.32.18", "letta-code@0.34.12") == ()
-    assert [d.reason for d in loaded.divergences_for("b", "0.32.18", "letta-code@0.32.14")] == ["by profile"]
-    assert loaded.divergences_for("b", "0.32.18", "letta-code@0.32.17") == ()
-    assert [d.link for d in loaded.divergences_for("c", "0.32.18", "letta-code@0.32.14")] == [
+    assert loaded.divergences_for(case("a"), "0.32.18", "letta-code@0.34.12") == ()
+    assert [d.reason for d in loaded.divergences_for(case("b"), "0.32.18", "letta-code@0.32.14")] == ["by profile"]
+    assert loaded.divergences_for(case("b"), "0.32.18", "letta-code@0.32.17") == ()
+    assert [d.link for d in loaded.divergences_for(case("c"), "0.32.18", "letta-code@0.32.14")] == [
         "https://example.invalid/1"
     ]
-    assert loaded.divergences_for("c", "pypi:0.32.18", "letta-code@0.32.14") == ()  # PyPI's 0.32.18 is another artifact
-    assert loaded.divergences_for("d", "pypi:0.34.12", "letta-code@0.34.12") == ()
+    assert (
+        loaded.divergences_for(case("c"), "pypi:0.32.18", "letta-code@0.32.14") == ()
+    )  # PyPI's 0.32.18 is another artifact
+    assert loaded.divergences_for(case("d"), "pypi:0.34.12", "letta-code@0.34.12") == ()
 
 
 def test_a_divergence_from_the_file_turns_fail_into_known_and_then_into_stale(tmp_path: Path) -> None:
     scenario = load_scenario(write_case(tmp_path / "cases" / "compile", "a"))
     text = HEAD + "  - {case: a, references: [pypi:0.34.12], fields: [memory], kind: product-difference, reason: r}\n"
-    listed = load_expectations(write(tmp_path / "impl.yaml", text)).divergences_for("a", "pypi:0.34.12", "p")
+    listed = load_expectations(write(tmp_path / "impl.yaml", text)).divergences_for(case("a"), "pypi:0.34.12", "p")
     recorded = replace(scenario, divergences=listed)
     assert divergence_verdict(scenario, "pypi:0.34.12", {"memory"})[0] == Status.FAIL
     assert divergence_verdict(recorded, "pypi:0.34.12", {"memory"}) == (Status.KNOWN, ["product-difference: r"])

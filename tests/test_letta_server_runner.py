@@ -211,7 +211,7 @@ def test_every_listed_difference_has_its_rule_its_docs_row_and_its_expectation()
             continue
         if "\nexpect:" in path.read_text(encoding="utf-8"):  # golden: runs on the port alone
             continue
-        (recorded,) = expectations.divergences_for(case_id, default, DEFAULT_PROFILE)
+        (recorded,) = expectations.divergences_for(load_scenario(path), default, DEFAULT_PROFILE)
         assert recorded.kind == "product-difference", case_id
         assert recorded.reason.startswith(f"{entry['rule']}: {rules[entry['rule']]}"), case_id
         assert set(recorded.fields) == set(entry["fields"]), case_id

@@ -48,6 +48,12 @@ def test_a_case_no_implementation_serves_is_skipped_as_not_applicable() -> None:
     assert "1 skipped" in done.stdout and "not applicable" in done.stdout
 
 
+def test_a_case_needing_a_feature_the_implementation_does_not_declare_is_skipped_as_not_applicable() -> None:
+    done = pytest_cases("cases/compile/fm-none.yaml", "--impl", f"{FAKE} --features memfs-v2,metadata-block")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 skipped" in done.stdout and "does not declare feature memfs-v1" in done.stdout
+
+
 SELECTIONS = ["collation", "COLLATION", "skills and not collation", "lifecycle and not golden", "Names or bom"]
 
 

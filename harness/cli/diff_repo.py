@@ -12,9 +12,11 @@ from harness.cli.common import (
     Commands,
     UsageError,
     add_impl,
+    add_impl_env,
     add_profile,
     add_reference,
     existing,
+    impl_env,
     impl_specs,
     reference_specs,
 )
@@ -57,7 +59,7 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     impl = impl_specs(args)[0]
     request = request_of(args)
     memory_dir = request.memory_dir
-    with Session([spec], implementations=[impl], profile_override=args.profile) as session:
+    with Session([spec], implementations=[impl], profile_override=args.profile, impl_env=impl_env(args)) as session:
         print_repository_notes(memory_dir, session.git_env)
         session.start()
         ref = session.references[0]
@@ -111,5 +113,6 @@ def register(commands: Commands) -> None:
     add_request_options(diff)
     add_reference(diff, many=False)
     add_impl(diff, many=False)
+    add_impl_env(diff)
     add_profile(diff)
     diff.set_defaults(func=cmd_diff_repo)

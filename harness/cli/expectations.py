@@ -1,5 +1,6 @@
 """`conformance expectations update REPORT --out FILE`: an implementation's expectations file written from a
-report (harness.tools.expectations_update), existing reasons kept; what changed is printed."""
+report (harness.tools.expectations_update), existing reasons kept; what changed is printed, and what was left
+out of it and why."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def cmd_update(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(update.text, encoding="utf-8")
     state = "unchanged" if before == update.text else ("written" if before is None else "updated")
+    for line in update.left_out_lines():  # never silently: what the file does not say, and why
+        print(line)
     print(f"expectations of {update.implementation}: {update.summary()}; {out} {state}")
     return 0
 

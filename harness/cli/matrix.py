@@ -12,6 +12,7 @@ from harness.cli.common import (
     Commands,
     add_expectations,
     add_impl,
+    add_impl_env,
     add_jobs,
     add_no_cache,
     add_no_timing,
@@ -21,9 +22,11 @@ from harness.cli.common import (
     add_select,
     add_timeout,
     expectations_of,
+    impl_env,
     impl_specs,
     load_selected,
     reference_specs,
+    rules_of,
     select,
     writing,
 )
@@ -85,7 +88,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     print(f"{shape}: {', '.join(s.label for s in specs)}", file=sys.stderr)
     started_at, started = time.time(), time.perf_counter()
     with Session(specs, implementations=impls, expectations=expectations, timeout=args.timeout,
-                 jobs=args.jobs) as session:  # fmt: skip
+                 jobs=args.jobs, rules=rules_of(scenarios), impl_env=impl_env(args)) as session:  # fmt: skip
         results = run_by_reference(session, scenarios)  # one process per release at a time (harness.columns)
         described = session.describe_references()
         profiles = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
@@ -150,6 +153,7 @@ def register(commands: Commands) -> None:
     add_paths(matrix)
     add_reference(matrix, many=True, default="none beyond the pinned releases")
     add_impl(matrix, many=True)
+    add_impl_env(matrix)
     add_expectations(matrix)
     matrix.add_argument("--runtime", action="append", choices=RUNTIMES, help="bun (default) and/or node; repeatable")
     matrix.add_argument(

@@ -13,6 +13,7 @@ from harness.cli.common import (
     UsageError,
     add_expectations,
     add_impl,
+    add_impl_env,
     add_jobs,
     add_no_cache,
     add_no_timing,
@@ -25,10 +26,12 @@ from harness.cli.common import (
     add_select,
     add_timeout,
     expectations_of,
+    impl_env,
     impl_specs,
     load_selected,
     maxfail,
     reference_specs,
+    rules_of,
     select,
     writing,
 )
@@ -101,6 +104,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
     report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
     results = report.results
+    if not args.k and rerun is None and not shard and not any(path.is_file() for path in args.paths):
+        for expectations in args.loaded_expectations:  # a broad entry is stale when it explained nothing
+            for stale in expectations.explaining_nothing(everything, results):
+                report.load_errors.append(stale)
+                print(f"error: {stale}", file=sys.stderr)
     for result in results:
         if result.failed:
             where = f"[{result.reference}] {result.implementation}"
@@ -138,7 +146,8 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
     with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
-                 timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
+                 timeout=args.timeout, jobs=args.jobs, rules=rules_of(scenarios),
+                 impl_env=impl_env(args)) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
         references = session.describe_references()
@@ -164,7 +173,7 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
 
 def _brief(described: dict) -> dict:
     """An implementation as report.json's `run` names it: its label, profile and what its runner says of itself."""
-    keep = ("implementation", "profile", "name", "info", "argv", "version", "starts", "start_error")
+    keep = ("implementation", "profile", "name", "info", "argv", "version", "starts", "start_error", "passed_env")
     return {k: described[k] for k in keep if k in described}
 
 
@@ -184,6 +193,7 @@ def register(commands: Commands) -> None:
     add_paths(run)
     add_reference(run, many=True)
     add_impl(run, many=True)
+    add_impl_env(run)
     add_expectations(run)
     add_profile(run)
     add_report(run)

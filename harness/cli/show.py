@@ -12,7 +12,16 @@ import argparse
 import json
 import sys
 
-from harness.cli.common import Commands, add_impl, add_profile, add_reference, impl_specs, reference_specs
+from harness.cli.common import (
+    Commands,
+    add_impl,
+    add_impl_env,
+    add_profile,
+    add_reference,
+    impl_env,
+    impl_specs,
+    reference_specs,
+)
 from harness.cli.diff_repo import add_request_options, print_repository_notes, request_of
 from harness.engine import Session
 from harness.runners.implementations import DEFAULT
@@ -23,7 +32,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     spec = reference_specs(args)[0]
     impl = impl_specs(args)[0] if args.impl else None
     request = request_of(args)
-    with Session([spec], implementations=[impl or DEFAULT], profile_override=args.profile) as session:
+    with Session([spec], implementations=[impl or DEFAULT], profile_override=args.profile,
+                 impl_env=impl_env(args)) as session:  # fmt: skip
         print_repository_notes(request.memory_dir, session.git_env)
         ref = session.references[0]
         print(side_line(spec.label, impl.label if impl else None, ref.profile, args), file=sys.stderr)
@@ -71,6 +81,7 @@ def register(commands: Commands) -> None:
     add_reference(show, many=False)
     add_impl(show, many=False, text="print this implementation's output instead of the reference's",
              default="none: the reference's output")  # fmt: skip
+    add_impl_env(show)
     add_profile(show)
     show.add_argument("--field", default="content", help="which record field to print (default: content)")
     show.add_argument("--json", action="store_true", help="print the whole record as JSON")

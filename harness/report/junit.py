@@ -1,5 +1,5 @@
 """junit.xml: one testsuite per reference, one testcase per case; failures (their message the first difference),
-errors and skips from each Status."""
+errors and skips from each Status (known and runtime divergences, and not applicable: a skip, never a pass)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def junit_xml(report: RunReport) -> bytes:
         suite = ET.SubElement(
             suites, "testsuite", name=f"conformance[{reference}]", tests=str(len(results)),
             failures=str(counts[Status.FAIL] + counts[Status.STALE]), errors=str(counts[Status.ERROR]),
-            skipped=str(counts[Status.KNOWN]),
+            skipped=str(counts[Status.KNOWN] + counts[Status.RUNTIME] + counts[Status.NOT_APPLICABLE]),
         )  # fmt: skip
         for result in results:
             case = ET.SubElement(
@@ -49,6 +49,8 @@ def junit_xml(report: RunReport) -> bytes:
                 ET.SubElement(case, "skipped", message=f"known divergence: {'; '.join(result.reasons)}")
             elif result.status == Status.RUNTIME:
                 ET.SubElement(case, "skipped", message=f"runtime divergence: {'; '.join(result.reasons)}")
+            elif result.status == Status.NOT_APPLICABLE:
+                ET.SubElement(case, "skipped", message=f"not applicable: {'; '.join(result.reasons)}")
     if report.load_errors:
         suite = ET.SubElement(
             suites,

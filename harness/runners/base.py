@@ -35,6 +35,11 @@ class Runner(abc.ABC):
     def lifecycle_close(self) -> None:  # noqa: B027 - optional hook
         """End the open probe session."""
 
+    def features(self) -> frozenset[str] | None:
+        """The layout features (feature rules of cases/rules.yaml) this implementation declares it implements,
+        from `hello`'s `capabilities.features` (docs/protocol.md); None: it declares none, so all of them."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """Versions and environment, recorded in reports."""
         return {"name": self.name}

@@ -9,8 +9,10 @@ compared under (`CompileRequest.profile`), so one process serves every profile o
 
 The program starts in the directory `conformance` was started from (its own files are the user's),
 with the isolated environment of every implementation: a private HOME, no git configuration, the
-pinned locale and clock zone, the caller's PYTHONPATH; its command is looked up on the caller's PATH
-and its directory put first on the program's PATH.
+pinned locale and clock zone, the caller's PYTHONPATH, and the variables `--impl-env` passes (ImplContext.env);
+its command is looked up on the caller's PATH and its directory put first on the program's PATH. Every
+other variable is dropped, so a program that fails (crashes, exits, hangs, fails its hello) says so in its
+error, with how to pass one (ENV_HINT).
 """
 
 from __future__ import annotations
@@ -26,10 +28,15 @@ from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.jsonl_process import JsonLinesRunner
 
 PROTOCOL = 1  # the protocol version this harness speaks (docs/protocol.md)
+ENV_HINT = (" (the program runs in an isolated environment, docs/protocol.md \"Environment\": a private HOME, pinned "
+            "locale and TZ, no variable of yours but PYTHONPATH; pass one with --impl-env NAME or --impl-env "
+            "NAME=VALUE)")  # fmt: skip
 
 
 class CommandRunner(JsonLinesRunner):
     """A protocol program as the implementation under test; each request names its profile."""
+
+    fault_hint = ENV_HINT
 
     def __init__(self, spec: ImplSpec, context: ImplContext, cwd: Path | None = None) -> None:
         argv = spec.argv
@@ -38,10 +45,12 @@ class CommandRunner(JsonLinesRunner):
             argv = [found, *argv[1:]]
         super().__init__(spec.label, argv, None, context.timeout)
         self.spec = spec
+        self.context_env = context.env
         extra = [str(Path(found).parent)] if found else []
         env = isolated_env(context.home, context.ceiling, extra_path=extra)
         if os.environ.get("PYTHONPATH"):  # a Python program run from a checkout finds its own packages
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        env.update(context.env)  # --impl-env (the names it may set are cli.common.impl_env's)
         self.process.env = env
         self.process.cwd = cwd or Path.cwd()
 
@@ -55,11 +64,25 @@ class CommandRunner(JsonLinesRunner):
         spoken = self.hello.get("protocol", PROTOCOL)  # a program from before versioning speaks version 1
         if not self.start_error and spoken != PROTOCOL:
             self.start_error = f"{self.spec.label} speaks protocol {spoken!r}; this harness speaks {PROTOCOL}"
+        declared = self.capabilities.get("features")
+        if not self.start_error and declared is not None and not _names(declared):
+            self.start_error = (f"{self.spec.label}'s hello: capabilities.features is {declared!r}, not a list of "
+                                "feature ids (memfs-v2, skills-block, ...; docs/protocol.md); leave it out to "
+                                "declare every feature")  # fmt: skip
 
     @property
     def capabilities(self) -> dict[str, Any]:
         caps = self.hello.get("capabilities")
         return caps if isinstance(caps, dict) else {}
+
+    def features(self) -> frozenset[str] | None:
+        """`hello`'s `capabilities.features`: the feature rules it implements; absent, every one."""
+        if not self.start_error and not self.process.starts:
+            self.start()
+        declared = self.capabilities.get("features")
+        if self.start_error or not isinstance(declared, list):
+            return None
+        return frozenset(declared)
 
     def _unserved(self, profile: str | None, lifecycle: bool) -> Outcome | None:
         """Not applicable before asking: a profile the program does not claim, or lifecycle without it."""
@@ -85,9 +108,15 @@ class CommandRunner(JsonLinesRunner):
         info.update({"implementation": self.spec.label, "cwd": str(self.process.cwd)})
         if self.process.env:
             info["env"] = recorded_env(self.process.env)
+            if self.context_env:
+                info["passed_env"] = sorted(self.context_env)  # names only: a value may be a secret
         if self.start_error:
             info["start_error"] = self.start_error
         return info
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> CommandRunner:

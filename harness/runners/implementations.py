@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -95,12 +95,14 @@ DEFAULT = ImplSpec.parse(DEFAULT_IMPLEMENTATION)
 @dataclass(frozen=True)
 class ImplContext:
     """What every implementation's runner is started with: the isolated git environment, the private home
-    and ceiling of the run, and the per-request timeout."""
+    and ceiling of the run, the per-request timeout, and the variables passed to a protocol program on top
+    of its isolated environment (`--impl-env`, harness.runners.command)."""
 
     git_env: dict[str, str]
     home: Path
     ceiling: Path | None
     timeout: float
+    env: dict[str, str] = field(default_factory=dict)
 
 
 class RunnerMaker(Protocol):
@@ -112,3 +114,16 @@ def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> Runner:
     module = importlib.import_module(RUNNER_MODULES[spec.kind])
     maker: RunnerMaker = module.make_runner
     return maker(spec, profile, context)
+
+
+def hello_name(spec: ImplSpec, profile: str, context: ImplContext) -> str | None:
+    """The name `spec` gives itself in `hello` (`info.implementation`, docs/protocol.md), or None: what an
+    expectations file's `name:` is matched to, wherever the program lives. Starts the program once and stops it."""
+    runner = make_runner(spec, profile, context)
+    try:
+        runner.start()
+        info = runner.describe().get("info")
+        name = info.get("implementation") if isinstance(info, dict) else None
+        return name if isinstance(name, str) else None
+    finally:
+        runner.close()

@@ -236,6 +236,8 @@ class JsonLinesProcess:
 class JsonLinesRunner(Runner):
     """Any command that speaks the protocol in reference/driver.mjs (hello, compile)."""
 
+    fault_hint = ""  # appended to the error of a process that crashed, exited, hung or failed its hello
+
     def __init__(self, name: str, argv: list[str], env: dict[str, str] | None, timeout: float = 60.0) -> None:
         self.name = name
         self.process = JsonLinesProcess(argv, env)
@@ -252,7 +254,7 @@ class JsonLinesRunner(Runner):
             answer = self.process.request({"op": "hello"}, timeout=max(self.timeout, 120.0))
             self.hello, self.info = answer, answer.get("info", {})
         except (ProtocolError, OSError) as error:
-            self.start_error = f"{error}\n{self.process.stderr_tail()}".strip()
+            self.start_error = f"{error}{self.fault_hint}\n{self.process.stderr_tail()}".strip()
 
     def compile(self, request: CompileRequest) -> Outcome:
         """The answer's `record`; with `clientSkills` given, its `systemPromptWithSkills` joins the record.
@@ -329,7 +331,8 @@ class JsonLinesRunner(Runner):
         except UnreadableRequest as error:
             return unreadable_outcome(error)
         except (ProtocolError, OSError) as error:
-            return Outcome("error", error=str(error), stderr=self.process.stderr_tail(), elapsed_ms=_ms(started))
+            return Outcome("error", error=f"{error}{self.fault_hint}", stderr=self.process.stderr_tail(),
+                           elapsed_ms=_ms(started))  # fmt: skip
         return self._outcome(answer, _ms(started), key, keep, merge)
 
     def _outcome(
@@ -344,7 +347,8 @@ class JsonLinesRunner(Runner):
     ) -> Outcome:
         """An answer (or the error that ended its request) as an outcome; `batch`: it came from `prefetch`."""
         if isinstance(answer, Exception):
-            return Outcome("error", error=str(answer), stderr=self.process.stderr_tail(), elapsed_ms=elapsed)
+            return Outcome("error", error=f"{answer}{self.fault_hint}", stderr=self.process.stderr_tail(),
+                           elapsed_ms=elapsed)  # fmt: skip
         polluted = bool(answer.get("polluted"))
         notes = [wire.pollution_note(answer)] if polluted else []
         if wire.ends_process(answer) and not batch:

@@ -30,9 +30,12 @@ from harness.verdict.view import LETTA_CODE, ComparisonView
 from harness.versions import release_name
 
 
-def _unusable(reference: Outcome | None, impl: Outcome, impl_label: str) -> tuple[Status, list[str]] | None:
+def _unusable(
+    reference: Outcome | None, impl: Outcome, impl_label: str, expected: Sequence[Divergence] = ()
+) -> tuple[Status, list[str]] | None:
     """Error or not applicable when a side produced nothing comparable; None when both can be compared. A request
-    the harness could not write (`harness_bug`, harness.runners.wire) is the harness's error, whichever side met it."""
+    the harness could not write (`harness_bug`, harness.runners.wire) is the harness's error, whichever side met it.
+    An error of the implementation that an expectations entry expects (`error:`) is known."""
     for side in (reference, impl):
         if side is not None and side.harness_bug:
             return Status.ERROR, [str(side.error)]
@@ -41,8 +44,16 @@ def _unusable(reference: Outcome | None, impl: Outcome, impl_label: str) -> tupl
     if impl.status == "unsupported":
         return Status.NOT_APPLICABLE, [f"{impl_label} does not serve this case: {impl.error}"]
     if impl.status == "error":
-        return Status.ERROR, [f"{impl_label} could not run: {impl.error}"]
+        return _error(f"{impl_label} could not run: {impl.error}", expected)
     return None
+
+
+def _error(message: str, expected: Sequence[Divergence]) -> tuple[Status, list[str]]:
+    """An error of the implementation: known when an expectations entry expects it (`error:`, text it contains)."""
+    known = [d for d in expected if d.error is not None and d.error in message]
+    if not known:
+        return Status.ERROR, [message]
+    return Status.KNOWN, [f"{d.kind}: {d.reason}" + (f" ({d.source})" if d.source else "") for d in known] + [message]
 
 
 def judge_variant(
@@ -99,7 +110,7 @@ def judge(
     """Verdict for one implementation's outcome against one reference's, on `fields` (the comparison view's,
     harness.verdict.view); `expected`: the implementation's own known failures for this result
     (its expectations file, harness.expectations)."""
-    unusable = _unusable(reference, impl, impl_label)
+    unusable = _unusable(reference, impl, impl_label, expected)
     if unusable:
         return unusable[0], [], unusable[1]
     diffs = outcome_diff(reference, impl, fields)
@@ -111,28 +122,59 @@ def divergence_verdict(
     scenario: Scenario, label: str, differing: set[str], expected: Sequence[Divergence] = ()
 ) -> tuple[Status, list[str]]:
     """Pass, fail, known or stale, from what differs (fields or observations) and what is recorded as known for
-    this result: the case's own divergences and the implementation's expectations."""
-    listed = [*scenario.divergences_for(label), *expected]
+    this result: the case's own divergences and the implementation's expectations. A divergence recorded for this
+    case (its own, or an expectations entry naming it) must still differ in every field it lists, else it is
+    stale; a broad entry (a rule, tag or case glob) covers what differs, and a result it covers may agree. An
+    entry expecting an error is stale when the implementation ran (for its case) or does not apply (broad)."""
+    errors = [d for d in expected if d.error is not None and not d.broad]
+    if errors:
+        return Status.STALE, [
+            f"recorded error no longer happens: the implementation answered this case; {_fix(errors)}"
+        ]
+    listed = [*scenario.divergences_for(label), *(d for d in expected if d.error is None)]
     if not listed:
         return (Status.FAIL if differing else Status.PASS), []
-    listed_fields = {f for d in listed for f in d.fields}
-    unexplained = differing - listed_fields
+    unexplained = differing - {f for d in listed for f in _fields(d, differing)}
     if unexplained:
         return Status.FAIL, [f"differs in {', '.join(sorted(unexplained))}, which no recorded divergence covers"]
-    stale = listed_fields - differing
+    strict = [d for d in listed if not d.broad]
+    stale = {f for d in strict for f in d.fields if f not in differing and (f != "*" or not differing)}
     if stale:
-        stale_entries = [d for d in listed if set(d.fields) & stale]
-        where = sorted({d.source for d in stale_entries if d.source}) or ["the case"]
-        narrow = (
-            f"take {label} out of its references" if all(label in d.references for d in stale_entries)
-            else f"narrow its references ({', '.join(sorted({r for d in stale_entries for r in d.references}))}) "
-            "to the releases it still diverges against"
-        )  # fmt: skip
+        stale_entries = [d for d in strict if set(d.fields) & stale]
+        sourced = [d for d in stale_entries if d.source]
+        if sourced:
+            fix = _fix(sourced)
+        else:
+            narrow = (
+                f"take {label} out of its references" if all(label in d.references for d in stale_entries)
+                else f"narrow its references ({', '.join(sorted({r for d in stale_entries for r in d.references}))})"
+                " to the releases it still diverges against"
+            )  # fmt: skip
+            fix = f"remove it from the case, or {narrow}"
         return Status.STALE, [
             f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {release_name(label)}: "
-            f"remove it from {', '.join(where)}, or {narrow}"
+            + fix
         ]
-    return Status.KNOWN, [f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed]
+    if not differing:
+        return Status.PASS, []
+    return Status.KNOWN, [
+        f"{d.kind}: {d.reason}" + (f" ({d.link})" if d.link else "") for d in listed if _fields(d, differing)
+    ]
+
+
+def _fields(divergence: Divergence, differing: set[str]) -> set[str]:
+    """The fields a divergence covers of what differs: those it lists, or (`*`) whatever differs."""
+    return set(differing) if "*" in divergence.fields else set(divergence.fields) & differing
+
+
+def _fix(entries: Sequence[Divergence]) -> str:
+    """How to fix stale entries of an expectations file: their file and line, and the command that rewrites it."""
+    where = sorted({d.source for d in entries})
+    files = sorted({source.rpartition(":")[0] or source for source in where})
+    return (
+        f"the entry at {', '.join(where)} is stale: run `conformance expectations update REPORT --out "
+        f"{files[0]}` (it drops or narrows stale entries; REPORT: this run's --report DIR), or edit the entry"
+    )
 
 
 def judge_golden(
@@ -146,7 +188,7 @@ def judge_golden(
     """Spec-only cases: the implementation against expected bytes quoted from the spec (letta-code's
     `coreMemory`), seen through the implementation's comparison view (the server: its memory rendering)."""
     expect = scenario.expect or {}
-    unusable = _unusable(None, impl, impl_label)
+    unusable = _unusable(None, impl, impl_label, expected)
     if unusable:
         return unusable[0], [], unusable[1]
     if impl.status != "ok":
@@ -177,7 +219,7 @@ def judge_lifecycle(
     if replay.unsupported:
         return Status.NOT_APPLICABLE, [f"{impl_label} does not serve this case: {replay.unsupported}"]
     if replay.error:
-        return Status.ERROR, [replay.error]
+        return _error(replay.error, expected)
     reasons = list(replay.thrown)
     if label == GOLDEN:
         if profile not in scenario.recorded_targets():
