@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from harness.cases.load import parse_strict, read_utf8
 from harness.cases.schemacheck import validate
+from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.yamlnodes import line_at
 from harness.model import Divergence, Scenario, ScenarioError, is_golden
 from harness.runners.implementations import ImplSpec

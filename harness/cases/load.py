@@ -1,10 +1,11 @@
 """Loading scenarios: YAML files in cases/ to typed Scenarios, every refusal with file, line and fix.
 
-Owns the loader's rules: a file is UTF-8 YAML without aliases, duplicate keys or keys that are
-not strings; it validates against schema.json (cases.schemacheck words the problem); its `id` is
-its file name; its tags come from cases.tags; its kind (compile or lifecycle) is its folder's
-name. What the repository spec may name (confinement, history) is cases.checks'. A bad file is an
-error and the others still load.
+Owns the loader's rules: a file is strict YAML (cases.strict: UTF-8, no aliases, duplicate keys or keys
+that are not strings); it validates against schema.json (cases.schemacheck words the problem); its `id` is
+its file name; its tags come from cases.tags; the rules it names are its corpus's (cases.rules, read once
+per corpus root); its kind (compile or lifecycle) is its folder's name. What the repository spec may name
+(confinement, history) is cases.checks'. A bad file is an error and the others still load; the corpus's
+rules.yaml is no case.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import yaml
 
 from harness.cases.checks import check_content
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
+from harness.cases.rules import check_case_rules, is_rules_file
 from harness.cases.schemacheck import validate
+from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.tags import TAGS
-from harness.cases.yamlerrors import plain_yaml_error
 from harness.cases.yamlnodes import line_at, node_at
 from harness.model import GOLDEN, Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
 from harness.runners.manifest import ReferenceSpec, recorded_label
@@ -47,38 +49,6 @@ class LoadResult:
     errors: list[ScenarioError]
 
 
-class _KeyProblem(yaml.YAMLError):
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(message)
-        self.line, self.message = line, message
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses keys that are not strings (`123:`, `on:`) and keys given twice, and notes the
-    first alias it composes (so one parse gives the node tree, the data and the alias to refuse)."""
-
-    first_alias: yaml.AliasEvent | None = None
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        if self.first_alias is None and self.check_event(yaml.AliasEvent):  # type: ignore[no-untyped-call]
-            self.first_alias = self.peek_event()  # type: ignore[no-untyped-call]
-        return super().compose_node(parent, index)  # type: ignore[no-untyped-call, no-any-return]
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
-            line = key_node.start_mark.line + 1
-            if not isinstance(key, str):
-                raise _KeyProblem(
-                    line, f"key {key_node.value!r} reads as {type(key).__name__} {key!r}, not text; quote it"
-                )
-            if key in seen:
-                raise _KeyProblem(line, f"key {key!r} is given twice (first on line {seen[key]}); keep one")
-            seen[key] = line
-        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
-
-
 def _schema() -> dict[str, Any]:
     return json.loads(resources.files("harness.cases").joinpath("schema.json").read_text(encoding="utf-8"))
 
@@ -99,40 +69,6 @@ def load_scenario(path: Path) -> Scenario:
     return load_text(read_utf8(path), path, kind_of(path))
 
 
-def read_utf8(path: Path) -> str:
-    """A YAML file's text; bytes that are not UTF-8 are a ScenarioError naming their line."""
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise ScenarioError(path, line, f"not UTF-8 ({error.reason} at byte {error.start}); save it as UTF-8") from None
-
-
-def parse_strict(text: str, path: Path, what: str = "scenarios") -> tuple[yaml.Node | None, Any]:
-    """YAML text as (its node tree, for lines; its data), refusing aliases, duplicate keys and keys that are
-    not text, each refusal a ScenarioError with the line; `what` names the kind of file in the message."""
-    loader = _StrictLoader(text)
-    try:
-        root = loader.get_single_node()  # type: ignore[no-untyped-call]
-        data = loader.construct_document(root) if root is not None else None  # type: ignore[no-untyped-call]
-    except _KeyProblem as problem:
-        raise ScenarioError(path, problem.line, problem.message) from None
-    except yaml.YAMLError as error:
-        plain = plain_yaml_error(error)
-        raise ScenarioError(path, plain.line, f"invalid YAML: {plain.message}") from None
-    finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
-    alias = loader.first_alias
-    if alias is not None:
-        raise ScenarioError(
-            path,
-            alias.start_mark.line + 1 if alias.start_mark else None,
-            f"YAML alias *{alias.anchor} is not allowed in {what}; write the value out",
-        )
-    return root, data
-
-
 def load_text(text: str, path: Path, kind: str) -> Scenario:
     """A scenario from its YAML text; `path` names it in errors (and its stem must be the id)."""
     root, data = parse_strict(text, path)
@@ -149,6 +85,7 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
             near = difflib.get_close_matches(tag, list(TAGS), n=1)
             fix = f"did you mean {near[0]!r}?" if near else "use one from harness/cases/tags.py (or add it there)"
             raise ScenarioError(path, line_at(root, ["tags", index]), f"tags: unknown tag {tag!r}; {fix}")
+    check_case_rules(path, root, data.get("rules", []))
     check_content(path, root, data, kind)
     _check_inputs(path, root, data.get("inputs", {}))
     _check_finite(path, root, data)
@@ -312,14 +249,15 @@ def discover(paths: list[Path]) -> list[Path]:
     found: set[Path] = set()
     for path in paths:
         if path.is_dir():
-            found.update(p for p in path.rglob("*.yaml") if p.is_file())
+            found.update(p for p in path.rglob("*.yaml") if p.is_file() and not is_rules_file(p))
         elif path.exists():
             found.add(path)
     return sorted(found)
 
 
 def load_scenarios(paths: list[Path]) -> LoadResult:
-    """Load every scenario; bad files become errors and the others still load. Duplicate ids are errors."""
+    """Load every scenario; bad files become errors and the others still load. Duplicate ids are errors, and an
+    error every case shares (a bad rules.yaml) is given once."""
     scenarios: list[Scenario] = []
     errors: list[ScenarioError] = []
     seen: dict[str, Path] = {}
@@ -327,7 +265,8 @@ def load_scenarios(paths: list[Path]) -> LoadResult:
         try:
             scenario = load_scenario(path)
         except ScenarioError as error:
-            errors.append(error)
+            if not any(str(error) == str(earlier) for earlier in errors):
+                errors.append(error)
             continue
         if scenario.id in seen:
             errors.append(
