@@ -91,14 +91,14 @@ def _entry_lines(number: int, entry: Attribution, table: dict) -> list[str]:
         head = f"{number}. no rule named: {entry.explains} × {entry.cause}"
         statement = "  (the failing cases name no rule of cases/rules.yaml: grouped by their first difference)"
     else:
-        kind = " (layout feature)" if entry.feature else ""
+        kind = (" (layout features, failing together)" if entry.also else " (layout feature)") if entry.feature else ""
         if entry.guesses == entry.explains:
             how = "a guess: its cases name other rules too"
         elif entry.guesses:
             how = f"{entry.guesses} of them a guess"
         else:
             how = EVERY_CASE if all(e == EVERY_CASE for e in entry.evidence.values()) else "each pinned by it"
-        head = (f"{number}. {entry.rule}{kind}: explains {counted(entry.explains, 'failure')} ({how}; "
+        head = (f"{number}. {entry.name}{kind}: explains {counted(entry.explains, 'failure')} ({how}; "
                 f"{entry.failing} of its {entry.applicable} applicable results fail)")  # fmt: skip
         statement = f"  {table.get(entry.rule, {}).get('statement', '')}"
     return [

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cases.rules import RULES_FILE, load_rules
+from harness.cases.rules import corpus_rules, rules_path
 from harness.model import CaseResult, RunReport
 from harness.report.groups import cause_of
 from harness.report.reproduce import reproduce_commands
@@ -59,8 +59,8 @@ def rules_file_for(paths: Iterable[Path]) -> Path | None:
     upwards, that has one."""
     for path in paths:
         for folder in [path, *path.resolve().parents] if path.is_dir() else path.resolve().parents:
-            if (folder / RULES_FILE).is_file():
-                return folder / RULES_FILE
+            if rules_path(folder).is_file():
+                return rules_path(folder)
     return None
 
 
@@ -68,13 +68,14 @@ def rules_for(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
     """The rules table of the corpus (`RunReport.extra["rules"]`), {} when it has no rules file. A rules file
     that cannot be read raises harness.model.ScenarioError (file, line, fix)."""
     found = rules_file_for(paths)
-    if found is None:
+    rules = corpus_rules(found.parent) if found is not None else None
+    if found is None or rules is None:
         return {}
     shown = _shown_path(found)
     return {
         rule.id: RuleRow(rule.id, rule.statement, rule.upstream, rule.port, rule.profiles, rule.feature, rule.line,
                          shown).to_json()
-        for rule in load_rules(found).values()
+        for rule in rules.values()
     }  # fmt: skip
 
 
@@ -121,6 +122,7 @@ def attribution_json(entries: list[Attribution], table: Mapping[str, Mapping[str
         out.append({
             "implementation": entry.implementation,
             "rule": entry.rule,
+            **({"with": list(entry.also)} if entry.also else {}),
             **({"cause": entry.cause} if entry.rule is None else {}),
             "statement": row.get("statement", ""),
             "feature": entry.feature,
@@ -149,11 +151,12 @@ def explained_rows(entries: list[Attribution], table: Mapping[str, Mapping[str, 
             "first": first, "first_anchor": linked.get(key(first), ""), "difference": first_difference_line(first),
             "reproduce": reproduce_commands(first)[0],
             "links": [(r.case_id, key(r)[1], linked.get(key(r), "")) for r in entry.results],
+            "members": [(i, table.get(i, {})) for i in ((entry.rule, *entry.also) if entry.rule is not None else ())],
         })  # fmt: skip
     return rows
 
 
 def used_rules(entries: list[Attribution], table: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """report.json's `rules`: the rules the attribution names, as the run read them."""
-    named = sorted({e.rule for e in entries if e.rule is not None and e.rule in table})
+    named = sorted({i for e in entries if e.rule is not None for i in (e.rule, *e.also) if i in table})
     return {rule_id: dict(table[rule_id]) for rule_id in named}

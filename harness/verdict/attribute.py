@@ -10,7 +10,9 @@ under test, by a greedy cover:
    rule (a layout feature: memfs-v1, the skills block, ...) whose every applicable case fails (the feature
    is not implemented), then the most unexplained failures weighted by the rate (a rule that also has
    passing cases explains its failures less surely), then the higher rate, then the id. Each unexplained
-   failing result naming that rule is put on it.
+   failing result naming that rule is put on it. Layout features that fail together (each on nearly all
+   its results, nearly all on the same results: `_mates`) are one entry naming them all, the first in
+   rules.yaml's order first: the results cannot tell which of them is missing.
 3. The evidence of each attribution, so that a guess says it is one: `every case fails` (every applicable
    case of the rule fails), `only rule` (the case names no other rule, or no other that is not a layout
    feature), else `guess` (the likeliest of the case's rules, none of them certain).
@@ -19,12 +21,14 @@ A failing result whose case names no known rule is put on no rule (`rule` None),
 (report.groups.cause_of). When every applicable result of an implementation is an error with one cause
 (it could not start, or answers nothing), that cause is the one entry: no rule is to blame.
 
-The entries come most explaining first; each has its smallest failing case (the fewest bytes in the
-reference's output, then the case id) as the one to read first.
+The entries come most explaining first; each has a representative, the failing result to read first: among
+its results with the entry's most common cause (its typical first difference), the smallest case (the fewest
+bytes in the reference's output, then the case id).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -43,6 +47,8 @@ class RuleLike(Protocol):
     def id(self) -> str: ...
     @property
     def feature(self) -> bool: ...
+    @property
+    def line(self) -> int: ...
 
 
 @dataclass
@@ -57,6 +63,12 @@ class Attribution:
     feature: bool = False
     results: list[CaseResult] = field(default_factory=list)  # the failing results put on it, in report order
     evidence: dict[tuple[str, str], str] = field(default_factory=dict)  # (case, reference) -> evidence
+    also: tuple[str, ...] = ()  # layout features that fail together with `rule` (module doc, step 2)
+    chosen: CaseResult | None = None  # the failing result to read first (representative_of), once all are in
+
+    @property
+    def representative(self) -> CaseResult:
+        return self.chosen if self.chosen is not None else self.results[0]
 
     @property
     def explains(self) -> int:
@@ -66,14 +78,17 @@ class Attribution:
     def guesses(self) -> int:
         return sum(1 for e in self.evidence.values() if e == GUESS)
 
-    @property
-    def representative(self) -> CaseResult:
-        """The failing result to read first: the smallest case (fewest reference output bytes), then by id."""
-        return min(self.results, key=lambda r: (output_size(r), r.case_id, r.reference))
+    def representative_of(self, cause_of: Callable[[CaseResult], str]) -> CaseResult:
+        """The failing result to read first: among those with the entry's most common cause (its typical
+        difference), the smallest case (fewest reference output bytes), then by id."""
+        causes = Counter(cause_of(r) for r in self.results)
+        top = max(causes.values())
+        typical = [r for r in self.results if causes[cause_of(r)] == top]
+        return min(typical, key=lambda r: (output_size(r), r.case_id, r.reference))
 
     @property
     def name(self) -> str:
-        return self.rule if self.rule is not None else f"no rule: {self.cause}"
+        return " + ".join((self.rule, *self.also)) if self.rule is not None else f"no rule: {self.cause}"
 
 
 def output_size(result: CaseResult) -> int:
@@ -111,8 +126,10 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
     if not failing:
         return []
     if all(r.status == Status.ERROR for r in applicable) and len({cause_of(r) for r in applicable}) == 1:
-        return [Attribution(implementation, None, cause_of(failing[0]), len(failing), len(applicable), False,
-                            list(failing), {(r.case_id, r.reference): EVERY_CASE for r in failing})]  # fmt: skip
+        only = Attribution(implementation, None, cause_of(failing[0]), len(failing), len(applicable), False,
+                           list(failing), {(r.case_id, r.reference): EVERY_CASE for r in failing})  # fmt: skip
+        only.chosen = only.representative_of(cause_of)
+        return [only]
     known = {r.case_id: tuple(dict.fromkeys(i for i in r.rules if i in rules)) for r in applicable}
     totals: dict[str, list[int]] = {}  # rule -> [failing, applicable]
     for result in applicable:
@@ -135,12 +152,16 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
             return whole_feature, counts[rule_id] * rate[rule_id], rate[rule_id], counts[rule_id], _desc(rule_id)
 
         best = max(counts, key=score)
-        entry = Attribution(implementation, best, "", totals[best][0], totals[best][1], rules[best].feature)
+        members = sorted([best, *_mates(best, unexplained, known, rules, rate)], key=lambda i: (rules[i].line, i))
+        head = members[0]
+        entry = Attribution(implementation, head, "", totals[head][0], totals[head][1], rules[head].feature,
+                            also=tuple(members[1:]))  # fmt: skip
         rest = []
         for result in unexplained:
-            if best in known[result.case_id]:
+            named = [m for m in members if m in known[result.case_id]]
+            if named:
                 entry.results.append(result)
-                entry.evidence[(result.case_id, result.reference)] = _evidence(best, known[result.case_id], rules,
+                entry.evidence[(result.case_id, result.reference)] = _evidence(named[0], known[result.case_id], rules,
                                                                                complete)  # fmt: skip
             else:
                 rest.append(result)
@@ -155,7 +176,33 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
             entry.failing += 1
             entry.evidence[(result.case_id, result.reference)] = GUESS
     ordered = sorted(chosen, key=lambda e: (-e.explains, e.name))
-    return ordered + sorted(by_cause.values(), key=lambda e: (-e.explains, e.name))
+    ordered += sorted(by_cause.values(), key=lambda e: (-e.explains, e.name))
+    for entry in ordered:
+        entry.chosen = entry.representative_of(cause_of)
+    return ordered
+
+
+MATE_RATE = 0.9  # layout features failing this often, on these same results, are missing together
+MATE_OVERLAP = 0.9
+
+
+def _mates(best: str, unexplained: list[CaseResult], known: Mapping[str, tuple[str, ...]],
+           rules: Mapping[str, RuleLike], rate: Mapping[str, float]) -> list[str]:  # fmt: skip
+    """The other layout features that fail with layout feature `best`: each failing on MATE_RATE of its results,
+    and most (MATE_OVERLAP) of the unexplained failures naming either naming both. The data cannot tell which
+    of them is missing (a v2-only port lacks memfs-v1 and its metadata block alike), so one entry names them all."""
+    if not rules[best].feature or rate[best] < MATE_RATE:
+        return []
+    mates = []
+    naming_best = [r for r in unexplained if best in known[r.case_id]]
+    for other in sorted({i for r in naming_best for i in known[r.case_id]} - {best}):
+        if not rules[other].feature or rate[other] < MATE_RATE:
+            continue
+        naming_other = sum(1 for r in unexplained if other in known[r.case_id])
+        both = sum(1 for r in naming_best if other in known[r.case_id])
+        if both >= MATE_OVERLAP * max(len(naming_best), naming_other):
+            mates.append(other)
+    return mates
 
 
 def _desc(rule_id: str) -> str:
