@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.load import load_scenarios
+from harness.cases.memo import ScenarioMemo
 from harness.cases.select import Keyword
 from harness.model import Scenario, ScenarioError
 from harness.runners.implementations import IMPL_FORMS, ImplSpec
@@ -26,6 +27,7 @@ from harness.runners.manifest import (
     unpinned,
 )
 from harness.runners.references import profile_for_reference
+from harness.runners.releases import cache_root
 from harness.runners.revision_source import BuildError
 from letta_profiles import resolve_profile_name
 
@@ -301,5 +303,5 @@ def select(scenarios: list[Scenario], expression: Keyword | str | None) -> list[
 
 def load_selected(paths: list[Path], expression: Keyword | str | None) -> tuple[list[Scenario], list[ScenarioError]]:
     """The cases under `paths` (default cases/) that `-k` keeps, and the files that did not load."""
-    loaded = load_scenarios(case_paths(paths))
+    loaded = load_scenarios(case_paths(paths), ScenarioMemo(cache_root() / "scenarios"))
     return select(loaded.scenarios, expression), loaded.errors

@@ -151,6 +151,7 @@ def explained_rows(entries: list[Attribution], table: Mapping[str, Mapping[str, 
             "first": first, "first_anchor": linked.get(key(first), ""), "difference": first_difference_line(first),
             "reproduce": reproduce_commands(first)[0],
             "links": [(r.case_id, key(r)[1], linked.get(key(r), "")) for r in entry.results],
+            "references": len({r.reference for r in entry.results}),
             "members": [(i, table.get(i, {})) for i in ((entry.rule, *entry.also) if entry.rule is not None else ())],
         })  # fmt: skip
     return rows

@@ -81,9 +81,10 @@ class Attribution:
     def representative_of(self, cause_of: Callable[[CaseResult], str]) -> CaseResult:
         """The failing result to read first: among those with the entry's most common cause (its typical
         difference), the smallest case (fewest reference output bytes), then by id."""
-        causes = Counter(cause_of(r) for r in self.results)
-        top = max(causes.values())
-        typical = [r for r in self.results if causes[cause_of(r)] == top]
+        causes = [cause_of(r) for r in self.results]
+        counts = Counter(causes)
+        top = max(counts.values())
+        typical = [r for r, cause in zip(self.results, causes, strict=True) if counts[cause] == top]
         return min(typical, key=lambda r: (output_size(r), r.case_id, r.reference))
 
     @property
