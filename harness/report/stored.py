@@ -172,9 +172,9 @@ def _compact_passing(entry: dict[str, Any]) -> None:
         ]
 
 
-def store(entries: list[dict[str, Any]], full: set[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+def store(entries: list[dict[str, Any]], keep: set[tuple[str, str, str]] | None = None) -> dict[str, Any]:
     """Full entries (result_json, in report order) as report.json stores them: `cases`, `results`, `outputs`.
-    `full`: the (implementation, case, reference) of the results that did not pass whose long values are kept
+    `keep`: the (implementation, case, reference) of the results that did not pass whose long values are kept
     (None: all of them)."""
     varying = _varying(entries)
     previous: dict[str, dict[str, Any]] = {}  # case id -> the INHERITED values of its last result so far, as stored
@@ -189,7 +189,7 @@ def store(entries: list[dict[str, Any]], full: set[tuple[str, str, str]] | None 
                 del entry[key]
         passed = entry["status"] == Status.PASS
         where = (entry.get("implementation", DEFAULT_IMPLEMENTATION), entry["case"], entry["reference"])
-        _intern(entry, outputs, varying, not passed and (full is None or where in full))
+        _intern(entry, outputs, varying, not passed and (keep is None or where in keep))
         if passed:
             _compact_passing(entry)
         current, before = {k: entry[k] for k in INHERITED if k in entry}, previous.get(entry["case"], {})

@@ -176,7 +176,7 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
             entry.results.append(result)
             entry.failing += 1
             entry.evidence[(result.case_id, result.reference)] = GUESS
-    ordered = sorted(chosen, key=lambda e: (-e.explains, e.name))
+    ordered = sorted(chosen, key=lambda e: -e.explains)  # stable: at equal counts, the surer (chosen first) first
     ordered += sorted(by_cause.values(), key=lambda e: (-e.explains, e.name))
     for entry in ordered:
         entry.chosen = entry.representative_of(cause_of)
@@ -190,7 +190,7 @@ MATE_OVERLAP = 0.9
 def _mates(best: str, unexplained: list[CaseResult], known: Mapping[str, tuple[str, ...]],
            rules: Mapping[str, RuleLike], rate: Mapping[str, float]) -> list[str]:  # fmt: skip
     """The other layout features that fail with layout feature `best`: each failing on MATE_RATE of its results,
-    and most (MATE_OVERLAP) of the unexplained failures naming either naming both. The data cannot tell which
+    and most (MATE_OVERLAP) of the unexplained failures naming the one with fewer naming both. The data cannot tell which
     of them is missing (a v2-only port lacks memfs-v1 and its metadata block alike), so one entry names them all."""
     if not rules[best].feature or rate[best] < MATE_RATE:
         return []
@@ -201,7 +201,7 @@ def _mates(best: str, unexplained: list[CaseResult], known: Mapping[str, tuple[s
             continue
         naming_other = sum(1 for r in unexplained if other in known[r.case_id])
         both = sum(1 for r in naming_best if other in known[r.case_id])
-        if both >= MATE_OVERLAP * max(len(naming_best), naming_other):
+        if both >= MATE_OVERLAP * min(len(naming_best), naming_other):
             mates.append(other)
     return mates
 
