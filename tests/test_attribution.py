@@ -21,6 +21,7 @@ from harness.cli.terminal import explained_lines
 from harness.model import CaseResult, Outcome, RunReport, Status
 from harness.report.explained import RULES, RuleRow, explain, shown_in_full
 from harness.report.groups import cause_of
+from harness.report.merge import merge_reports
 from harness.report.write import report_json, write_reports
 from harness.verdict.attribute import EVERY_CASE, GUESS, ONLY_RULE, attribute
 
@@ -168,7 +169,7 @@ def test_report_json_carries_the_attribution_the_rules_it_names_and_each_failing
     jsonschema.validate(data, schema)
     assert [(a["rule"], a["explains"], a["smallest"]["case"]) for a in data["attribution"]] == [
         ("label-collation", 2, "collate-v1"), ("js-trim-set", 2, "trim-and-bom")]  # fmt: skip
-    assert sorted(data["rules"]) == ["js-trim-set", "label-collation"]
+    assert sorted(data["rules"]) == ["bom-stripped", "js-trim-set", "label-collation", "memfs-v1", "memfs-v2", "metadata-block"]
     assert data["rules"]["js-trim-set"]["statement"] == "trim strips ECMAScript whitespace"
     attributed = {r["case"]: r.get("attributed") for r in data["results"]}
     assert attributed["trim-and-bom"] == {"rule": "js-trim-set", "evidence": GUESS}
@@ -197,3 +198,9 @@ def test_index_html_opens_on_the_rules_each_linking_to_its_statement_and_failing
     section = html[html.index('id="explained-2"') :]
     assert "trim strips ECMAScript whitespace" in section.split("</div>")[0]
     assert 'id="rule-js-trim-set"' in html and "trim-and-bom" in section.split("</div>")[0]
+
+
+def test_a_merged_report_attributes_its_results_again_as_the_run_did(tmp_path: Path) -> None:
+    write_reports(report_of(planted_port()), tmp_path / "run")
+    merged = merge_reports([tmp_path / "run"], ["conformance", "merge-reports"])
+    assert report_json(merged)["attribution"] == report_json(report_of(planted_port()))["attribution"]

@@ -157,7 +157,8 @@ def explained_rows(entries: list[Attribution], table: Mapping[str, Mapping[str, 
     return rows
 
 
-def used_rules(entries: list[Attribution], table: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """report.json's `rules`: the rules the attribution names, as the run read them."""
-    named = sorted({i for e in entries if e.rule is not None for i in (e.rule, *e.also) if i in table})
+def used_rules(results: Iterable[CaseResult], table: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """report.json's `rules`: every rule the run's cases name, as the run read them (so that a report read back,
+    merged or re-run with --lf, attributes its results again as the run did)."""
+    named = sorted({rule_id for result in results for rule_id in result.rules if rule_id in table})
     return {rule_id: dict(table[rule_id]) for rule_id in named}

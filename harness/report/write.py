@@ -148,7 +148,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "counts": report.counts,
         "summary": summary_json(summarize(ordered)),
         "attribution": attribution_json(entries, table),
-        "rules": used_rules(entries, table),
+        "rules": used_rules(ordered, table),
         **({"run": report.extra["run"]} if "run" in report.extra else {}),
         "references": references,
         "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
