@@ -91,7 +91,7 @@ def test_each_broken_rule_is_named_with_the_failures_it_explains_most_explaining
 
 
 def test_the_evidence_says_every_case_fails_only_rule_or_guess() -> None:
-    results = planted_port() + [result("collate-alone", True, ("label-collation",))]
+    results = [*planted_port(), result("collate-alone", True, ("label-collation",))]
     by_rule = {e.rule: e for e in attribute(results, ROWS, cause_of)}
     assert set(by_rule["label-collation"].evidence.values()) == {EVERY_CASE}  # all three of its cases fail
     trim = by_rule["js-trim-set"].evidence
@@ -101,7 +101,7 @@ def test_the_evidence_says_every_case_fails_only_rule_or_guess() -> None:
 
 
 def test_a_case_naming_no_rule_is_grouped_by_its_cause_after_the_rules() -> None:
-    results = planted_port() + [result("unnamed", True, ())]
+    results = [*planted_port(), result("unnamed", True, ())]
     entries = attribute(results, ROWS, cause_of)
     assert entries[-1].rule is None and entries[-1].cause == cause_of(results[-1])
     assert entries[-1].name.startswith("no rule: ")
@@ -116,7 +116,10 @@ def test_an_implementation_that_errors_on_everything_is_one_cause_not_a_rule() -
 
 
 def test_not_applicable_results_never_count_as_failing_or_passing_a_rule() -> None:
-    results = planted_port() + [replace(result("collate-na", False, ("label-collation",)), status=Status.NOT_APPLICABLE)]
+    results = [
+        *planted_port(),
+        replace(result("collate-na", False, ("label-collation",)), status=Status.NOT_APPLICABLE),
+    ]
     by_rule = {e.rule: e for e in attribute(results, ROWS, cause_of)}
     assert (by_rule["label-collation"].failing, by_rule["label-collation"].applicable) == (2, 2)
 
@@ -125,7 +128,9 @@ def test_the_representative_has_the_typical_difference_then_the_smallest_output(
     results = [
         result("big", True, ("label-collation",), core="y", reference="persona: " + "h" * 500),
         result("small", True, ("label-collation",), core="y", reference="persona: h"),
-        result("odd-one", True, ("label-collation",), core="", reference="p"),  # smallest, but its difference is its own
+        result(
+            "odd-one", True, ("label-collation",), core="", reference="p"
+        ),  # smallest, but its difference is its own
     ]
     (entry,) = attribute(results, ROWS, cause_of)
     assert entry.representative.case_id == "small"
@@ -169,7 +174,14 @@ def test_report_json_carries_the_attribution_the_rules_it_names_and_each_failing
     jsonschema.validate(data, schema)
     assert [(a["rule"], a["explains"], a["smallest"]["case"]) for a in data["attribution"]] == [
         ("label-collation", 2, "collate-v1"), ("js-trim-set", 2, "trim-and-bom")]  # fmt: skip
-    assert sorted(data["rules"]) == ["bom-stripped", "js-trim-set", "label-collation", "memfs-v1", "memfs-v2", "metadata-block"]
+    assert sorted(data["rules"]) == [
+        "bom-stripped",
+        "js-trim-set",
+        "label-collation",
+        "memfs-v1",
+        "memfs-v2",
+        "metadata-block",
+    ]
     assert data["rules"]["js-trim-set"]["statement"] == "trim strips ECMAScript whitespace"
     attributed = {r["case"]: r.get("attributed") for r in data["results"]}
     assert attributed["trim-and-bom"] == {"rule": "js-trim-set", "evidence": GUESS}

@@ -42,7 +42,9 @@ def load_all(corpus: Path, memo: ScenarioMemo, loader: Counting) -> list[Scenari
     return [memo.load(path, loader) for path in sorted((corpus / "compile").glob("*.yaml"))]
 
 
-def test_a_second_run_reads_its_cases_from_the_memo_and_gets_what_the_loader_gives(corpus: Path, tmp_path: Path) -> None:
+def test_a_second_run_reads_its_cases_from_the_memo_and_gets_what_the_loader_gives(
+    corpus: Path, tmp_path: Path
+) -> None:
     first, loader = ScenarioMemo(tmp_path / "memo"), Counting()
     loaded = load_all(corpus, first, loader)
     first.save()

@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from harness.cases.checks import check_content
-from harness.cases.memo import ScenarioMemo
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
+from harness.cases.memo import ScenarioMemo
 from harness.cases.rules import check_case_rules, is_rules_file
 from harness.cases.schemacheck import validate
 from harness.cases.strict import parse_strict, read_utf8

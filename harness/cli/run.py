@@ -35,9 +35,9 @@ from harness.cli.common import (
 from harness.cli.terminal import (
     RULES_SHOWN,
     Progress,
-    explained_lines,
     cached_text,
     durations_lines,
+    explained_lines,
     not_applicable_lines,
     print_conformance,
     summary_lines,

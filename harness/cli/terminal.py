@@ -12,7 +12,7 @@ from harness.model import CaseResult, Status
 from harness.plural import counted
 from harness.report.reproduce import reproduce_commands
 from harness.report.summary import counts_text, summarize
-from harness.verdict.attribute import EVERY_CASE, GUESS, Attribution
+from harness.verdict.attribute import EVERY_CASE, Attribution
 from harness.verdict.diff import first_difference_line
 
 RULES_SHOWN = 10  # rules (or causes) the explained summary lists per implementation; -v lists them all

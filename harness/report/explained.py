@@ -45,7 +45,8 @@ class RuleRow:
 
     def to_json(self) -> dict[str, Any]:
         return {"statement": self.statement, "upstream": self.upstream, "port": self.port,
-                "profiles": list(self.profiles), "feature": self.feature, "file": self.file, "line": self.line}  # fmt: skip
+                "profiles": list(self.profiles), "feature": self.feature, "file": self.file,
+                "line": self.line}  # fmt: skip
 
     @classmethod
     def from_json(cls, rule_id: str, data: Mapping[str, Any]) -> RuleRow:

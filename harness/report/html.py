@@ -352,9 +352,9 @@ def render_html(report: RunReport) -> str:
             detail.update(views=side_by_side(r, anchor), fields=field_rows(r), turns=turn_rows(r, anchor))
         else:  # shown in full at its rule's smallest case: here its first differences, with their context
             first = found[0].representative if found else None
-            detail.update(views=[], fields=field_rows(r), turns=[], brief=[field_diff_json(d) for d in r.diffs[:3]],
-                          first_of_cause=linked[key(first)] if first is not None else detail["first_of_cause"],
-                          first_label=f"{first.case_id} [{key(first)[1]}]" if first is not None else detail["first_label"])  # fmt: skip
+            detail.update(views=[], fields=field_rows(r), turns=[], brief=[field_diff_json(d) for d in r.diffs[:3]])
+            if first is not None:
+                detail.update(first_of_cause=linked[key(first)], first_label=f"{first.case_id} [{key(first)[1]}]")
         details.append(detail)
     references = sorted({key(r)[1] for r in results}, key=lambda column: (release_key(column.split(" @ ")[-1]), column))
     groups = failure_groups(results)

@@ -148,11 +148,7 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
             for rule_id in known[result.case_id]:
                 counts[rule_id] = counts.get(rule_id, 0) + 1
 
-        def score(rule_id: str) -> tuple[bool, float, float, int, str]:
-            whole_feature = rules[rule_id].feature and rule_id in complete
-            return whole_feature, counts[rule_id] * rate[rule_id], rate[rule_id], counts[rule_id], _desc(rule_id)
-
-        best = max(counts, key=score)
+        best = max(counts, key=lambda i: _score(i, counts[i], rules, rate, complete))
         members = sorted([best, *_mates(best, unexplained, known, rules, rate)], key=lambda i: (rules[i].line, i))
         head = members[0]
         entry = Attribution(implementation, head, "", totals[head][0], totals[head][1], rules[head].feature,
@@ -183,6 +179,13 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
     return ordered
 
 
+def _score(rule_id: str, unexplained: int, rules: Mapping[str, RuleLike], rate: Mapping[str, float],
+           complete: set[str]) -> tuple[bool, float, float, int, str]:  # fmt: skip
+    """How well a rule explains the failures not yet explained (module doc, step 2); the largest wins."""
+    whole_feature = rules[rule_id].feature and rule_id in complete
+    return whole_feature, unexplained * rate[rule_id], rate[rule_id], unexplained, _desc(rule_id)
+
+
 MATE_RATE = 0.9  # layout features failing this often, on these same results, are missing together
 MATE_OVERLAP = 0.9
 
@@ -190,8 +193,9 @@ MATE_OVERLAP = 0.9
 def _mates(best: str, unexplained: list[CaseResult], known: Mapping[str, tuple[str, ...]],
            rules: Mapping[str, RuleLike], rate: Mapping[str, float]) -> list[str]:  # fmt: skip
     """The other layout features that fail with layout feature `best`: each failing on MATE_RATE of its results,
-    and most (MATE_OVERLAP) of the unexplained failures naming the one with fewer naming both. The data cannot tell which
-    of them is missing (a v2-only port lacks memfs-v1 and its metadata block alike), so one entry names them all."""
+    and most (MATE_OVERLAP) of the unexplained failures naming the one with fewer naming both. The data cannot
+    tell which of them is missing (a v2-only port lacks memfs-v1 and its metadata block alike), so one entry
+    names them all."""
     if not rules[best].feature or rate[best] < MATE_RATE:
         return []
     mates = []
