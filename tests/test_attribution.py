@@ -40,6 +40,7 @@ class Row:
     id: str
     feature: bool = False
     line: int = 1
+    profiles: tuple[str, ...] = ()
 
 
 ROWS = {rule_id: Row(rule_id, data["feature"], data["line"]) for rule_id, data in RULES_TABLE.items()}
@@ -56,10 +57,10 @@ def result(case_id: str, failed: bool, rules: tuple[str, ...], core: str = "x", 
 
 def v2_only_port() -> list[CaseResult]:
     """memfs-v1 and its metadata block missing: every v1 case fails, every v2 case passes."""
-    v1 = [result(f"v1-{n}", True, ("memfs-v1", "metadata-block", rule)) for n, rule in
-          enumerate(("label-collation", "js-trim-set", "bom-stripped", "label-collation"))]  # fmt: skip
+    rules = ("label-collation", "js-trim-set", "bom-stripped") * 3 + ("label-collation",)
+    v1 = [result(f"v1-{n}", True, ("memfs-v1", "metadata-block", rule)) for n, rule in enumerate(rules)]
     v2 = [result(f"v2-{n}", False, ("memfs-v2", rule)) for n, rule in enumerate(("label-collation", "js-trim-set"))]
-    return v1 + v2 + [result("metadata-only", True, ("metadata-block",))]
+    return [*v1, *v2, result("metadata-only", True, ("metadata-block",))]
 
 
 def planted_port() -> list[CaseResult]:
@@ -79,7 +80,7 @@ def planted_port() -> list[CaseResult]:
 
 def test_a_missing_layout_is_one_entry_naming_the_features_that_fail_together_first_in_rules_order() -> None:
     entries = attribute(v2_only_port(), ROWS, cause_of)
-    assert [(e.name, e.explains) for e in entries] == [("memfs-v1 + metadata-block", 5)]
+    assert [(e.name, e.explains) for e in entries] == [("memfs-v1 + metadata-block", 11)]
     assert entries[0].rule == "memfs-v1" and entries[0].also == ("metadata-block",)
 
 
@@ -113,6 +114,13 @@ def test_an_implementation_that_errors_on_everything_is_one_cause_not_a_rule() -
                for n in range(3)]  # fmt: skip
     entries = attribute(results, ROWS, cause_of)
     assert [(e.rule, e.explains) for e in entries] == [(None, 3)]
+
+
+def test_a_rule_that_does_not_hold_under_the_results_profile_explains_nothing() -> None:
+    rows = {**ROWS, "bun-pragma": Row("bun-pragma", profiles=("letta-code@0.25.3",))}
+    results = [result("collate", True, ("label-collation", "bun-pragma")), result("other", False, ("label-collation",))]
+    (entry,) = attribute(results, rows, cause_of)  # bun-pragma's only case fails, but not under 0.25.3's profile
+    assert entry.rule == "label-collation" and entry.evidence[("collate", "0.32.18")] == ONLY_RULE
 
 
 def test_not_applicable_results_never_count_as_failing_or_passing_a_rule() -> None:

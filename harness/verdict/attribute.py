@@ -4,7 +4,8 @@ Owns the attribution rule. Every case names the rules it exercises (cases/rules.
 carried on each result as `CaseResult.rules`); a failing result is put on one of them, per implementation
 under test, by a greedy cover:
 
-1. For each rule, over the implementation's applicable results whose case names it: how many fail
+1. For each rule, over the implementation's applicable results whose case names it (and under whose profile
+   it holds: its `profiles` in rules.yaml): how many fail
    (`failing`) and how many there are (`applicable`); its failure rate is failing / applicable.
 2. Repeatedly take the rule that best explains the failing results not yet explained: first a *feature*
    rule (a layout feature: memfs-v1, the skills block, ...) whose every applicable case fails (the feature
@@ -14,7 +15,7 @@ under test, by a greedy cover:
    its results, nearly all on the same results: `_mates`) are one entry naming them all, the first in
    rules.yaml's order first: the results cannot tell which of them is missing.
 3. The evidence of each attribution, so that a guess says it is one: `every case fails` (every applicable
-   case of the rule fails), `only rule` (the case names no other rule, or no other that is not a layout
+   case of the rule fails, and it has at least two), `only rule` (the case names no other rule, or no other that is not a layout
    feature), else `guess` (the likeliest of the case's rules, none of them certain).
 
 A failing result whose case names no known rule is put on no rule (`rule` None), grouped by its cause
@@ -49,6 +50,20 @@ class RuleLike(Protocol):
     def feature(self) -> bool: ...
     @property
     def line(self) -> int: ...
+    @property
+    def profiles(self) -> tuple[str, ...]: ...
+
+
+def _at(result: CaseResult) -> tuple[str, str]:
+    """A result among one implementation's: its case and reference."""
+    return result.case_id, result.reference
+
+
+def _holding(result: CaseResult, rules: Mapping[str, RuleLike]) -> tuple[str, ...]:
+    """The rules a result's case names that exist and hold under the profile it was judged with (a rule of
+    0.25.x's bundles explains nothing against 0.34.12)."""
+    named = (rules.get(rule_id) for rule_id in dict.fromkeys(result.rules))
+    return tuple(r.id for r in named if r is not None and (not r.profiles or result.profile in r.profiles))
 
 
 @dataclass
@@ -131,21 +146,21 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
                            list(failing), {(r.case_id, r.reference): EVERY_CASE for r in failing})  # fmt: skip
         only.chosen = only.representative_of(cause_of)
         return [only]
-    known = {r.case_id: tuple(dict.fromkeys(i for i in r.rules if i in rules)) for r in applicable}
+    known = {_at(r): _holding(r, rules) for r in applicable}
     totals: dict[str, list[int]] = {}  # rule -> [failing, applicable]
     for result in applicable:
-        for rule_id in known[result.case_id]:
+        for rule_id in known[_at(result)]:
             count = totals.setdefault(rule_id, [0, 0])
             count[0] += result.failed
             count[1] += 1
     rate = {rule_id: f / a for rule_id, (f, a) in totals.items()}
-    complete = {rule_id for rule_id, (f, a) in totals.items() if f == a}
-    unexplained = [r for r in failing if known[r.case_id]]
+    complete = {rule_id for rule_id, (f, a) in totals.items() if f == a >= 2}  # one case alone proves nothing
+    unexplained = [r for r in failing if known[_at(r)]]
     chosen: list[Attribution] = []
     while unexplained:
         counts: dict[str, int] = {}
         for result in unexplained:
-            for rule_id in known[result.case_id]:
+            for rule_id in known[_at(result)]:
                 counts[rule_id] = counts.get(rule_id, 0) + 1
 
         best = max(counts, key=lambda i: _score(i, counts[i], rules, rate, complete))
@@ -155,10 +170,10 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
                             also=tuple(members[1:]))  # fmt: skip
         rest = []
         for result in unexplained:
-            named = [m for m in members if m in known[result.case_id]]
+            named = [m for m in members if m in known[_at(result)]]
             if named:
                 entry.results.append(result)
-                entry.evidence[(result.case_id, result.reference)] = _evidence(named[0], known[result.case_id], rules,
+                entry.evidence[(result.case_id, result.reference)] = _evidence(named[0], known[_at(result)], rules,
                                                                                complete)  # fmt: skip
             else:
                 rest.append(result)
@@ -166,7 +181,7 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
         chosen.append(entry)
     by_cause: dict[str, Attribution] = {}
     for result in failing:
-        if not known[result.case_id]:
+        if not known[_at(result)]:
             cause = cause_of(result)
             entry = by_cause.setdefault(cause, Attribution(implementation, None, cause))
             entry.results.append(result)
@@ -193,19 +208,19 @@ MATE_OVERLAP = 0.9
 def _mates(best: str, unexplained: list[CaseResult], known: Mapping[str, tuple[str, ...]],
            rules: Mapping[str, RuleLike], rate: Mapping[str, float]) -> list[str]:  # fmt: skip
     """The other layout features that fail with layout feature `best`: each failing on MATE_RATE of its results,
-    and most (MATE_OVERLAP) of the unexplained failures naming the one with fewer naming both. The data cannot
+    and most (MATE_OVERLAP) of the unexplained failures naming either (the one with more) naming both. The data cannot
     tell which of them is missing (a v2-only port lacks memfs-v1 and its metadata block alike), so one entry
     names them all."""
     if not rules[best].feature or rate[best] < MATE_RATE:
         return []
     mates = []
-    naming_best = [r for r in unexplained if best in known[r.case_id]]
-    for other in sorted({i for r in naming_best for i in known[r.case_id]} - {best}):
+    naming_best = [r for r in unexplained if best in known[_at(r)]]
+    for other in sorted({i for r in naming_best for i in known[_at(r)]} - {best}):
         if not rules[other].feature or rate[other] < MATE_RATE:
             continue
-        naming_other = sum(1 for r in unexplained if other in known[r.case_id])
-        both = sum(1 for r in naming_best if other in known[r.case_id])
-        if both >= MATE_OVERLAP * min(len(naming_best), naming_other):
+        naming_other = sum(1 for r in unexplained if other in known[_at(r)])
+        both = sum(1 for r in naming_best if other in known[_at(r)])
+        if both >= MATE_OVERLAP * max(len(naming_best), naming_other):
             mates.append(other)
     return mates
 
