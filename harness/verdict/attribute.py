@@ -15,8 +15,8 @@ under test, by a greedy cover:
    its results, nearly all on the same results: `_mates`) are one entry naming them all, the first in
    rules.yaml's order first: the results cannot tell which of them is missing.
 3. The evidence of each attribution, so that a guess says it is one: `every case fails` (every applicable
-   case of the rule fails, and it has at least two), `only rule` (the case names no other rule, or no other that is not a layout
-   feature), else `guess` (the likeliest of the case's rules, none of them certain).
+   case of the rule fails, and it has at least two), `only rule` (the case names no other rule, or no other
+   that is not a layout feature), else `guess` (the likeliest of the case's rules, none of them certain).
 
 A failing result whose case names no known rule is put on no rule (`rule` None), grouped by its cause
 (report.groups.cause_of). When every applicable result of an implementation is an error with one cause
