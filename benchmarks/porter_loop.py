@@ -2,7 +2,8 @@
 store (warm), set against the same run with the reference computing every answer (cold, `--no-cache`), in
 one benchmark run so the ratio holds on any machine.
 
-Two implementations: the in-process port (`--impl python`) and tests/v2_only_impl.py, a port that renders
+Two implementations: the in-process port (`--impl python`) and tests/v2_only_impl.py (also with `-j 2`: its
+own process is half the work, and a second worker uses the second core), a port that renders
 only memfs-v2 and fails most cases (its run writes the reports of a failing implementation). Each run is
 `conformance run` itself, a subprocess timed start to exit, writing its reports; for the failing port the
 measurement also keeps what a porter sees: the lines the terminal printed, the report sizes and the first
@@ -55,9 +56,9 @@ def measure_porter_loop(cases: Path, rounds: int = 2) -> dict[str, Any]:
     each implementation; each warm time also as a ratio of the cold one."""
     cold = timed_run(cases, "python", "--no-cache")
     measured: dict[str, Any] = {"cold_python": cold}
-    for name, impl in (("python", "python"), ("v2_only", V2_ONLY)):
-        timed_run(cases, impl)  # the store now holds every reference answer these cases ask for
-        runs = [timed_run(cases, impl) for _ in range(rounds)]
+    for name, impl, extra in (("python", "python", ()), ("v2_only", V2_ONLY, ()), ("v2_only_j2", V2_ONLY, ("-j", "2"))):
+        timed_run(cases, impl, *extra)  # the store now holds every reference answer these cases ask for
+        runs = [timed_run(cases, impl, *extra) for _ in range(rounds)]
         best = min(runs, key=lambda r: r["seconds"])
         measured[f"warm_{name}"] = {**best, "runs_s": [r["seconds"] for r in runs],
                                     "of_cold": round(best["seconds"] / cold["seconds"], 3),
@@ -68,7 +69,7 @@ def measure_porter_loop(cases: Path, rounds: int = 2) -> dict[str, Any]:
 def summary(measured: dict[str, Any]) -> str:
     cold = measured["cold_python"]
     lines = [f"porter's loop (target: warm < {TARGET_S:g} s): cold --impl python {cold['seconds']:.2f} s"]
-    for name in ("python", "v2_only"):
+    for name in ("python", "v2_only", "v2_only_j2"):
         warm = measured[f"warm_{name}"]
         lines.append(f"  warm --impl {name}: {warm['seconds']:.2f} s ({warm['of_cold']:.2f} of cold), "
                      f"{warm['terminal_lines']} terminal lines, index.html {warm['bytes']['index.html']:,} B, "

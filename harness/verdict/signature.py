@@ -66,6 +66,13 @@ def difference_kind(reference: Any, port: Any) -> str:
         return "null-in-impl"
     if not isinstance(reference, str) or not isinstance(port, str):
         return "value"
+    return _text_kind(reference, port)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_kind(reference: str, port: str) -> str:
+    """difference_kind of two strings, once per pair: a report asks it of each failing result several times
+    (its cause, its group, its rule's representative), and a value may be megabytes."""
     if len(reference) == len(port) and Counter(reference) == Counter(port):  # the same characters (sorted equal)
         return "order"
     if _without_space(reference) == _without_space(port):
