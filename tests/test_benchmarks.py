@@ -55,7 +55,7 @@ def test_the_porter_loop_times_a_run_and_keeps_what_a_porter_sees(release_bundle
     from benchmarks import porter_loop
 
     measured = porter_loop.timed_run(ROOT / "cases", porter_loop.V2_ONLY, "-k", "bom-double")
-    assert measured["counts"] == {"fail": 1} and measured["first_rule"] == "memfs-v1"
+    assert measured["counts"] == {"fail": 1} and measured["first_rule"].startswith("memfs-v1")
     assert measured["terminal_lines"] >= 5 and measured["bytes"]["index.html"] > 0
     fake = {"seconds": 1.0, "of_cold": 0.1, "terminal_lines": 11, "bytes": {"index.html": 1, "report.json": 2},
             "first_rule": "memfs-v1 + metadata-block"}  # fmt: skip

@@ -10,7 +10,8 @@ under test, by a greedy cover:
 2. Repeatedly take the rule that best explains the failing results not yet explained: first a *feature*
    rule (a layout feature: memfs-v1, the skills block, ...) whose every applicable case fails (the feature
    is not implemented), then the most unexplained failures weighted by the rate (a rule that also has
-   passing cases explains its failures less surely), then the higher rate, then the id. Each unexplained
+   passing cases explains its failures less surely), then the higher rate, then the rule first in rules.yaml
+   (layout features come first there), then the id. Each unexplained
    failing result naming that rule is put on it. Layout features that fail together (each on nearly all
    its results, nearly all on the same results: `_mates`) are one entry naming them all, the first in
    rules.yaml's order first: the results cannot tell which of them is missing.
@@ -195,10 +196,10 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
 
 
 def _score(rule_id: str, unexplained: int, rules: Mapping[str, RuleLike], rate: Mapping[str, float],
-           complete: set[str]) -> tuple[bool, float, float, int, str]:  # fmt: skip
+           complete: set[str]) -> tuple[bool, float, float, int, int, str]:  # fmt: skip
     """How well a rule explains the failures not yet explained (module doc, step 2); the largest wins."""
     whole_feature = rules[rule_id].feature and rule_id in complete
-    return whole_feature, unexplained * rate[rule_id], rate[rule_id], unexplained, _desc(rule_id)
+    return whole_feature, unexplained * rate[rule_id], rate[rule_id], unexplained, -rules[rule_id].line, _desc(rule_id)
 
 
 MATE_RATE = 0.9  # layout features failing this often, on these same results, are missing together
