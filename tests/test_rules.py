@@ -36,7 +36,7 @@ from harness.repo.build import materialize_repo
 from harness.runners.pypi_release import APP
 from harness.runners.python_port import PythonPortRunner
 from harness.runners.releases import cache_root
-from letta_profiles import DEFAULT_RELEASE, PROFILE_NAMES, profile_name_for_release
+from letta_profiles import DEFAULT_RELEASE, PROFILE_NAMES, profile_name_for_release, resolve_profile_name
 from memfs_prompt.compiler import one_reading_of_head
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -71,6 +71,16 @@ def test_every_rule_is_named_by_at_least_one_case(corpus: list[Scenario], rules:
 
 def test_every_rule_a_case_names_exists(corpus: list[Scenario], rules: dict[str, Rule]) -> None:
     assert {(s.id, r) for s in corpus for r in s.rules if r not in rules} == set()
+
+
+def test_every_rule_a_case_names_holds_under_a_profile_the_case_runs_under(
+    corpus: list[Scenario], rules: dict[str, Rule]
+) -> None:
+    """A case cannot exercise a rule that holds under none of its profiles (`profiles`, a golden case's own)."""
+    for case in corpus:
+        golden = case.golden or (case.expect or {}).get("profile")
+        profiles = [golden] if golden else [resolve_profile_name(p) for p in case.profiles] or list(PROFILE_NAMES)
+        assert [r for r in case.rules if not any(holds_for(rules[r], p) for p in profiles)] == [], case.id
 
 
 def test_the_layout_features_are_rules_of_the_corpus(rules: dict[str, Rule]) -> None:
