@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from harness.cases.load import load_scenario
+from harness.cases.rules import is_rules_file
 from harness.cases.tags import TAGS
 from harness.engine import Session
 from harness.model import CaseResult, Scenario, ScenarioError, Status
@@ -47,7 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
-    if file_path.suffix == ".yaml" and "cases" in file_path.parts:
+    if file_path.suffix == ".yaml" and "cases" in file_path.parts and not is_rules_file(file_path):
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
 

@@ -211,7 +211,7 @@ def test_list_prints_one_line_per_case_whatever_its_pins_hold(
     case.parent.mkdir(parents=True)
     case.write_text("id: folded\ndescription: d\npins: >\n  upstream trims\n\n  twice\nrepo: {}\n")
     assert main(["list", str(tmp_path / "cases")]) == 0
-    assert capsys.readouterr().out == "folded\tcompile\t\tupstream trims twice\n"
+    assert capsys.readouterr().out == "folded\tcompile\t\t\tupstream trims twice\n"  # id, kind, tags, rules, pins
 
 
 def test_show_help_states_the_fixed_clock_it_compiles_at(capsys: pytest.CaptureFixture[str]) -> None:

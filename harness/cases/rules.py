@@ -48,8 +48,8 @@ class Rule:
     profiles: tuple[str, ...] = ()  # the profiles it holds for; () is every profile
     feature: bool = False  # a layout feature an implementation may declare (hello `features`)
     line: int = 1  # its line in rules.yaml, for errors and links
-    # A feature's stand-ins: the features a case naming it exercises where it does not hold (memfs-v2 before
-    # 0.33.3 is the v1 layout with its metadata block).
+    # The features a case naming this rule exercises where it does not hold, in its place (memfs-v2 before
+    # 0.33.3 is the v1 layout with its metadata block; 0.25.3 ignores includeMemfs: false and renders memfs-v1).
     otherwise: tuple[str, ...] = ()
     # A feature's models, per profile: there it holds only for an agent on one of these models.
     models: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -132,7 +132,8 @@ def _check_profiles(path: Path, root: yaml.Node, index: int, entry: dict[str, An
 
 
 def _check_features(path: Path, root: yaml.Node, entries: list[dict[str, Any]], rules: Mapping[str, Rule]) -> None:
-    """Features are exactly FEATURES; only features have `otherwise` and `models`, and `otherwise` names features."""
+    """Features are exactly FEATURES; only features have `models`; `otherwise` names features, on a rule that does
+    not hold for every profile (elsewhere it would never apply)."""
     for index, entry in enumerate(entries):
         rule = rules[entry["id"]]
         if rule.feature != (rule.id in FEATURES):
@@ -143,11 +144,17 @@ def _check_features(path: Path, root: yaml.Node, entries: list[dict[str, Any]], 
                 else f"the features are {features} (harness.cases.rules.FEATURES); drop `feature: true`"
             )
             raise ScenarioError(path, rule.line, f"rule {rule.id!r}: {fix}")
-        for key in ("otherwise", "models"):
-            if key in entry and not rule.feature:
-                raise ScenarioError(
-                    path, line_at(root, ["rules", index, key]), f"rule {rule.id!r}: only a feature has `{key}`"
-                )
+        if "models" in entry and not rule.feature:
+            where = ["rules", index, "models"]
+            raise ScenarioError(path, line_at(root, where), f"rule {rule.id!r}: only a feature has `models`")
+        if rule.otherwise and not rule.profiles:
+            where = ["rules", index, "otherwise"]
+            fix = "list the profiles it holds for, or drop `otherwise`"
+            raise ScenarioError(
+                path,
+                line_at(root, where),
+                f"rule {rule.id!r} holds for every profile, so its `otherwise` never applies; {fix}",
+            )
         for position, other in enumerate(rule.otherwise):
             if other not in FEATURES or other == rule.id:
                 fix = _nearest(other, FEATURES) or f"name features: {', '.join(FEATURES)}"
@@ -180,22 +187,28 @@ def corpus_rules(root: Path) -> dict[str, Rule] | None:
     return cached[1]
 
 
+def rules_of_cases(scenarios: Iterable[Scenario], roots: Iterable[Path] = ()) -> dict[str, Rule] | None:
+    """The rules of the corpus `scenarios` come from (the corpus roots of their files, and `roots`): None when
+    that corpus has no rules file; a ValueError naming them when they come from several corpora with rules. A bad
+    rules file raises its ScenarioError."""
+    found: dict[Path, dict[str, Rule]] = {}
+    for root in sorted({*roots, *filter(None, (corpus_root(s.path) for s in scenarios))}):
+        rules = corpus_rules(root)
+        if rules is not None:
+            found[rules_path(root).resolve()] = rules
+    if len(found) > 1:
+        raise ValueError(f"these cases come from {len(found)} corpora ({', '.join(map(str, found))})")
+    return next(iter(found.values()), None)
+
+
 def check_case_rules(path: Path, root: yaml.Node, ids: list[str]) -> None:
     """A case's `rules:` name rules of its corpus (cases/rules.yaml beside compile/ and lifecycle/); an unknown
-    id is a ScenarioError at its line with the nearest known id. A case outside a corpus is not checked."""
-    if not ids:
+    id is a ScenarioError at its line with the nearest known id. A case outside a corpus, or in a folder of
+    cases copied without the corpus's rules.yaml, has nothing to be checked against and is not checked."""
+    corpus = corpus_root(path) if ids else None
+    rules = corpus_rules(corpus) if corpus is not None else None
+    if corpus is None or rules is None:
         return
-    corpus = corpus_root(path)
-    if corpus is None:
-        return
-    rules = corpus_rules(corpus)
-    if rules is None:
-        raise ScenarioError(
-            path,
-            line_at(root, ["rules"]),
-            f"the case names rules, but its corpus has no {rules_path(corpus)}; "
-            f'add that file (docs/cases.md, "Rules") or drop `rules:`',
-        )
     for index, rule_id in enumerate(ids):
         if rule_id not in rules:
             fix = _nearest(rule_id, rules) or f"add it to {rules_path(corpus)} or name one listed there"
@@ -226,10 +239,10 @@ def needed_features(scenario: Scenario, profile: str | None, rules: Mapping[str,
     declare one of them in `hello` is not applicable to the case under that profile (docs/protocol.md).
 
     A feature the case names counts where it holds (`profiles`) and, where it has `models` for the profile,
-    only when the case's agent is on one of them; where it does not hold, its `otherwise` features count in
-    its place (a root MEMORY.md before 0.33.3 is an ordinary file of the v1 layout)."""
+    only when the case's agent is on one of them. Where a rule the case names does not hold, its `otherwise`
+    features count in its place (a root MEMORY.md before 0.33.3 is an ordinary file of the v1 layout)."""
     needed: set[str] = set()
-    pending = [rule_id for rule_id in scenario.rules if rule_id in rules and rules[rule_id].feature]
+    pending = [rule_id for rule_id in scenario.rules if rule_id in rules]
     seen: set[str] = set()
     while pending:
         rule = rules[pending.pop()]
@@ -238,6 +251,8 @@ def needed_features(scenario: Scenario, profile: str | None, rules: Mapping[str,
         seen.add(rule.id)
         if not holds_for(rule, profile):
             pending += [other for other in rule.otherwise if other in rules]
+            continue
+        if not rule.feature:
             continue
         models = rule.models_under(_profile_name(profile)) if profile is not None else None
         if models is None or agent_models(scenario) & set(models):
