@@ -49,3 +49,13 @@ def test_each_planted_bug_is_named_as_its_rule(tmp_path: Path, release_bundle: o
     assert "memfs-v1" not in named[:3]
     for rule in ("js-trim-set", "label-collation", "bom-stripped"):
         assert any(line.startswith(f"{named.index(rule) + 1}. {rule}") for line in lines)
+
+
+@pytest.mark.integration
+def test_verbose_lists_every_failing_result_with_its_first_difference(tmp_path: Path, release_bundle: object) -> None:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv = [sys.executable, "-m", "harness.cli", "run", "cases", "-k", "bom-double", "-v", "--impl",
+            "cmd:python tests/v2_only_impl.py"]  # fmt: skip
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
+    assert "FAIL: bom-double [pypi:0.34.12]" in done.stderr and "content: first difference at byte" in done.stderr
+    assert "FAIL bom-double [pypi:0.34.12]: content byte" in done.stdout  # the short summary line per result

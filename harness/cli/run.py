@@ -103,7 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         scenarios = shard.select(scenarios)
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
     report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
-    report.extra[RULES] = rules_table(args.paths)
+    report.extra[RULES] = rules_table(scenarios)
     print_results(report, verbose=args.verbose, durations=args.durations)
     results = report.results
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
@@ -122,11 +122,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 PER_RESULT = 10  # up to this many failing results, a run also lists each one (and always with -v)
 
 
-def rules_table(paths: list[Path]) -> dict:
-    """The corpus's rules (report.explained.rules_for); a rules file that cannot be read is said, not fatal."""
+def rules_table(scenarios: list[Scenario]) -> dict:
+    """The rules of the cases' corpus (report.explained.rules_for); one that cannot be read is said, not fatal."""
     try:
-        return rules_for(paths)
-    except ScenarioError as error:
+        return rules_for(scenarios)
+    except (ScenarioError, ValueError) as error:
         print(f"error: {error} (failures are not explained by rule)", file=sys.stderr)
         return {}
 

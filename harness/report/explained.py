@@ -6,7 +6,7 @@ plain data in `RunReport.extra["rules"]` (id -> statement, upstream, port, profi
 so every writer of the run (the terminal, report.json, index.html) attributes the same results the same way
 and a report read back (merge-reports, --lf) can attribute again from its own `rules`.
 
-Owns: finding a corpus's rules file from the paths a command was given (`rules_for`), the entries of a run
+Owns: the rules table of a run's cases (`rules_for`, from harness.cases.rules.rules_of_cases), the entries of a run
 (`explain`), report.json's `attribution` and `rules` and each failing result's `attributed` (docs/report-format.md),
 and which failing results a report shows in full (`shown_in_full`: the representative of each entry and the
 first result of each cause; every other failing result is a short entry linking to them, so that a report's
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cases.rules import corpus_rules, rules_path
-from harness.model import CaseResult, RunReport
+from harness.cases.rules import corpus_root, rules_of_cases, rules_path
+from harness.model import CaseResult, RunReport, Scenario
 from harness.report.groups import cause_of
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.attribute import Attribution, attribute
@@ -55,24 +55,15 @@ class RuleRow:
                    data.get("file", ""))  # fmt: skip
 
 
-def rules_file_for(paths: Iterable[Path]) -> Path | None:
-    """The rules file of the corpus the given case paths are in: rules.yaml in the first folder, from each path
-    upwards, that has one."""
-    for path in paths:
-        for folder in [path, *path.resolve().parents] if path.is_dir() else path.resolve().parents:
-            if rules_path(folder).is_file():
-                return rules_path(folder)
-    return None
-
-
-def rules_for(paths: Iterable[Path]) -> dict[str, dict[str, Any]]:
-    """The rules table of the corpus (`RunReport.extra["rules"]`), {} when it has no rules file. A rules file
-    that cannot be read raises harness.model.ScenarioError (file, line, fix)."""
-    found = rules_file_for(paths)
-    rules = corpus_rules(found.parent) if found is not None else None
-    if found is None or rules is None:
+def rules_for(scenarios: list[Scenario]) -> dict[str, dict[str, Any]]:
+    """The rules table of the corpus the cases come from (harness.cases.rules.rules_of_cases), {} when it has
+    no rules file. A rules file that cannot be read raises harness.model.ScenarioError (file, line, fix);
+    cases from several corpora, a ValueError naming them."""
+    rules = rules_of_cases(scenarios)
+    roots = [root for root in (corpus_root(s.path) for s in scenarios) if root is not None]
+    if rules is None or not roots:
         return {}
-    shown = _shown_path(found)
+    shown = _shown_path(rules_path(roots[0]))
     return {
         rule.id: RuleRow(rule.id, rule.statement, rule.upstream, rule.port, rule.profiles, rule.feature, rule.line,
                          shown).to_json()

@@ -206,7 +206,7 @@ MATE_RATE = 0.9  # layout features failing this often, on these same results, ar
 MATE_OVERLAP = 0.9
 
 
-def _mates(best: str, unexplained: list[CaseResult], known: Mapping[str, tuple[str, ...]],
+def _mates(best: str, unexplained: list[CaseResult], known: Mapping[tuple[str, str], tuple[str, ...]],
            rules: Mapping[str, RuleLike], rate: Mapping[str, float]) -> list[str]:  # fmt: skip
     """The other layout features that fail with layout feature `best`: each failing on MATE_RATE of its results,
     and most (MATE_OVERLAP) of the unexplained failures naming either (the one with more) naming both. The data cannot
