@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.rules import corpus_root, rules_of_cases, rules_path
-from harness.model import CaseResult, RunReport, Scenario
+from harness.model import CaseResult, RunReport, Scenario, Status
 from harness.report.groups import cause_of
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.attribute import Attribution, attribute
@@ -97,7 +97,7 @@ def shown_in_full(results: Iterable[CaseResult], entries: list[Attribution]) -> 
     keys = {(e.implementation, e.representative.case_id, e.representative.reference) for e in entries}
     seen: set[tuple[str, str]] = set()
     for result in results:
-        if result.status.failing or result.status.value != "pass":
+        if result.status != Status.PASS:
             cause = (result.implementation, cause_of(result))
             if cause not in seen:
                 seen.add(cause)
