@@ -32,7 +32,7 @@ from memfs_prompt.git_head import open_committed_head
 from memfs_prompt.profiles import PROFILES, Profile
 from memfs_prompt.render_v2 import is_v2_repository, v2_reads_body
 
-from . import corpus, fuzz_throughput, gate_workflows, probes, startup, workloads
+from . import corpus, fuzz_throughput, gate_workflows, porter_loop, probes, startup, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"port_vs_reference_at_1000": 20.0, "port_vs_floor_at_1000": 2.0, "process_vs_reference_at_1000": 5.0}
@@ -306,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate-k", help="the gate workflows on the cases -k selects (default: the whole corpus)")
     parser.add_argument("--gate-jobs", type=int, default=2)
     parser.add_argument("--gate-only", action="store_true", help="only the gate workflows")
+    parser.add_argument("--skip-porter", action="store_true", help="skip the porter's loop (cold and warm corpus runs)")
+    parser.add_argument("--porter-only", action="store_true", help="only the porter's loop")
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench.json")
     args = parser.parse_args(argv)
     spec = ReferenceSpec.parse(args.reference)
@@ -321,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
         print(gate_workflows.summary(result["gate"]))
+        return 0
+    if args.porter_only:
+        result["porter_loop"] = porter_loop.measure_porter_loop(args.cases)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(porter_loop.summary(result["porter_loop"]))
         return 0
     if args.fuzz_only:
         result["fuzz"] = fuzz_throughput.measure_fuzz(spec, args.fuzz_seconds)
@@ -352,6 +360,10 @@ def main(argv: list[str] | None = None) -> int:
             "reference_share_s": round(in_process["seconds"] - python_only["seconds"], 3),
             "startup_plus_compiles_s": round(in_process["startup_s"] + in_process["reference_compile_s_total"], 3),
         }  # fmt: skip
+    if not args.skip_porter:
+        log("porter's loop: the corpus cold, then warm for the in-process port and a v2-only port")
+        result["porter_loop"] = porter_loop.measure_porter_loop(args.cases)
+        print(porter_loop.summary(result["porter_loop"]))
     if not args.skip_fuzz:
         log(f"fuzz loop: {args.fuzz_seconds:g} s, seed 1")
         result["fuzz"] = fuzz_throughput.measure_fuzz(spec, args.fuzz_seconds)

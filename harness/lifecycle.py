@@ -30,6 +30,7 @@ from typing import Any
 from harness.model import FieldDiff, LifecycleOpen, Outcome, Replay, Scenario, StepRow
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.checkout import REPOSITORY_STEPS, Checkout
+from harness.repo.discard import discard
 from harness.repo.gitenv import isolated_env
 from harness.runners import result_store
 from harness.runners.base import Runner
@@ -269,7 +270,7 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | 
         run.raised = (len(run.observations), error)
     finally:
         runner.lifecycle_close()
-        shutil.rmtree(work, ignore_errors=True)  # none there for a stored probe
+        discard(work)  # in the background (harness.repo.discard); none there for a stored probe
     return run
 
 

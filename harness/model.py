@@ -337,6 +337,7 @@ class CaseResult:
     runtime_diffs: list[FieldDiff] = field(default_factory=list)  # variant vs baseline (upstream vs upstream)
     implementation: str = DEFAULT_IMPLEMENTATION  # the implementation under test's label (`--impl`)
     cached: str = ""  # the result store's key when the reference's side came from it, not from the reference
+    rules: tuple[str, ...] = ()  # the rules (cases/rules.yaml) its case names (Scenario.rules)
 
     @property
     def failed(self) -> bool:

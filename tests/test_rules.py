@@ -6,6 +6,8 @@ every compile case; docs/quirks.md's table names rules that exist."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
 import re
 import subprocess
 import sys
@@ -31,9 +33,10 @@ from harness.engine import build_request
 from harness.lifecycle import Probe, run_side, wire_steps
 from harness.model import CompileRequest, Scenario, ScenarioError
 from harness.repo.build import materialize_repo
+from harness.runners.pypi_release import APP
 from harness.runners.python_port import PythonPortRunner
 from harness.runners.releases import cache_root
-from letta_profiles import PROFILE_NAMES
+from letta_profiles import DEFAULT_RELEASE, PROFILE_NAMES, profile_name_for_release, resolve_profile_name
 from memfs_prompt.compiler import one_reading_of_head
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -70,6 +73,16 @@ def test_every_rule_a_case_names_exists(corpus: list[Scenario], rules: dict[str,
     assert {(s.id, r) for s in corpus for r in s.rules if r not in rules} == set()
 
 
+def test_every_rule_a_case_names_holds_under_a_profile_the_case_runs_under(
+    corpus: list[Scenario], rules: dict[str, Rule]
+) -> None:
+    """A case cannot exercise a rule that holds under none of its profiles (`profiles`, a golden case's own)."""
+    for case in corpus:
+        golden = case.golden or (case.expect or {}).get("profile")
+        profiles = [golden] if golden else [resolve_profile_name(p) for p in case.profiles] or list(PROFILE_NAMES)
+        assert [r for r in case.rules if not any(holds_for(rules[r], p) for p in profiles)] == [], case.id
+
+
 def test_the_layout_features_are_rules_of_the_corpus(rules: dict[str, Rule]) -> None:
     assert sorted(r.id for r in rules.values() if r.feature) == sorted(FEATURES)
     assert rules["memfs-v2"].profiles == V2_PROFILES and rules["memfs-v2"].otherwise == ("memfs-v1", "metadata-block")
@@ -81,6 +94,33 @@ def test_each_rule_says_what_upstream_does_where_and_which_port_function_does_it
     for rule in rules.values():
         assert rule.statement and rule.upstream and rule.port.startswith("memfs_prompt."), rule.id
         assert set(rule.profiles) <= set(PROFILE_NAMES), rule.id
+
+
+def test_each_rule_s_port_functions_exist(rules: dict[str, Rule]) -> None:
+    for rule in rules.values():
+        for dotted in re.findall(r"\bmemfs_prompt(?:\.\w+)+", rule.port):
+            module, _, rest = dotted.partition(".")
+            target: object = importlib.import_module(module)
+            for part in rest.split("."):
+                target = getattr(target, part, None) or importlib.import_module(f"{target.__name__}.{part}")  # type: ignore[attr-defined]
+            assert callable(target) or inspect.ismodule(target), (rule.id, dotted)
+
+
+def test_each_rule_s_upstream_functions_are_in_the_default_release(rules: dict[str, Rule]) -> None:
+    """Every function a rule holding under the default release's profile names is in that release's bundle."""
+    bundle = cache_root() / "pypi" / DEFAULT_RELEASE / APP / "letta.js"
+    if not bundle.is_file():
+        pytest.skip(f"{bundle} is not cached (conformance run fetches it)")
+    identifiers = set(re.findall(r"\b[a-z]+[A-Z]\w*\b", bundle.read_text(encoding="utf-8", errors="replace")))
+    default = profile_name_for_release(DEFAULT_RELEASE)
+    missing = {
+        (rule.id, name)
+        for rule in rules.values()
+        if holds_for(rule, default)
+        for name in re.findall(r"\b[a-z]+[A-Z]\w*\b", rule.upstream)
+        if name not in identifiers
+    }
+    assert missing == set()
 
 
 # --- the loader ------------------------------------------------------------------------------------

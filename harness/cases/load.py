@@ -20,6 +20,7 @@ import yaml
 
 from harness.cases.checks import check_content
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
+from harness.cases.memo import ScenarioMemo
 from harness.cases.rules import check_case_rules, is_rules_file
 from harness.cases.schemacheck import validate
 from harness.cases.strict import parse_strict, read_utf8
@@ -255,15 +256,15 @@ def discover(paths: list[Path]) -> list[Path]:
     return sorted(found)
 
 
-def load_scenarios(paths: list[Path]) -> LoadResult:
+def load_scenarios(paths: list[Path], memo: ScenarioMemo | None = None) -> LoadResult:
     """Load every scenario; bad files become errors and the others still load. Duplicate ids are errors, and an
-    error every case shares (a bad rules.yaml) is given once."""
+    error every case shares (a bad rules.yaml) is given once. `memo`: scenarios loaded before (harness.cases.memo)."""
     scenarios: list[Scenario] = []
     errors: list[ScenarioError] = []
     seen: dict[str, Path] = {}
     for path in discover(paths):
         try:
-            scenario = load_scenario(path)
+            scenario = memo.load(path, load_scenario) if memo is not None else load_scenario(path)
         except ScenarioError as error:
             if not any(str(error) == str(earlier) for earlier in errors):
                 errors.append(error)
@@ -277,4 +278,6 @@ def load_scenarios(paths: list[Path]) -> LoadResult:
             continue
         seen[scenario.id] = path
         scenarios.append(scenario)
+    if memo is not None:
+        memo.save()
     return LoadResult(scenarios, errors)

@@ -8,10 +8,12 @@ key) before a missing one, since a misspelt key is also a missing one.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
+
+if TYPE_CHECKING:
+    import jsonschema
 
 from harness.cases.yamlnodes import key_node_at, node_at
 from harness.model import ScenarioError
@@ -53,6 +55,8 @@ def validate(path: Path, root: yaml.Node, data: Any, schema: dict[str, Any], sch
     """Check `data` against a JSON Schema; the first problem (the shallowest; at one depth an unknown key before
     the rest, since a misspelt key is also a missing one) is a ScenarioError with its line, an unknown key named
     with the nearest allowed one, and the fix (`schema_file` names the schema in hints)."""
+    import jsonschema  # here: a warm run reads its cases from harness.cases.memo and never validates
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if not errors:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.load import load_scenarios
+from harness.cases.memo import ScenarioMemo
 from harness.cases.select import Keyword
 from harness.model import Scenario, ScenarioError
 from harness.runners.implementations import IMPL_FORMS, ImplSpec
@@ -28,6 +29,7 @@ from harness.runners.manifest import (
     unpinned,
 )
 from harness.runners.references import profile_for_reference
+from harness.runners.releases import cache_root
 from harness.runners.revision_source import BuildError
 from harness.suggest import nearest
 from letta_profiles import DEFAULT_PROFILE, PROFILE_NAMES, PUBLISHED, resolve_profile_name
@@ -383,5 +385,5 @@ def rules_of(scenarios: list[Scenario]) -> dict[str, Any]:
 
 def load_selected(paths: list[Path], expression: Keyword | str | None) -> tuple[list[Scenario], list[ScenarioError]]:
     """The cases under `paths` (default cases/) that `-k` keeps, and the files that did not load."""
-    loaded = load_scenarios(case_paths(paths))
+    loaded = load_scenarios(case_paths(paths), ScenarioMemo(cache_root() / "scenarios"))
     return select(loaded.scenarios, expression), loaded.errors

@@ -21,12 +21,14 @@ from harness.cli.common import (
     reference_specs,
 )
 from harness.engine import Session
-from harness.tools.fuzz import fuzz, known_signatures
-from harness.tools.fuzz_lifecycle import fuzz_lifecycle, known_lifecycle_signatures
-from harness.tools.oracle import Oracle, scratch_parent
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
+    # imported here: Hypothesis takes most of a second to import, and every other command goes without it
+    from harness.tools.fuzz import fuzz, known_signatures
+    from harness.tools.fuzz_lifecycle import fuzz_lifecycle, known_lifecycle_signatures
+    from harness.tools.oracle import Oracle, scratch_parent
+
     specs = reference_specs(args)
     impls = impl_specs(args)
     if args.seconds <= 0:

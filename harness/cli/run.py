@@ -36,9 +36,11 @@ from harness.cli.common import (
     writing,
 )
 from harness.cli.terminal import (
+    RULES_SHOWN,
     Progress,
     cached_text,
     durations_lines,
+    explained_lines,
     not_applicable_lines,
     print_conformance,
     summary_lines,
@@ -46,6 +48,7 @@ from harness.cli.terminal import (
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.plural import counted
+from harness.report.explained import RULES, report_entries, rules_for
 from harness.report.merge import merge_rerun
 from harness.report.meta import run_metadata
 from harness.report.write import write_reports
@@ -103,27 +106,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         scenarios = shard.select(scenarios)
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
     report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
+    report.extra[RULES] = rules_table(scenarios)
     results = report.results
     if not args.k and rerun is None and not shard and not any(path.is_file() for path in args.paths):
         for expectations in args.loaded_expectations:  # a broad entry is stale when it explained nothing
             for stale in expectations.explaining_nothing(everything, results):
                 report.load_errors.append(stale)
                 print(f"error: {stale}", file=sys.stderr)
-    for result in results:
-        if result.failed:
-            where = f"[{result.reference}] {result.implementation}"
-            print(f"{result.status.upper()}: {result.case_id} {where} ({result.path})", file=sys.stderr)
-            for reason in result.reasons:
-                print(f"  {reason}", file=sys.stderr)
-            for diff in result.diffs[:3]:
-                print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
-    for line in not_applicable_lines(results):
-        print(line, file=sys.stderr)
-    for line in summary_lines(results) + (
-        durations_lines(results, args.durations) if args.durations is not None else []
-    ):
-        print(line)
-    print_conformance(results)
+    print_results(report, verbose=args.verbose, durations=args.durations)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
     if args.report:
@@ -135,6 +125,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
+
+
+PER_RESULT = 10  # up to this many failing results, a run also lists each one (and always with -v)
+
+
+def rules_table(scenarios: list[Scenario]) -> dict:
+    """The rules of the cases' corpus (report.explained.rules_for); one that cannot be read is said, not fatal."""
+    try:
+        return rules_for(scenarios)
+    except (ScenarioError, ValueError) as error:
+        print(f"error: {error} (failures are not explained by rule)", file=sys.stderr)
+        return {}
+
+
+def print_results(report: RunReport, verbose: bool, durations: int | None) -> None:
+    """What a run prints at the end: the failures explained by rule (harness.verdict.attribute), most explaining
+    first; each failing result (with -v, or when there are at most PER_RESULT); why results are not applicable;
+    the conformance summary (its failing tag families with -v or few failures); --durations."""
+    results = report.results
+    failing = [r for r in results if r.failed]
+    each = verbose or len(failing) <= PER_RESULT
+    if each:
+        for result in failing:
+            where = f"[{result.reference}] {result.implementation}"
+            print(f"{result.status.upper()}: {result.case_id} {where} ({result.path})", file=sys.stderr)
+            for reason in result.reasons:
+                print(f"  {reason}", file=sys.stderr)
+            for diff in result.diffs[:3]:
+                print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
+    for line in not_applicable_lines(results):
+        print(line, file=sys.stderr)
+    lines = summary_lines(results) if each else []
+    lines += explained_lines(report_entries(report), report.extra.get(RULES) or {}, None if verbose else RULES_SHOWN)
+    lines += durations_lines(results, durations) if durations is not None else []
+    for line in lines:
+        print(line)
+    print_conformance(results, families=each)
 
 
 def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors: list[ScenarioError],
@@ -149,6 +176,9 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
                  timeout=args.timeout, jobs=args.jobs, rules=rules_of(scenarios),
                  impl_env=impl_env(args)) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
+        named = {scenario.id: scenario.rules for scenario in scenarios}
+        for result in results:  # the rules each case names, for the attribution (harness.verdict.attribute)
+            result.rules = named.get(result.case_id, ())
         progress.finish()
         references = session.describe_references()
         described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
@@ -205,4 +235,7 @@ def register(commands: Commands) -> None:
     add_no_cache(run)
     add_runtime_options(run)
     add_run_control(run)
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="list every failing result and every rule it breaks (default: the rules, most explaining "
+                          "first, and each result only when at most 10 fail)")  # fmt: skip
     run.set_defaults(func=cmd_run)

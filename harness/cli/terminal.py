@@ -1,6 +1,7 @@
-"""What a run says on the terminal: live progress on a TTY, the closing list of failing results with
-their first difference, the conformance summary per implementation (report.summary), and the slowest
-results (--durations). Shared by `run` and `matrix`."""
+"""What a run says on the terminal: live progress on a TTY, the failures explained by rule (the rules an
+implementation breaks, most explaining first: report.explained), the closing list of failing results with
+their first difference (`-v`), the conformance summary per implementation (report.summary), and the
+slowest results (--durations). Shared by `run` and `matrix`."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ from typing import TextIO
 
 from harness.model import CaseResult, Status
 from harness.plural import counted
+from harness.report.reproduce import reproduce_commands
 from harness.report.summary import counts_text, summarize
+from harness.verdict.attribute import EVERY_CASE, Attribution
 from harness.verdict.diff import first_difference_line
+
+RULES_SHOWN = 10  # rules (or causes) the explained summary lists per implementation; -v lists them all
 
 
 class Progress:
@@ -57,6 +62,53 @@ def summary_lines(results: list[CaseResult]) -> list[str]:
     return lines
 
 
+def explained_lines(entries: list[Attribution], table: dict, shown: int | None = RULES_SHOWN) -> list[str]:
+    """The failures explained by rule, per implementation, most explaining first: each rule with how many failing
+    results it explains and how surely, its statement, its smallest failing case with that case's first
+    difference, and the command that reproduces it. `shown` entries per implementation (None: all)."""
+    lines: list[str] = []
+    by_impl: dict[str, list[Attribution]] = {}
+    for entry in entries:
+        by_impl.setdefault(entry.implementation, []).append(entry)
+    for implementation, mine in by_impl.items():
+        failing = sum(e.explains for e in mine)
+        rules = sum(1 for e in mine if e.rule is not None)
+        lines.append(f"=== {implementation}: {counted(failing, 'failing result')} explained by "
+                     f"{counted(rules, 'rule')}, most explaining first ===")  # fmt: skip
+        for number, entry in enumerate(mine[:shown] if shown is not None else mine, 1):
+            lines += _entry_lines(number, entry, table)
+        hidden = mine[shown:] if shown is not None else []
+        if hidden:
+            more = sum(e.explains for e in hidden)
+            lines.append(f"... and {counted(len(hidden), 'more rule or cause', 'more rules or causes')} explaining "
+                         f"{counted(more, 'failing result')} (-v lists them all)")  # fmt: skip
+    return lines
+
+
+def _entry_lines(number: int, entry: Attribution, table: dict) -> list[str]:
+    first = entry.representative
+    if entry.rule is None:
+        head = f"{number}. no rule named: {entry.explains} × {entry.cause}"
+        statement = "  (the failing cases name no rule of cases/rules.yaml: grouped by their first difference)"
+    else:
+        kind = (" (layout features, failing together)" if entry.also else " (layout feature)") if entry.feature else ""
+        if entry.guesses == entry.explains:
+            how = "a guess: its cases name other rules too"
+        elif entry.guesses:
+            how = f"{entry.guesses} of them a guess"
+        else:
+            how = EVERY_CASE if all(e == EVERY_CASE for e in entry.evidence.values()) else "each pinned by it"
+        head = (f"{number}. {entry.name}{kind}: explains {counted(entry.explains, 'failure')} ({how}; "
+                f"{entry.failing} of its {entry.applicable} applicable results fail)")  # fmt: skip
+        statement = f"  {table.get(entry.rule, {}).get('statement', '')}"
+    return [
+        head,
+        statement,
+        f"  smallest: {first.case_id} [{first.reference}]: {first_difference_line(first)}"[:400],
+        f"  reproduce: {reproduce_commands(first)[0]}"[:400],
+    ]
+
+
 def not_applicable_lines(results: list[CaseResult], shown: int = 3) -> list[str]:
     """Why results are not applicable: one line per reason, with how many results give it and the first cases."""
     by_reason: dict[str, list[CaseResult]] = {}
@@ -80,20 +132,21 @@ def durations_lines(results: list[CaseResult], count: int) -> list[str]:
     ]
 
 
-def conformance_lines(results: list[CaseResult]) -> list[str]:
-    """The conformance summary, compact: one line per implementation with its totals, then, indented, each
-    tag family in which it has failing results (report.summary decides the families and the columns)."""
+def conformance_lines(results: list[CaseResult], families: bool = True) -> list[str]:
+    """The conformance summary, compact: one line per implementation with its totals, then (`families`), indented,
+    each tag family in which it has failing results (report.summary decides the families and the columns)."""
     summaries = summarize(results)
     if not summaries:
         return []
     lines = [f"=== conformance by implementation ({len(summaries)}) ==="]
     for summary in summaries:
         lines.append(f"{summary.implementation}: {counts_text(summary.total)}")
-        lines += [f"  {name}: {counts_text(counts)}" for name, counts in summary.failing_families.items()]
+        if families:
+            lines += [f"  {name}: {counts_text(counts)}" for name, counts in summary.failing_families.items()]
     return lines
 
 
-def print_conformance(results: list[CaseResult], stream: TextIO | None = None) -> None:
+def print_conformance(results: list[CaseResult], stream: TextIO | None = None, families: bool = True) -> None:
     """Print conformance_lines (the closing summary `conformance run` prints before its counts line)."""
-    for line in conformance_lines(results):
+    for line in conformance_lines(results, families):
         print(line, file=stream or sys.stdout)

@@ -25,9 +25,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from harness.model import GOLDEN, CaseResult, RunReport, Status, is_golden
+from harness.report.explained import RULES, explained_rows, report_entries, shown_in_full
 from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands
 from harness.report.summary import COLUMNS, FAMILIES, summarize
+from harness.verdict.attribute import attribution_of
 from harness.verdict.diff import GOLDEN_FIELDS, compared_fields, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
 from harness.verdict.view import view_of
@@ -334,20 +336,26 @@ def render_html(report: RunReport) -> str:
     matrix: dict[str, dict[str, CaseResult]] = {}
     for r in results:
         matrix.setdefault(r.case_id, {})[key(r)[1]] = r
+    entries = report_entries(report)
+    full = shown_in_full(results, entries)
+    attributed = attribution_of(entries)
     first_of: dict[str, CaseResult] = {}
-    details = [
-        {
-            "result": r,
-            "anchor": linked[key(r)],
-            "views": side_by_side(r, linked[key(r)]),
-            "fields": field_rows(r),
-            "turns": turn_rows(r, linked[key(r)]),
-            "reproduce": reproduce_commands(r),
-            "request": json.dumps(r.request, indent=1, ensure_ascii=False) if r.request else "",
-            **_repeat_of(r, linked, first_of, key),
-        }
-        for r in detailed
-    ]
+    details = []
+    for r in detailed:
+        anchor, whole = linked[key(r)], (r.implementation, r.case_id, r.reference) in full
+        found = attributed.get((r.implementation, r.case_id, r.reference))
+        detail = {"result": r, "anchor": anchor, "reproduce": reproduce_commands(r), "whole": whole,
+                  "rule": found[0].name if found else "", "evidence": found[1] if found else "",
+                  "request": json.dumps(r.request, indent=1, ensure_ascii=False) if r.request else "",
+                  **_repeat_of(r, linked, first_of, key)}  # fmt: skip
+        if whole:
+            detail.update(views=side_by_side(r, anchor), fields=field_rows(r), turns=turn_rows(r, anchor))
+        else:  # shown in full at its rule's smallest case: here its first differences, with their context
+            first = found[0].representative if found else None
+            detail.update(views=[], fields=field_rows(r), turns=[], brief=[field_diff_json(d) for d in r.diffs[:3]])
+            if first is not None:
+                detail.update(first_of_cause=linked[key(first)], first_label=f"{first.case_id} [{key(first)[1]}]")
+        details.append(detail)
     references = sorted({key(r)[1] for r in results}, key=lambda column: (release_key(column.split(" @ ")[-1]), column))
     groups = failure_groups(results)
     return template.render(
@@ -359,4 +367,5 @@ def render_html(report: RunReport) -> str:
         linked=linked, key=key, command=" ".join(shlex.quote(c) for c in report.command),
         show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,
         conformance=conformance_tables(results), columns=COLUMNS, families=FAMILIES,
+        explained=explained_rows(entries, report.extra.get(RULES) or {}, linked, key),
     )  # fmt: skip

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import CaseResult, RunReport, ScenarioError
+from harness.report.explained import RULES
 from harness.report.stored import ReportError, full_entries, read_report
 from harness.report.write import result_from_json
 
@@ -109,6 +110,9 @@ def merge_reports(paths: list[Path], command: list[str], *, allow_partial: bool 
             "merged": len(reports),
             **({"missing_shards": missing} if missing else {}),
         }
+    rules = {rule_id: rule for _, data in reports for rule_id, rule in (data.get(RULES) or {}).items()}
+    if rules:
+        extra[RULES] = rules  # the attribution is made again from the merged results (report.explained)
     return RunReport(results, references, list(load_errors.values()), command, timing=timing, extra=extra)
 
 

@@ -6,9 +6,12 @@ A full-matrix report holds hundreds of cases times 35 references, nearly all pas
 - `cases`: per case id, what comes from the scenario (`tags`, `path`, `description`, `pins`) and the
   compile `request`; a result repeats one of them only where its own value differs.
 - `outputs`: sha256 -> value for every record value of SHARED_CHARS characters or more that is worth
-  keeping; a record names it as `{"$output": sha256}`. Kept: every value of a result that did not pass,
-  every value of a field whose values differ between the results of one case (what drift compares), and
-  a value under ADDED_CHARS of a field some of the case's records lack (drift names an added field by it).
+  keeping; a record names it as `{"$output": sha256}`. Kept: every value of a result that did not pass and
+  that the report shows in full (report.explained.shown_in_full: the representative of each rule and cause;
+  the other failing results keep their diffs, with the bytes around each first difference, and name their
+  values by digest, so the file grows with distinct differences, not with failing cases), every value of a
+  field whose values differ between the reference outcomes of one case (what drift compares), and a value
+  under ADDED_CHARS of a field some of the case's records lack (drift names an added field by it).
   A value all results of its case agree on, in results that passed, is named by digest only: there is
   nothing to compare it with, and the case rebuilds it.
 - A passing result leaves out what follows from the rest: empty `reasons`, `diffs`, `structured_diff`,
@@ -35,7 +38,7 @@ from harness.model import DEFAULT_IMPLEMENTATION, Status
 
 SCHEMA = "letta-conformance/report/3"
 READABLE = (SCHEMA,)  # report/2 and older named the side under test `port`: rerun to compare with them
-CASE_FIELDS = ("tags", "path", "description", "pins", "request")
+CASE_FIELDS = ("tags", "path", "description", "pins", "rules", "request")
 SHARED_CHARS = 200  # a record value this long or longer is named by digest
 ADDED_CHARS = 16_000  # a value some of its case's records lack is kept up to this length (drift: "added")
 OUTPUT = "$output"
@@ -110,7 +113,8 @@ def digest(value: str) -> str:
 
 
 def _records(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    sides = [entry.get(side) for side in _SIDES]
+    sides = [entry.get("reference_outcome")]  # drift compares references; an implementation's own values are
+    # kept with its failing result, or equal the reference's
     return [side["record"] for side in sides if isinstance(side, dict) and isinstance(side.get("record"), dict)]
 
 
@@ -136,9 +140,8 @@ def _comparable(value: Any) -> Any:
     return value if isinstance(value, str) else ("json", json.dumps(value, sort_keys=True, default=repr))
 
 
-def _intern(entry: dict[str, Any], outputs: dict[str, str], varying: set[tuple[str, str]]) -> None:
+def _intern(entry: dict[str, Any], outputs: dict[str, str], varying: set[tuple[str, str]], keep_all: bool) -> None:
     """Each long record value replaced by its digest, and kept in `outputs` when worth keeping (module doc)."""
-    keep_all = entry["status"] != Status.PASS
     for side in _SIDES:
         outcome = entry.get(side)
         if not outcome or not isinstance(outcome.get("record"), dict):
@@ -169,8 +172,10 @@ def _compact_passing(entry: dict[str, Any]) -> None:
         ]
 
 
-def store(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """Full entries (result_json, in report order) as report.json stores them: `cases`, `results`, `outputs`."""
+def store(entries: list[dict[str, Any]], keep: set[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+    """Full entries (result_json, in report order) as report.json stores them: `cases`, `results`, `outputs`.
+    `keep`: the (implementation, case, reference) of the results that did not pass whose long values are kept
+    (None: all of them)."""
     varying = _varying(entries)
     previous: dict[str, dict[str, Any]] = {}  # case id -> the INHERITED values of its last result so far, as stored
     cases: dict[str, dict[str, Any]] = {}
@@ -182,8 +187,9 @@ def store(entries: list[dict[str, Any]]) -> dict[str, Any]:
         for key in CASE_FIELDS:
             if key in entry and entry[key] == shared.get(key):
                 del entry[key]
-        _intern(entry, outputs, varying)
         passed = entry["status"] == Status.PASS
+        where = (entry.get("implementation", DEFAULT_IMPLEMENTATION), entry["case"], entry["reference"])
+        _intern(entry, outputs, varying, not passed and (keep is None or where in keep))
         if passed:
             _compact_passing(entry)
         current, before = {k: entry[k] for k in INHERITED if k in entry}, previous.get(entry["case"], {})

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.report.explained import RULES, attribution_json, explain, shown_in_full, used_rules
 from harness.report.html import render_html, verdict_fields
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
 from harness.report.stored import SCHEMA, dumps, expanded, full_entry, store
 from harness.report.summary import summarize, summary_json
+from harness.verdict.attribute import attribution_of
 from harness.verdict.diff import field_diff_json
 from harness.versions import release_key
 
@@ -42,6 +44,7 @@ def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
         "path": result.path,
         "description": result.description,
         "pins": result.pins,
+        "rules": list(result.rules),
         "reasons": result.reasons,
         "compared_fields": verdict_fields(result),
         "diffs": [field_diff_json(d) for d in result.diffs],
@@ -105,7 +108,7 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
         request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
         compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
         runtime_diffs=_runtime_diffs_from_json(data),
-        implementation=data["implementation"], cached=data.get("cache_key", ""),
+        implementation=data["implementation"], cached=data.get("cache_key", ""), rules=tuple(data.get("rules", ())),
     )  # fmt: skip
 
 
@@ -130,19 +133,29 @@ def report_json(report: RunReport) -> dict[str, Any]:
     result as report.stored stores it."""
     references = report.references if report.timing else [_without_timing(r) for r in report.references]
     ordered = sorted(report.results, key=result_order)
-    stored = store([result_json(r, report.timing) for r in ordered])
+    table = report.extra.get(RULES) or {}
+    entries = explain(ordered, table)
+    attributed = attribution_of(entries)
+    full = [result_json(r, report.timing) for r in ordered]
+    for entry, result in zip(full, ordered, strict=True):
+        found = attributed.get((result.implementation, result.case_id, result.reference))
+        if found is not None:
+            entry["attributed"] = {"rule": found[0].rule, "evidence": found[1]}
+    stored = store(full, shown_in_full(ordered, entries))
     return {
         "schema": SCHEMA,
         "ok": report.ok,
         "counts": report.counts,
         "summary": summary_json(summarize(ordered)),
+        "attribution": attribution_json(entries, table),
+        "rules": used_rules(ordered, table),
         **({"run": report.extra["run"]} if "run" in report.extra else {}),
         "references": references,
         "load_errors": [{"path": str(e.path), "line": e.line, "message": str(e)} for e in report.load_errors],
         "cases": stored["cases"],
         "results": stored["results"],
         "outputs": stored["outputs"],
-        **{k: v for k, v in report.extra.items() if k != "run"},
+        **{k: v for k, v in report.extra.items() if k not in ("run", RULES)},
     }
 
 

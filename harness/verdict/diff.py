@@ -10,6 +10,7 @@ threw and one that did not differ in `thrown`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -126,7 +127,18 @@ def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPAR
 
 def field_diff_json(diff: FieldDiff) -> dict[str, Any]:
     """A FieldDiff as report.json writes it: offset, sizes (null for a side that lacks the field), the
-    first differing characters named, and the bytes around the offset on each side (cut at characters)."""
+    first differing characters named, and the bytes around the offset on each side (cut at characters).
+
+    Worked out once per diff (the terminal, a cause, junit.xml, report.json and index.html each ask; a value
+    may be megabytes): a diff whose values cannot be hashed (a list, a mapping) is worked out each time."""
+    try:
+        return dict(_field_diff_json(diff))
+    except TypeError:  # unhashable values
+        return _field_diff_json.__wrapped__(diff)
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_diff_json(diff: FieldDiff) -> dict[str, Any]:
     ref_bytes, impl_bytes = as_bytes(diff.reference, diff.reference_present), as_bytes(diff.impl, diff.impl_present)
     offset = diff.offset or 0
     return {

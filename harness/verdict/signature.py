@@ -11,7 +11,10 @@ FieldDiff's `*_present` (field_kind); a null it has is a value like any other (d
 
 from __future__ import annotations
 
+import functools
+import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -39,8 +42,19 @@ class Signature:
         return f"{parts} against {self.reference}"
 
 
+@functools.cache
+def _spaces() -> re.Pattern[str]:
+    """_SPACE and every separator (categories Z*) of this Python's Unicode, as one character class (built once,
+    when a first difference needs it: matching it is C speed, where a per-character test was seconds on a
+    megabyte value)."""
+    # Unicode has assigned every separator in the BMP (the last, U+3000, in 1.1); scanning the astral planes too
+    # took most of a second
+    separators = (chr(n) for n in range(0x10000) if unicodedata.category(chr(n)).startswith("Z"))
+    return re.compile("[" + "".join(re.escape(ch) for ch in sorted({*_SPACE, *separators})) + "]+")
+
+
 def _without_space(text: str) -> str:
-    return "".join(ch for ch in text if ch not in _SPACE and not unicodedata.category(ch).startswith("Z"))
+    return _spaces().sub("", text)
 
 
 def difference_kind(reference: Any, port: Any) -> str:
@@ -52,7 +66,14 @@ def difference_kind(reference: Any, port: Any) -> str:
         return "null-in-impl"
     if not isinstance(reference, str) or not isinstance(port, str):
         return "value"
-    if sorted(reference) == sorted(port):
+    return _text_kind(reference, port)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_kind(reference: str, port: str) -> str:
+    """difference_kind of two strings, once per pair: a report asks it of each failing result several times
+    (its cause, its group, its rule's representative), and a value may be megabytes."""
+    if len(reference) == len(port) and Counter(reference) == Counter(port):  # the same characters (sorted equal)
         return "order"
     if _without_space(reference) == _without_space(port):
         return "whitespace"

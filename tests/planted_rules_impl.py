@@ -1,0 +1,86 @@
+"""A protocol implementation with three planted rule bugs: `python tests/planted_rules_impl.py [--bugs a,b]`.
+
+It runs the real `python -m memfs_prompt serve` loop (memfs_prompt.serve) with three of upstream's rules
+broken the way a port in another language commonly breaks them (BUGS):
+
+- `trim`: JavaScript's `String.prototype.trim` replaced by Python's `str.strip()` (which strips U+0085 and
+  U+001C..U+001F but keeps U+FEFF) wherever the compiler, the renderers and the frontmatter parser trim;
+- `collation`: memory labels sorted by code point (Python's `str` order) instead of ICU root collation, as
+  bun's `localeCompare` sorts them (the compiler and both renderers);
+- `bom`: a leading byte order mark left in place before the frontmatter is matched
+  (`frontmatter.normalize_newlines` keeps it), so a file starting with a BOM has no frontmatter.
+
+`--bugs` plants only some of them (for the suite's tests of attribution). Its hello names them in
+`info.plantedBugs`: `--impl "cmd:python tests/planted_rules_impl.py"` is the suite's check that a failure
+is explained by the rule the implementation breaks, each planted bug named as its rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memfs_prompt import compiler, frontmatter, render_v1, render_v2, serve
+from memfs_prompt.profiles import DEFAULT, resolve_profile
+
+
+def python_strip(value: str) -> str:
+    """The trim bug: Python's whitespace set, not JavaScript's."""
+    return value.strip()
+
+
+def code_point_key(value: str) -> str:
+    """The collation bug: a label's code points as its sort key."""
+    return value
+
+
+def keep_bom(content: str) -> str:
+    """The BOM bug: CRLF and lone CR made LF, but a leading U+FEFF kept."""
+    return content.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _trim() -> None:
+    for module in (compiler, frontmatter, render_v1, render_v2):  # each imported `js_trim` by name
+        module.js_trim = python_strip  # type: ignore[attr-defined]
+
+
+def _collation() -> None:
+    for module in (compiler, render_v1, render_v2):  # each imported `locale_compare_key` by name
+        module.locale_compare_key = code_point_key  # type: ignore[attr-defined]
+
+
+def _bom() -> None:
+    frontmatter.normalize_newlines = keep_bom  # type: ignore[assignment]
+
+
+BUGS: dict[str, tuple[str, Callable[[], None]]] = {
+    "trim": ("JavaScript's trim replaced by Python's str.strip()", _trim),
+    "collation": ("memory labels sorted by code point, not by ICU collation (localeCompare)", _collation),
+    "bom": ("a leading BOM is not stripped before the frontmatter is matched", _bom),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python tests/planted_rules_impl.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--profile", default=DEFAULT.name, help="the profile of requests that name none")
+    parser.add_argument("--bugs", default=",".join(BUGS), help=f"the bugs to plant, comma-separated: {', '.join(BUGS)}")
+    args = parser.parse_args(argv)
+    chosen = [name for name in args.bugs.split(",") if name]
+    unknown = [name for name in chosen if name not in BUGS]
+    if unknown:
+        parser.error(f"unknown bug {unknown[0]!r}: choose from {', '.join(BUGS)}")
+    for name in chosen:
+        BUGS[name][1]()
+    info = {
+        "implementation": "memfs_prompt with planted rule bugs (tests/planted_rules_impl.py)",
+        "plantedBugs": {name: BUGS[name][0] for name in chosen},
+    }
+    return serve.main(resolve_profile(args.profile), info=info)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
