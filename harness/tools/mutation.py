@@ -1,17 +1,19 @@
 """Mutation testing of memfs_prompt/ against the corpus: does every hand-written mutant make a case fail?
 
-Mutants are data (mutants/mutants.yaml): a file under memfs_prompt/, a snippet that must occur in
-it exactly once, its replacement, and why the change matters. Each mutant is applied to a
-temporary copy of the package; the corpus then runs with that copy first on PYTHONPATH, against
-reference records recorded once per run from the real releases (the references are not mutated,
-so replaying their answers is the same as asking them again). A mutant is killed when any
+Mutants are data (mutants/mutants.yaml; the format and its checks: harness.tools.mutant_file): a file under
+memfs_prompt/, a snippet that must occur in it exactly once, its replacement, and why the change matters.
+Each mutant is applied to a temporary copy of the package; the corpus then runs with that copy first on
+PYTHONPATH, against reference records recorded once per run from the real releases (the references are not
+mutated, so replaying their answers is the same as asking them again). A mutant is killed when any
 case's verdict changes from the unmutated run (or the port crashes or hangs); it survives when
 every verdict stays the same. A surviving mutant must be listed with `equivalent: <why>` (no case
 can tell it apart; not scored) or `known_survivor: <why>` (scored as survived, does not fail the
 session); a listed mutant that gets killed is reported as invalid, so the notes stay true.
 
 The corpus runs four ways, cheapest first, each pass only for a mutant the ones before did not kill:
-every compile case through the port's Python API against every reference; every compile case once
+every compile case through the port's Python API against every reference, as the matrix (and so the gate)
+compiles: a case under every profile of the run from one reading of its HEAD, in a worker process
+(harness.runners.port_pool, memfs_prompt.compiler.one_reading_of_head); every compile case once
 through its protocol server as a warm process (`--impl "cmd:python -m memfs_prompt serve"`,
 harness.runners.command); the lifecycle probes against the live references; every compile case once
 through the port's command line (`python -m memfs_prompt compile`, harness.runners.python_cli, a
