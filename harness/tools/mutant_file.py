@@ -56,9 +56,7 @@ SCHEMA: dict[str, Any] = {
     },
 }
 SCHEMA_NAME = "harness/tools/mutant_file.py (SCHEMA)"
-_SHAPE = (
-    'a mutant file is a mapping with one key, `mutants:`, a list of mutants (docs/reliability.md, "Mutant files")'
-)
+_SHAPE = 'a mutant file is a mapping with one key, `mutants:`, a list of mutants (docs/reliability.md, "Mutant files")'
 
 
 @dataclass(frozen=True)
