@@ -11,10 +11,11 @@ from fake_reference import scenario_yaml, write_cases
 
 from harness.cases.load import load_scenarios
 from harness.engine import Session
-from harness.model import CompileRequest, Outcome
+from harness.model import CompileRequest, Outcome, ScenarioError
 from harness.runners.base import Runner
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
+from harness.tools import mutant_file, mutation
 from harness.tools.mutation import (
     DEFAULT_MUTANTS,
     Mutant,
@@ -52,25 +53,79 @@ def test_a_snippet_that_is_not_there_once_is_refused(tmp_path: Path) -> None:
         Mutant("gone", "m.py", "y = 1", "y = 2", "why").apply(tmp_path)
 
 
-def test_load_mutants_names_missing_fields_and_duplicate_ids(tmp_path: Path) -> None:
+def package_with(tmp_path: Path, source: str = "x = 1\n") -> Path:
+    """A stand-in for memfs_prompt/ holding one file, f.py."""
+    package = tmp_path / "pkg"
+    package.mkdir(exist_ok=True)
+    (package / "f.py").write_text(source)
+    return package
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("- id: a\n  file: f.py\n", 1, "a list at the top level; a mutant file is a mapping with one key, `mutants:`"),
+        ("mutants:\n  - {id: a, file: f.py, original: x}\n", 2, "mutants/0"),
+        ("mutant:\n  - {id: a, file: f.py, original: x, replacement: y, why: z}\n", 1, "unknown key 'mutant'"),
+        ("mutants:\n  - {id: a, file: f.py, original: x, replacement: y, why: z, tests: test_x.py}\n", 2, "tests"),
+        ("mutants:\n  - id: a\n    file: f.py\n    original: x\n    replacement: y\n    why: z\n"
+         "    equivalent: e\n    known_survivor: k\n", 8, "keep one"),
+        ("mutants:\n  - id: a\n    file: g.py\n    original: x\n    replacement: y\n    why: z\n", 3,
+         "mutant 'a': memfs_prompt/g.py does not exist; name a file under memfs_prompt/"),
+        ("mutants:\n  - id: a\n    file: f.py\n    original: y = 2\n    replacement: y\n    why: z\n", 4,
+         "mutant 'a': its original occurs 0 times in memfs_prompt/f.py (it must occur once)"),
+        ("mutants:\n" + "  - {id: a, file: f.py, original: x, replacement: y, why: z}\n" * 2, 3,
+         "mutant id 'a' is already used"),
+        ("mutants:\n  - &m {id: a, file: f.py, original: x, replacement: y, why: z}\n  - *m\n", 3, "alias"),
+        ("mutants:\n  - {id: a, id: b}\n", 2, "'id'"),
+    ],
+    ids=["top-level-list", "missing-keys", "misspelt-top-key", "tests-not-a-list", "equivalent-and-survivor",
+         "file-missing", "original-missing", "id-twice", "alias", "duplicate-key"],
+)  # fmt: skip
+def test_a_malformed_mutant_file_is_refused_at_its_line(tmp_path: Path, text: str, line: int, message: str) -> None:
     path = tmp_path / "m.yaml"
-    path.write_text("mutants:\n  - {id: a, file: f.py, original: x}\n")
-    with pytest.raises(ValueError, match="mutant #1 needs replacement, why"):
-        load_mutants(path)
-    path.write_text("mutants:\n" + "  - {id: a, file: f.py, original: x, replacement: y, why: z}\n" * 2)
-    with pytest.raises(ValueError, match="'a' is used twice"):
-        load_mutants(path)
-    path.write_text("mutants:\n  - {id: a, file: f.py, original: x, replacement: y, why: z, tests: test_x.py}\n")
-    with pytest.raises(ValueError, match="tests must be a list of pytest node ids under tests/"):
-        load_mutants(path)
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as refused:
+        mutant_file.load_mutants(path, package_with(tmp_path))
+    assert refused.value.line == line, str(refused.value)
+    assert str(refused.value).startswith(f"{path}:{line}: ") and message in str(refused.value)
+
+
+def test_an_original_twice_in_its_file_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("mutants:\n  - id: a\n    file: f.py\n    original: x = 1\n    replacement: y\n    why: z\n")
+    with pytest.raises(ScenarioError, match=r"m.yaml:4: .*occurs 2 times .* enough around it to be unique"):
+        mutant_file.load_mutants(path, package_with(tmp_path, "x = 1\nx = 1\n"))
+
+
+def test_a_malformed_mutant_file_is_a_usage_error_before_any_baseline_work(tmp_path: Path, monkeypatch, capsys) -> None:
+    """exit 2 with the file and line, in well under a second, and no reference answer recorded."""
+    import time
+
+    from harness.cli.main import main
+
+    def no_baseline(*args: object) -> None:
+        raise AssertionError("the baseline was recorded before the mutant file was checked")
+
+    monkeypatch.setattr(mutation, "record_baseline", no_baseline)
+    path = tmp_path / "m.yaml"
+    path.write_text("- id: a\n  file: compiler.py\n")
+    started = time.perf_counter()
+    assert main(["mutation", "--mutants", str(path)]) == 2
+    assert time.perf_counter() - started < 1.0
+    assert f"{path}:1: a list at the top level" in capsys.readouterr().err
+    path.write_text("mutants:\n  - id: a\n    file: compiler.py\n    original: not in the port\n"
+                    "    replacement: y\n    why: z\n")  # fmt: skip
+    assert main(["mutation", "--mutants", str(path)]) == 2
+    assert f"{path}:4: mutant 'a': its original occurs 0 times in memfs_prompt/compiler.py" in capsys.readouterr().err
 
 
 class PortAsReference(Runner):
     """For testing the machinery only: the unmutated port's records stand in for a reference's."""
 
-    def __init__(self, answers: dict[str, dict]) -> None:
-        self.name = "letta-code@0.32.18"
-        self.port = PythonPortRunner(profile_for_release("0.32.18"))
+    def __init__(self, answers: dict[str, dict], version: str = "0.32.18") -> None:
+        self.name = f"letta-code@{version}"
+        self.port = PythonPortRunner(profile_for_release(version))
         self.answers = answers
 
     def compile(self, request: CompileRequest) -> Outcome:
@@ -85,13 +140,14 @@ def one_case_baseline(tmp_path: Path, monkeypatch) -> tuple[Path, list[Path]]:
     return baseline_of(write_cases(tmp_path / "cases", {"a-case": ""}), tmp_path)
 
 
-def baseline_of(cases: Path, tmp_path: Path) -> tuple[Path, list[Path]]:
-    answers: dict[str, dict] = {}
-    with Session([ReferenceSpec("npm", "0.32.18")], runner_factory=lambda s, c: PortAsReference(answers)) as session:
+def baseline_of(cases: Path, tmp_path: Path, versions: tuple[str, ...] = ("0.32.18",)) -> tuple[Path, list[Path]]:
+    answers: dict[str, dict] = {version: {} for version in versions}
+    specs = [ReferenceSpec("npm", version) for version in versions]
+    with Session(specs, runner_factory=lambda s, c: PortAsReference(answers[s.value], s.value)) as session:
         results = session.run(load_scenarios([cases]).scenarios)
     baseline = tmp_path / "baseline.json"
     verdicts = {f"{r.case_id} [{r.reference}]": r.status for r in results}
-    data = {"references": ["npm:0.32.18"], "answers": {"0.32.18": answers}, "verdicts": verdicts}
+    data = {"references": [f"npm:{v}" for v in versions], "answers": answers, "verdicts": verdicts}
     baseline.write_text(json.dumps(data))
     return baseline, [cases]
 
@@ -163,11 +219,13 @@ def test_mutants_come_from_every_file_of_a_directory_and_ids_are_unique_across_f
     (tmp_path / "a.yaml").write_text(entry.format("one"))
     (tmp_path / "b.yaml").write_text(entry.format("two"))
     (tmp_path / "notes.txt").write_text("not mutants")
-    assert [m.id for m in load_mutants(tmp_path)] == ["one", "two"]
-    assert [m.id for m in load_mutants([tmp_path / "b.yaml", tmp_path / "a.yaml"])] == ["two", "one"]
+    package = package_with(tmp_path)
+    assert [m.id for m in mutant_file.load_mutants(tmp_path, package)] == ["one", "two"]
+    assert [m.id for m in mutant_file.load_mutants([tmp_path / "b.yaml", tmp_path / "a.yaml"], package)] == [
+        "two", "one"]  # fmt: skip
     (tmp_path / "b.yaml").write_text(entry.format("one"))
-    with pytest.raises(ValueError, match="'one' is used twice"):
-        load_mutants(tmp_path)
+    with pytest.raises(ScenarioError, match=r"b.yaml:2: mutant id 'one' is already used \(.*a.yaml:2\)"):
+        mutant_file.load_mutants(tmp_path, package)
 
 
 def test_the_default_references_are_one_pinned_release_per_profile() -> None:
@@ -175,3 +233,36 @@ def test_the_default_references_are_one_pinned_release_per_profile() -> None:
     profiles = [profile_for_release(r.split(":")[1]).name for r in references]
     assert len(set(profiles)) == len(profiles) == len([p for p in PROFILES.values() if p.releases])
     assert references[0] == "npm:0.25.3"
+
+
+def test_a_mutant_of_the_shared_reading_of_head_is_killed_through_the_compile_path_the_matrix_uses(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A matrix compiles a case under each profile from one reading of its HEAD, in a worker process
+    (harness.runners.port_pool); a mutant that closes that reading after its first compile turns the second
+    profile's compile into an empty memory. The pass the tool runs first compiles the way the matrix does."""
+    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
+    baseline, paths = baseline_of(write_cases(tmp_path / "cases", {"a-case": ""}), tmp_path, ("0.31.12", "0.32.18"))
+    original, replacement = (
+        "        if heads is None:\n            head.close()",
+        "        if True:\n            head.close()",
+    )
+    closed = Mutant("head-closed-after-first-compile", "compiler.py", original, replacement, "why")
+    result = run_mutant(closed, baseline, paths, timeout=120)
+    assert result.outcome == "killed", result.detail
+    assert result.detail.endswith(f"[{mutation.MATRIX_PASS}]")
+    assert "pass -> fail (content, coreMemory" in result.detail
+
+
+def test_each_mutant_result_is_printed_once_and_the_score_closes_the_run(one_case_baseline, capsys) -> None:
+    from harness.cli.main import main
+
+    baseline, paths = one_case_baseline
+    mutants = paths[0].parent / "mutants.yaml"
+    mutants.write_text("mutants:\n  - id: meridiem-swapped\n    file: jsvalues.py\n"
+                       "    original: 'meridiem = \"AM\" if hours < 12 else \"PM\"'\n"
+                       "    replacement: 'meridiem = \"PM\" if hours < 12 else \"AM\"'\n    why: w\n")  # fmt: skip
+    assert main(["mutation", str(paths[0]), "--mutants", str(mutants), "--baseline", str(baseline)]) == 0
+    out, err = capsys.readouterr()
+    assert (out + err).count("meridiem-swapped") == 1, out + err
+    assert out.splitlines()[-1].startswith("mutation score: 1/1 killed (100%)")

@@ -7,9 +7,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from harness.cli.common import Commands, UsageError, add_no_cache, add_paths, add_reference, case_paths, existing
+from harness.model import ScenarioError
 from harness.tools import mutation as tool
 
 
@@ -34,9 +33,9 @@ def cmd_mutation(args: argparse.Namespace) -> int:
         return tool.check(args.check, [p.resolve() for p in args.paths], args.package)
 
     files = [existing(p, "--mutants") for p in args.mutants or [tool.DEFAULT_MUTANTS]]
-    try:
+    try:  # every file checked before any baseline work: its shape, each file it names, each snippet once
         mutants = tool.load_mutants(files)
-    except (ValueError, yaml.YAMLError) as error:  # a mutant without its keys, an id used twice, bad YAML
+    except ScenarioError as error:
         raise UsageError(str(error)) from None
     if args.k:
         words = [w for w in args.k.split(",") if w]
@@ -50,9 +49,8 @@ def cmd_mutation(args: argparse.Namespace) -> int:
             tool.record_baseline(paths, references, baseline)
         results = []
         for mutant in mutants:
-            result = tool.run_mutant(mutant, baseline, paths, args.timeout)
-            print(f"{result.outcome:<14} {mutant.id} ({result.seconds:.0f} s): {result.detail}", file=sys.stderr)
-            results.append(result)
+            results.append(result := tool.run_mutant(mutant, baseline, paths, args.timeout))
+            print(tool.result_line(result), flush=True)
     text, ok = tool.summary(results)
     print(text)
     return 0 if ok else 1

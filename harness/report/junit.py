@@ -1,5 +1,12 @@
-"""junit.xml: one testsuite per reference, one testcase per case; failures (their message the first difference),
-errors and skips from each Status (known and runtime divergences, and not applicable: a skip, never a pass)."""
+"""junit.xml: one testsuite per reference, one testcase per case; which JUnit element each Status becomes
+(`SKIPPED`: never a plain pass for what did not pass), failures with their first difference as the message.
+
+A JUnit reader knows three outcomes besides a pass: failure, error and skipped. Fail and stale are failures,
+error is an error. Known divergences, runtime divergences and not-applicable results are `<skipped>` with the
+reason as the message, so no reader shows them as passing and none fails a build on them; each carries a
+`type` saying which: a known divergence is `pytest.xfail`, the type pytest itself writes for an expected
+failure, so a reader that knows pytest's convention shows it as one (docs/report-format.md).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,13 @@ from harness.model import CaseResult, RunReport, Status
 from harness.verdict.diff import first_difference_line
 from harness.versions import release_key
 
+#: The statuses written as `<skipped>`: each one's `type` and the words its message starts with.
+SKIPPED: dict[Status, tuple[str, str]] = {
+    Status.KNOWN: ("pytest.xfail", "known divergence"),  # pytest's own type for an expected failure
+    Status.RUNTIME: (Status.RUNTIME.value, "runtime divergence"),  # the release under another runtime, not the port
+    Status.NOT_APPLICABLE: (Status.NOT_APPLICABLE.value, "not applicable"),
+}
+
 
 def junit_xml(report: RunReport) -> bytes:
     """The report as JUnit XML (byte-stable: sorted by reference and case, timings only when kept)."""
@@ -25,7 +39,7 @@ def junit_xml(report: RunReport) -> bytes:
         suite = ET.SubElement(
             suites, "testsuite", name=f"conformance[{reference}]", tests=str(len(results)),
             failures=str(counts[Status.FAIL] + counts[Status.STALE]), errors=str(counts[Status.ERROR]),
-            skipped=str(counts[Status.KNOWN] + counts[Status.RUNTIME] + counts[Status.NOT_APPLICABLE]),
+            skipped=str(sum(counts[status] for status in SKIPPED)),
         )  # fmt: skip
         for result in results:
             case = ET.SubElement(
@@ -45,12 +59,9 @@ def junit_xml(report: RunReport) -> bytes:
                 ET.SubElement(case, "failure", message=message, type=result.status).text = text
             elif result.status == Status.ERROR:
                 ET.SubElement(case, "error", message="could not run", type="error").text = text
-            elif result.status == Status.KNOWN:
-                ET.SubElement(case, "skipped", message=f"known divergence: {'; '.join(result.reasons)}")
-            elif result.status == Status.RUNTIME:
-                ET.SubElement(case, "skipped", message=f"runtime divergence: {'; '.join(result.reasons)}")
-            elif result.status == Status.NOT_APPLICABLE:
-                ET.SubElement(case, "skipped", message=f"not applicable: {'; '.join(result.reasons)}")
+            elif result.status in SKIPPED:
+                kind, label = SKIPPED[result.status]
+                ET.SubElement(case, "skipped", type=kind, message=f"{label}: {'; '.join(result.reasons)}")
     if report.load_errors:
         suite = ET.SubElement(
             suites,
@@ -62,6 +73,8 @@ def junit_xml(report: RunReport) -> bytes:
         for error in report.load_errors:
             case = ET.SubElement(suite, "testcase", classname="cases", name=str(error.path))
             ET.SubElement(case, "error", message="invalid scenario").text = str(error)
+    for total in ("tests", "failures", "errors", "skipped"):  # the run's totals, for readers that read only the root
+        suites.set(total, str(sum(int(suite.get(total, "0")) for suite in suites)))
     ET.indent(suites)
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="utf-8") + b"\n"
 

@@ -1,17 +1,19 @@
 """Mutation testing of memfs_prompt/ against the corpus: does every hand-written mutant make a case fail?
 
-Mutants are data (mutants/mutants.yaml): a file under memfs_prompt/, a snippet that must occur in
-it exactly once, its replacement, and why the change matters. Each mutant is applied to a
-temporary copy of the package; the corpus then runs with that copy first on PYTHONPATH, against
-reference records recorded once per run from the real releases (the references are not mutated,
-so replaying their answers is the same as asking them again). A mutant is killed when any
+Mutants are data (mutants/mutants.yaml; the format and its checks: harness.tools.mutant_file): a file under
+memfs_prompt/, a snippet that must occur in it exactly once, its replacement, and why the change matters.
+Each mutant is applied to a temporary copy of the package; the corpus then runs with that copy first on
+PYTHONPATH, against reference records recorded once per run from the real releases (the references are not
+mutated, so replaying their answers is the same as asking them again). A mutant is killed when any
 case's verdict changes from the unmutated run (or the port crashes or hangs); it survives when
 every verdict stays the same. A surviving mutant must be listed with `equivalent: <why>` (no case
 can tell it apart; not scored) or `known_survivor: <why>` (scored as survived, does not fail the
 session); a listed mutant that gets killed is reported as invalid, so the notes stay true.
 
 The corpus runs four ways, cheapest first, each pass only for a mutant the ones before did not kill:
-every compile case through the port's Python API against every reference; every compile case once
+every compile case through the port's Python API against every reference, as the matrix (and so the gate)
+compiles: a case under every profile of the run from one reading of its HEAD, in a worker process
+(harness.runners.port_pool, memfs_prompt.compiler.one_reading_of_head); every compile case once
 through its protocol server as a warm process (`--impl "cmd:python -m memfs_prompt serve"`,
 harness.runners.command); the lifecycle probes against the live references; every compile case once
 through the port's command line (`python -m memfs_prompt compile`, harness.runners.python_cli, a
@@ -35,79 +37,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from harness.model import CaseResult, CompileRequest, Outcome
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import REPO_ROOT, ReferenceSpec, pinned_references
+from harness.tools import mutant_file
+from harness.tools.mutant_file import PACKAGE
+from harness.tools.mutant_file import Mutant as Mutant  # the format is mutant_file's
+from harness.tools.mutant_file import mutant_files as mutant_files
 from letta_profiles import PROFILE_RELEASES
 
-PACKAGE = "memfs_prompt"
 DEFAULT_MUTANTS = REPO_ROOT / "mutants"  # every *.yaml there (mutants.yaml, blind.yaml, ...)
-
-
-@dataclass(frozen=True)
-class Mutant:
-    id: str
-    file: str  # relative to memfs_prompt/
-    original: str
-    replacement: str
-    why: str
-    equivalent: str | None = None  # why no case can tell it apart, when that is the case
-    known_survivor: str | None = None  # why it survives for now (no honest case can pin it yet)
-    tests: tuple[str, ...] = ()  # pytest node ids that kill it where no case can reach it (run before the corpus)
-
-    def apply(self, package_dir: Path) -> None:
-        """Rewrite the file in package_dir; the snippet must occur exactly once."""
-        path = package_dir / self.file
-        text = path.read_text(encoding="utf-8")
-        count = text.count(self.original)
-        if count != 1:
-            raise ValueError(
-                f"mutant {self.id}: the original snippet occurs {count} times in {PACKAGE}/{self.file} "
-                "(it must occur once); update the mutant to the current source"
-            )
-        path.write_text(text.replace(self.original, self.replacement), encoding="utf-8")
-
-
-def mutant_files(paths: list[Path]) -> list[Path]:
-    """The mutant files `--mutants` names: a file as it is, a directory as its *.yaml files (sorted)."""
-    return [f for p in paths for f in (sorted(p.glob("*.yaml")) if p.is_dir() else [p])]
+MATRIX_PASS = "Python API, as the matrix compiles"  # one reading of HEAD per case, in a worker process
 
 
 def load_mutants(paths: Path | list[Path]) -> list[Mutant]:
-    """Every mutant of these files (or directories), in order; an id may be used once across all of them."""
-    mutants: list[Mutant] = []
-    seen: set[str] = set()
-    for path in mutant_files(paths if isinstance(paths, list) else [paths]):
-        mutants += _load_file(path, seen)
-    return mutants
-
-
-def _load_file(path: Path, seen: set[str]) -> list[Mutant]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    mutants = []
-    for index, entry in enumerate(data.get("mutants") or []):
-        missing = [k for k in ("id", "file", "original", "replacement", "why") if not isinstance(entry.get(k), str)]
-        if missing:
-            raise ValueError(f"{path}: mutant #{index + 1} needs {', '.join(missing)} (strings)")
-        if entry["id"] in seen:
-            raise ValueError(f"{path}: mutant id {entry['id']!r} is used twice")
-        tests = entry.get("tests", [])
-        if not isinstance(tests, list) or not all(isinstance(t, str) and t.startswith("tests/") for t in tests):
-            raise ValueError(f"{path}: mutant {entry['id']!r}: tests must be a list of pytest node ids under tests/ "
-                             "(tests/test_x.py::test_name)")  # fmt: skip
-        seen.add(entry["id"])
-        mutants.append(
-            Mutant(entry["id"], entry["file"], entry["original"], entry["replacement"], entry["why"],
-                   entry.get("equivalent"), entry.get("known_survivor"), tuple(tests))
-        )  # fmt: skip
-    return mutants
+    """Every mutant of these files (or directories), checked against the checkout's memfs_prompt/
+    (harness.tools.mutant_file: ScenarioError at the first problem, with its file and line)."""
+    return mutant_file.load_mutants(paths, REPO_ROOT / PACKAGE)
 
 
 def entry_points() -> list[tuple[ImplSpec, str]]:
@@ -192,6 +143,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         return 3
     from harness.cases.load import load_scenarios
     from harness.engine import Session
+    from harness.runners.port_pool import PortPool
     from harness.runners.python_port import PythonPortRunner
 
     # References that share a profile get the same port record: compile once per profile and request.
@@ -202,6 +154,26 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         if key not in outcomes:
             outcomes[key] = port_compile(runner, request)
         return outcomes[key]
+
+    def as_the_matrix_does(pool: PortPool, profiles: list[str]) -> Any:
+        """The port's compile as a matrix gets it (harness.columns, harness.runners.port_pool): a case's request
+        under every profile of the run, in a worker process, from one reading of its HEAD; asked for a case's
+        first profile, it computes them all."""
+
+        def compile_in_pool(runner: PythonPortRunner, request: CompileRequest) -> Outcome:
+            key = (runner.profile.name, request_key(request))
+            if key not in outcomes:
+                group = request_key(replace(request, profile=None))
+                wanted = profiles if runner.profile.name in profiles else [*profiles, runner.profile.name]  # golden
+                pool.start([(group, wanted, request)])
+                for profile in wanted:
+                    found = pool.outcome(group, profile)  # None: the worker process failed (it warned why)
+                    outcomes[profile, request_key(replace(request, profile=profile))] = found or Outcome(
+                        "error", error="the port's worker process failed (the matrix's compile path)"
+                    )
+            return outcomes[key]
+
+        return compile_in_pool
 
     baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
     specs = [ReferenceSpec.parse(r) for r in baseline["references"]]
@@ -238,15 +210,16 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
                     return code
         return 0
 
-    # Compile cases against the recorded answers through the API, then through the protocol server; the
-    # lifecycle probes against the live references, since a turn loop's answers depend on the conversation so
-    # far; then the compile cases through the command line, a process per case. Cheapest first: a pass runs
-    # only for a mutant the ones before did not kill.
+    # Compile cases against the recorded answers through the API as the matrix (and so the gate) calls it, then
+    # through the protocol server; the lifecycle probes against the live references, since a turn loop's answers
+    # depend on the conversation so far; then the compile cases through the command line, a process per case.
+    # Cheapest first: a pass runs only for a mutant the ones before did not kill.
     (cli, cli_how), (serve, serve_how) = entry_points()
-    PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
-    with Session(specs, runner_factory=replayed) as session:
+    with Session(specs, runner_factory=replayed) as session, PortPool(1, session.git_env) as pool:
+        profiles = list(dict.fromkeys(ref.profile for ref in session.references))
+        PythonPortRunner.compile = as_the_matrix_does(pool, profiles)  # type: ignore[method-assign]
         for scenario in compile_cases:
-            if code := verdicts_hold(session.run_case(scenario), "Python API"):
+            if code := verdicts_hold(session.run_case(scenario), MATRIX_PASS):
                 return code
     if code := through(serve, serve_how):
         return code
@@ -325,15 +298,20 @@ def run_tests(mutant: Mutant, tmp: str, env: dict[str, str], timeout: float) -> 
     return "killed", f"{failed} failed [unit tests]"
 
 
+def result_line(result: MutantResult) -> str:
+    """A mutant's result as the tool prints it, once, when the mutant is done."""
+    return f"{result.outcome:<14} {result.mutant.id} ({result.seconds:.0f} s): {result.detail}"
+
+
 def summary(results: list[MutantResult]) -> tuple[str, bool]:
+    """The closing score line (each result has had its own line, `result_line`), and whether the session passes."""
     kinds = ("killed", "survived", "known-survivor", "equivalent", "invalid")
     counts = {k: sum(1 for r in results if r.outcome == k) for k in kinds}
     scored = counts["killed"] + counts["survived"] + counts["known-survivor"]
     score = f"{counts['killed']}/{scored} killed" + (f" ({100 * counts['killed'] / scored:.0f}%)" if scored else "")
-    lines = [f"{r.outcome:<14} {r.mutant.id:<40} {r.detail}" for r in results]
-    lines.append(
+    line = (
         f"mutation score: {score}; {counts['equivalent']} equivalent (explained, not scored), "
         f"{counts['known-survivor']} known survivors (explained), {counts['survived']} survived, "
         f"{counts['invalid']} invalid"
     )
-    return "\n".join(lines), counts["survived"] == 0 and counts["invalid"] == 0
+    return line, counts["survived"] == 0 and counts["invalid"] == 0
