@@ -3,6 +3,7 @@ no grandchild of it, and no temporary or half-built directory behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -87,10 +88,13 @@ def test_interrupting_a_run_kills_the_reference_and_its_children_and_leaves_no_t
         assert alive(bun_pid) and alive(sleep_pid)
     finally:
         err = interrupt(proc, how)
-    assert proc.returncode == 130, err
+    assert proc.returncode == (143 if how == "SIGTERM" else 130), err
     assert "interrupted" in err
     wait_for(lambda: not alive(bun_pid) and not alive(sleep_pid), timeout=10)
     assert list(temp.iterdir()) == []
+    run = json.loads((tmp_path / "report" / "report.json").read_text())["run"]
+    assert run["interrupted"]["by"] == ("SIGTERM" if how == "SIGTERM" else "SIGINT")
+    assert [entry["case"] for entry in run["interrupted"]["not_run"]] == ["b-hang", "c-never"]
     repos = cache / "repos"
     assert all((d / ".complete").exists() for d in repos.iterdir()), [d.name for d in repos.iterdir()]
 

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness import stopping
 from harness.cli.common import (
     Commands,
     UsageError,
@@ -21,6 +22,7 @@ from harness.cli.common import (
     add_reference,
     add_report,
     add_run_control,
+    add_run_timeout,
     add_runtime_options,
     add_select,
     add_timeout,
@@ -44,7 +46,7 @@ from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.plural import counted
 from harness.report.merge import merge_rerun
-from harness.report.meta import run_metadata
+from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
 from harness.tools.shard import Shard
@@ -124,6 +126,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             paths = write_reports(written, directory)
         merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
         print(f"reports: {paths['html']} {paths['json']} {paths['junit']}" + (merged if rerun is not None else ""))
+    if stopping.requested():
+        return stopping.exit_code()  # 130 (SIGINT) or 143 (SIGTERM, --run-timeout): the report is partial
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
@@ -137,14 +141,16 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     progress = Progress(cases_per_run, maxfail=maxfail(args), failures=len(load_errors))  # a load error counts
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
-    with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
-                 timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
+    stopping.deadline(getattr(args, "run_timeout", None))
+    with stopping.cooperative(), Session(specs, implementations=impls, expectations=expectations,
+                 profile_override=args.profile, timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
         references = session.describe_references()
         described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
                      for r in session.references]  # fmt: skip
         implementations = session.describe_implementations()
+        not_run = session.not_run
     seconds = time.perf_counter() - started
     if progress.stop():
         failing = progress.failures - len(load_errors)
@@ -158,6 +164,10 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     meta["expectations"] = [str(e.path) for e in expectations]
     if shard:
         meta["shard"] = str(shard)
+    if (stop := stopping.reason()) is not None:
+        meta["interrupted"] = interrupted(stop.why, not_run)
+        print(f"interrupted ({stop.why}): {counted(len(results), 'result')} kept, "
+              f"{counted(len(not_run), 'case')} not run", file=sys.stderr)  # fmt: skip
     report = RunReport(results, references, load_errors, command, timing=timing, extra={"run": meta})
     return report, seconds
 
@@ -191,6 +201,7 @@ def register(commands: Commands) -> None:
     add_jobs(run)
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
+    add_run_timeout(run)
     add_no_timing(run)
     add_no_cache(run)
     add_runtime_options(run)
