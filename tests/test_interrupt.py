@@ -192,3 +192,26 @@ def test_sigterm_in_mid_matrix_ends_it_within_10_s_with_143_every_child_gone_and
     assert interrupted["not_run"], "a matrix stopped in its first column has cases left"
     ran = {(r["case"], r["reference"]) for r in report["results"]}
     assert not any((e["case"], label) in ran for e in interrupted["not_run"] for label in e["references"])
+
+
+def test_a_partial_report_is_marked_interrupted_never_ok_and_lists_what_did_not_run(tmp_path: Path) -> None:
+    import jsonschema
+    from report_examples import case, record
+
+    from harness.model import Outcome, RunReport, Status
+    from harness.report.meta import interrupted, run_metadata
+    from harness.report.write import write_reports
+
+    ok = Outcome("ok", record=record("persona: helpful"))
+    meta = run_metadata(["conformance", "matrix"], [], None, None)
+    meta["interrupted"] = interrupted("SIGTERM", {"z-last": ["0.25.3"], "b-hang": ["0.25.3", "pypi:0.34.12"]})
+    passing = [case("a-pass", Status.PASS, (), ok, ok)]
+    paths = write_reports(RunReport(passing, [], [], ["conformance", "matrix"], extra={"run": meta}), tmp_path)
+    report = json.loads(Path(paths["json"]).read_text())
+    schema = json.loads((REPO / "harness" / "report" / "schema.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["ok"] is False  # every result passed, but the run did not finish: never a pass
+    assert report["run"]["interrupted"] == {"by": "SIGTERM", "not_run": [
+        {"case": "b-hang", "references": ["0.25.3", "pypi:0.34.12"]}, {"case": "z-last", "references": ["0.25.3"]},
+    ]}  # fmt: skip
+    assert "INTERRUPTED (SIGTERM): 1 result, 0 failing; 2 cases not run" in Path(paths["html"]).read_text()
