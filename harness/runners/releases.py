@@ -167,7 +167,9 @@ def ensure_bun() -> Path:
     version = ""
     if on_path:
         try:
-            version = subprocess.run([on_path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+            version = subprocess.run(
+                [on_path, "--version"], capture_output=True, text=True, timeout=30, cwd=tempfile.gettempdir()
+            ).stdout.strip()  # (never in the caller's directory)
         except (OSError, subprocess.TimeoutExpired):
             version = ""
         if version == pinned["version"]:
