@@ -49,6 +49,8 @@ from harness.report.merge import merge_rerun
 from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
+from harness.runners.releases import cache_root
+from harness.tools.keep import keep_run
 from harness.tools.shard import Shard
 from harness.verdict.diff import render_field_diff
 
@@ -72,6 +74,15 @@ def last_failed(report_dir: str | None) -> set[str]:
         raise UsageError(f"--lf: {path} is not a report ({type(bad).__name__}: {bad})") from None
 
 
+def keep_directory(text: str) -> Path:
+    """`--keep DIR`: a new or empty directory (checked before anything runs: nothing kept is ever mixed)."""
+    directory = Path(text)
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise UsageError(f"--keep {text}: {'not a directory' if not directory.is_dir() else 'not empty'}; "
+                         "give a new or empty directory")  # fmt: skip
+    return directory
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     specs = apply_runtime(reference_specs(args), args)  # every reference checked before a case loads
     args.impls = impl_specs(args)
@@ -81,6 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ValueError as bad:  # the message shows the form to use
         raise UsageError(str(bad)) from None
     rerun = last_failed(args.report) if args.last_failed else None
+    keep = keep_directory(args.keep) if args.keep else None
     everything, load_errors = load_selected(args.paths, None)
     scenarios = select(everything, args.k)
     if not any(path.is_file() for path in args.paths):  # a corpus, not chosen files: stale entries are errors
@@ -120,6 +132,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_conformance(results)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
+    if keep is not None:
+        kept = keep_run(keep, scenarios, results, cache_root())
+        print(f"kept: {counted(kept, 'case')} (repositories, both sides' outputs) in {keep} (docs/keep.md)")
     if args.report:
         written = merge_rerun(Path(args.report), report) if rerun is not None else report
         with writing(args.report, "--report") as directory:
@@ -199,6 +214,8 @@ def register(commands: Commands) -> None:
     add_report(run)
     add_select(run)
     add_jobs(run)
+    run.add_argument("--keep", metavar="DIR", help="keep each case's repository and both sides' outputs, passing "
+                     "results included, in DIR (new or empty; layout: docs/keep.md)")  # fmt: skip
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
     add_run_timeout(run)

@@ -125,9 +125,9 @@ def mark_lines(lines: list[tuple[str, str]], render: Any) -> list[dict[str, Any]
 
 
 def verdict(report: RunReport, results: list[CaseResult], causes: int) -> dict[str, str]:
-    """The banner's text: `head` (INTERRUPTED / PASS / FAILING / NOTHING RAN, counting every result, as the counts beneath it
-    do), `shape` (cases x references) and `golden` (the golden checks among the results, which no reference ran;
-    empty when there are none)."""
+    """The banner's text: `head` (INTERRUPTED / PASS / FAILING / NOTHING RAN, counting every result, as the counts
+    beneath it do), `shape` (cases x references) and `golden` (the golden checks among the results, which no
+    reference ran; empty when there are none)."""
     real = [r for r in results if not is_golden(r.reference)]
     golden = [r for r in results if is_golden(r.reference)]
     failing, golden_failing = sum(r.failed for r in results), sum(r.failed for r in golden)
