@@ -53,6 +53,12 @@ from harness.tools.matrix import (
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
+    stopping.deadline(getattr(args, "run_timeout", None))  # --run-timeout counts from here
+    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.stopping)
+        return _matrix(args)
+
+
+def _matrix(args: argparse.Namespace) -> int:
     if args.reference:
         reference_specs(args)  # every --reference checked before anything runs (UsageError)
     impls = impl_specs(args)
@@ -86,8 +92,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     shape = f"{counted(len(scenarios), 'case')} x {counted(len(specs), 'reference')}"
     print(f"{shape}: {', '.join(s.label for s in specs)}", file=sys.stderr)
     started_at, started = time.time(), time.perf_counter()
-    stopping.deadline(args.run_timeout)
-    with stopping.cooperative(), Session(specs, implementations=impls, expectations=expectations,
+    with Session(specs, implementations=impls, expectations=expectations,
                                          timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
         results = run_by_reference(session, scenarios)  # one process per release at a time (harness.columns)
         described = session.describe_references()

@@ -84,6 +84,12 @@ def keep_directory(text: str) -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    stopping.deadline(getattr(args, "run_timeout", None))  # --run-timeout counts from here
+    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.stopping)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     specs = apply_runtime(reference_specs(args), args)  # every reference checked before a case loads
     args.impls = impl_specs(args)
     args.loaded_expectations = expectations_of(args, args.impls)
@@ -156,8 +162,7 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     progress = Progress(cases_per_run, maxfail=maxfail(args), failures=len(load_errors))  # a load error counts
     started_at, started = time.time(), time.perf_counter()
     expectations = getattr(args, "loaded_expectations", [])
-    stopping.deadline(getattr(args, "run_timeout", None))
-    with stopping.cooperative(), Session(specs, implementations=impls, expectations=expectations,
+    with Session(specs, implementations=impls, expectations=expectations,
                  profile_override=args.profile, timeout=args.timeout, jobs=args.jobs) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
         progress.finish()
