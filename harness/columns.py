@@ -11,11 +11,16 @@ computed once per case and profile, whichever column asks first (the others wait
 of a lifecycle probe, once per profile and what the reference handed it (the ids upstream chose: the same
 on every release that chooses alike). Results come back in the order `Session.run_case` gives them (cases
 in order, references in the session's order within a case), so the report is the same either way.
+
+A run told to stop (harness.stopping) starts no further batch, case or column; a result computed after the stop
+is dropped (its reference may have been killed under it), and what did not run is recorded in
+`session.not_run` (case id -> the reference labels it did not run against).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -23,6 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
+from harness import stopping
 from harness.engine import Session, build_request
 from harness.lifecycle import ImplSide, ShareSides, SideRun
 from harness.model import CaseResult, CompileRequest, Outcome, Scenario
@@ -30,7 +36,7 @@ from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.runners.implementations import ImplSpec
 from harness.runners.manifest import ReferenceSpec
 from harness.runners.port_pool import PortPool
-from harness.runners.references import ReferenceUnderTest, applies
+from harness.runners.references import ReferenceUnderTest, applies, judged_against
 from harness.runners.transpiler_cache import prune_transpiler_cache
 
 T = TypeVar("T")
@@ -143,6 +149,8 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
             whole[i] = []  # golden, or applies to no reference: judged without columns (no reference runs)
 
     def build(scenario: Scenario) -> None:
+        if stopping.requested():
+            return
         try:
             repos[index[id(scenario)]] = materialize_repo(scenario, session.cache)
         except Exception:  # run_case builds it again and reports why it cannot
@@ -168,20 +176,29 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
             return helped if helped is not None and helped.remaining > 1 else None
 
     def run_batch(ref: ReferenceUnderTest, position: int, batch: list[Scenario], slot: int) -> None:
-        ref.runner.prefetch([requests[index[id(s)]] for s in batch if s.kind != "lifecycle"])
+        ref.runner.prefetch([requests[index[id(s)]] for s in batch if index[id(s)] in requests])
         for scenario in batch:
+            stopping.check()
             i = index[id(scenario)]
             if scenario.kind == "lifecycle":
                 if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
-                    cells[i][position] = session.run_lifecycle_case(scenario, slot, refs=[ref], shared=probes[i])
+                    found = session.run_lifecycle_case(scenario, slot, refs=[ref], shared=probes[i])
+                    stopping.check()  # a result finished after the stop is dropped, never reported
+                    cells[i][position] = found
                 continue
-            cells[i][position] = session.compile_against(
+            found = session.compile_against(
                 scenario, ref, requests[i], baselines[i], partial(outcomes[i].outcome_of, slot=slot),
                 time.perf_counter(), slot,
             )  # fmt: skip
+            stopping.check()
+            cells[i][position] = found
 
     def worker(slot: int) -> None:
-        while (column := next_column()) is not None:
+        with contextlib.suppress(stopping.Stopped):  # told to stop: this worker takes nothing more
+            work_on_columns(slot)
+
+    def work_on_columns(slot: int) -> None:
+        while not stopping.requested() and (column := next_column()) is not None:
             ref = session.slot_references(slot)[column.position]  # this worker's own process of that reference
             baseline = by_spec.get(ref.spec.baseline) if ref.is_variant and ref.spec is not None else None
             if baseline is not None:
@@ -198,6 +215,7 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
                 prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
 
     def impl_outcome(i: int, impl: ImplSpec, profile: str, slot: int) -> Outcome:
+        stopping.check()  # (a pool killed by the stop must not turn into compiles in process)
         found = ahead.outcome((i, impl), profile)
         if found is None:
             return session.impl_compile(impl, profile, requests[i], slot)
@@ -222,8 +240,17 @@ def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared 
         for future in [pool.submit(worker, slot) for slot in range(session.jobs)]:
             future.result()
     for i, scenario in enumerate(scenarios):
-        if i in whole:  # golden, unbuilt or not applicable: no reference process starts for these
-            whole[i] = session.not_applicable(scenario, columns) if i in nowhere else session.run_case(scenario)
+        if i in nowhere:  # not applicable anywhere: judged without running anything, stopped or not
+            whole[i] = session.not_applicable(scenario, columns)
+        elif i in whole and not stopping.requested():  # golden or unbuilt: no reference process starts for these
+            whole[i] = session.run_case(scenario)
+        elif i in whole:
+            del whole[i]
+            session.not_run[scenario.id] = judged_against(scenario, columns)
+        elif stopping.requested():
+            done = {columns[c].label for c in cells[i]}
+            if missing := [label for label in judged_against(scenario, columns) if label not in done]:
+                session.not_run[scenario.id] = missing
     results: list[CaseResult] = []
     for i in range(len(scenarios)):
         if i in whole:

@@ -42,14 +42,13 @@ from harness.runners.references import (
 )
 from harness.runners.releases import cache_root
 from harness.runners.transpiler_cache import prune_transpiler_cache
-from harness.schedule import run_in_slots
+from harness.schedule import not_run, run_in_slots
 from harness.verdict.diff import presence, structured_diff
 from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
 from letta_profiles import DEFAULT_PROFILE, resolve_profile_name
 
 ImplFactory = Callable[[ImplSpec, str, ImplContext], Runner]
-#: what the engine asks of an expectations file (harness.expectations.Expectations)
-ExpectationSource = Any
+ExpectationSource = Any  # what the engine asks of an expectations file (harness.expectations.Expectations)
 
 
 def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
@@ -113,6 +112,7 @@ class Session:
         self._impl_factory = impl_factory or make_runner
         self._impls: dict[tuple[int, ImplSpec, str], Runner] = {}
         self._lock = threading.Lock()
+        self.not_run: dict[str, list[str]] = {}  # a stopped run (harness.stopping): case id -> labels not run
 
     def _new_slot(self) -> list[ReferenceUnderTest]:
         return [
@@ -389,9 +389,11 @@ class Session:
     ) -> list[CaseResult]:
         """Every scenario, `jobs` at a time; results in scenario order (progress sees them as they finish).
 
-        `stop` is asked after each finished case: once it says yes, no further case starts (-x, --maxfail).
-        """
-        return run_in_slots(list(scenarios), self.jobs, self.run_case, progress, stop)
+        `stop` is asked after each finished case: once it says yes, no further case starts (-x, --maxfail);
+        a run told to stop (harness.stopping) records the cases that did not run in `not_run`."""
+        results = run_in_slots(listed := list(scenarios), self.jobs, self.run_case, progress, stop)
+        self.not_run.update(not_run(listed, results, self.references))
+        return results
 
 
 def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:

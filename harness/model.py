@@ -363,4 +363,7 @@ class RunReport:
 
     @property
     def ok(self) -> bool:
+        """Every result passed (or is known), something ran, and the run was not interrupted (a partial run)."""
+        if self.extra.get("run", {}).get("interrupted"):
+            return False
         return not self.load_errors and not any(r.failed for r in self.results) and bool(self.results)

@@ -168,6 +168,24 @@ def add_timeout(parser: argparse.ArgumentParser, default: float = 60.0) -> None:
     parser.add_argument("--timeout", type=float, default=default, help="seconds a reference may take per request")
 
 
+def add_run_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--run-timeout SECONDS`: the whole run's deadline (harness.stopping), beside --timeout's per request."""
+    parser.add_argument(
+        "--run-timeout", type=seconds, metavar="SECONDS",
+        help="stop the whole run after SECONDS, as SIGTERM would: a partial report marked interrupted, exit 143",
+    )  # fmt: skip
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds (30, 1.5)") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds above 0")
+    return value
+
+
 def add_no_timing(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-timing", action="store_true", help="leave timings out of report.json (byte-identical reruns)"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import traceback
 
+from harness import stopping
 from harness.cli import (
     add_case,
     bisect,
@@ -55,13 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupt(_signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM cleans up as Ctrl-C does: reference processes, staging directories
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    stopping.reset()
+    restore = stopping.install(watchdog=argv is None)  # SIGINT and SIGTERM stop the run (harness.stopping)
     no_cache = os.environ.get(NO_CACHE_ENV)
     if getattr(args, "no_cache", False):  # every session of the command, and its child processes, run everything
         os.environ[NO_CACHE_ENV] = "1"
@@ -74,15 +71,16 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's final flush does not fail again
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a signal outside a run that stops itself: children killed, staging removed
         print("interrupted", file=sys.stderr)
-        return 130
+        return stopping.exit_code()
     except Exception:  # anything else is a bug of the harness (or the machine): never passed off as usage
         traceback.print_exc()
         print("error: the harness crashed (the traceback above); this is not a usage error", file=sys.stderr)
         return CRASH
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        restore()
+        stopping.reset()
         if no_cache is None:
             os.environ.pop(NO_CACHE_ENV, None)
         else:

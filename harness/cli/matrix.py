@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+from harness import stopping
 from harness.cli.common import (
     Commands,
     add_expectations,
@@ -19,6 +20,7 @@ from harness.cli.common import (
     add_paths,
     add_reference,
     add_report,
+    add_run_timeout,
     add_select,
     add_timeout,
     expectations_of,
@@ -35,7 +37,7 @@ from harness.columns import run_by_reference
 from harness.engine import Session
 from harness.model import CaseResult, RunReport
 from harness.plural import counted
-from harness.report.meta import run_metadata
+from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
 from harness.runners.releases import ReferenceUnavailable
@@ -54,6 +56,12 @@ from harness.tools.matrix import (
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
+    stopping.deadline(getattr(args, "run_timeout", None))  # --run-timeout counts from here
+    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.stopping)
+        return _matrix(args)
+
+
+def _matrix(args: argparse.Namespace) -> int:
     if args.reference:
         reference_specs(args)  # every --reference checked before anything runs (UsageError)
     impls = impl_specs(args)
@@ -94,6 +102,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         profiles = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
                     for r in session.references]  # fmt: skip
         implementations = [entry["implementation"] for entry in session.describe_implementations()]
+        not_run = session.not_run
     seconds = time.perf_counter() - started
     drift = drift_report(reference_outcomes(results), scenarios, specs, release_order())
     first_impl = [r for r in results if r.implementation == impls[0].label]  # the matrix and gate: the first --impl
@@ -105,6 +114,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     timing = not args.no_timing
     meta = run_metadata(command, profiles, seconds if timing else None, started_at if timing else None)
     meta["implementations"] = sorted(set(implementations), key=implementations.index)
+    if (stop := stopping.reason()) is not None:  # a partial matrix: drift and gate judge only what ran
+        meta["interrupted"] = interrupted(stop.why, not_run)
+        print(f"interrupted ({stop.why}): {counted(len(results), 'result')} kept, "
+              f"{counted(len(not_run), 'case')} not run (or not against every reference)", file=sys.stderr)  # fmt: skip
     extra: dict[str, Any] = {
         "run": meta,
         "matrix": matrix_json(first_impl, specs, None if args.no_timing else seconds),
@@ -132,6 +145,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             paths = write_reports(report, directory)
             (directory / "drift.md").write_text(markdown, encoding="utf-8")
         print(f"reports: {paths['html']} {paths['json']} {paths['junit']} {directory / 'drift.md'}")
+    if stopping.requested():
+        return stopping.exit_code()  # 130 (SIGINT) or 143 (SIGTERM, --run-timeout): the report is partial
     if gate is not None:
         print(render_gate(gate), end="")
         return 0 if gate.ok and not load_errors else 1
@@ -165,6 +180,7 @@ def register(commands: Commands) -> None:
     add_report(matrix, "index.html, report.json, junit.xml and drift.md")
     add_select(matrix)
     add_timeout(matrix)
+    add_run_timeout(matrix)
     add_jobs(matrix)
     add_no_timing(matrix)
     add_no_cache(matrix)

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness import stopping
 from harness.cli.common import (
     Commands,
     UsageError,
@@ -22,6 +23,7 @@ from harness.cli.common import (
     add_reference,
     add_report,
     add_run_control,
+    add_run_timeout,
     add_runtime_options,
     add_select,
     add_timeout,
@@ -50,9 +52,11 @@ from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.plural import counted
 from harness.report.explained import RULES, report_entries, rules_for
 from harness.report.merge import merge_rerun
-from harness.report.meta import run_metadata
+from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import ReferenceSpec
+from harness.runners.releases import cache_root
+from harness.tools.keep import keep_run
 from harness.tools.shard import Shard
 from harness.verdict.diff import render_field_diff
 
@@ -76,7 +80,22 @@ def last_failed(report_dir: str | None) -> set[str]:
         raise UsageError(f"--lf: {path} is not a report ({type(bad).__name__}: {bad})") from None
 
 
+def keep_directory(text: str) -> Path:
+    """`--keep DIR`: a new or empty directory (checked before anything runs: nothing kept is ever mixed)."""
+    directory = Path(text)
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise UsageError(f"--keep {text}: {'not a directory' if not directory.is_dir() else 'not empty'}; "
+                         "give a new or empty directory")  # fmt: skip
+    return directory
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    stopping.deadline(getattr(args, "run_timeout", None))  # --run-timeout counts from here
+    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.stopping)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     specs = apply_runtime(reference_specs(args), args)  # every reference checked before a case loads
     args.impls = impl_specs(args)
     args.loaded_expectations = expectations_of(args, args.impls)
@@ -85,6 +104,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ValueError as bad:  # the message shows the form to use
         raise UsageError(str(bad)) from None
     rerun = last_failed(args.report) if args.last_failed else None
+    keep = keep_directory(args.keep) if args.keep else None
     everything, load_errors = load_selected(args.paths, None)
     scenarios = select(everything, args.k)
     if not any(path.is_file() for path in args.paths):  # a corpus, not chosen files: stale entries are errors
@@ -116,12 +136,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_results(report, verbose=args.verbose, durations=args.durations)
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
+    if keep is not None:
+        kept = keep_run(keep, scenarios, results, cache_root())
+        print(f"kept: {counted(kept, 'case')} (repositories, both sides' outputs) in {keep} (docs/keep.md)")
     if args.report:
         written = merge_rerun(Path(args.report), report) if rerun is not None else report
         with writing(args.report, "--report") as directory:
             paths = write_reports(written, directory)
         merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
         print(f"reports: {paths['html']} {paths['json']} {paths['junit']}" + (merged if rerun is not None else ""))
+    if stopping.requested():
+        return stopping.exit_code()  # 130 (SIGINT) or 143 (SIGTERM, --run-timeout): the report is partial
     if shard and not scenarios and not load_errors:
         return 0  # an empty shard has nothing to fail
     return 0 if report.ok else 1
@@ -184,6 +209,7 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
         described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
                      for r in session.references]  # fmt: skip
         implementations = session.describe_implementations()
+        not_run = session.not_run
     seconds = time.perf_counter() - started
     if progress.stop():
         failing = progress.failures - len(load_errors)
@@ -197,6 +223,10 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
     meta["expectations"] = [str(e.path) for e in expectations]
     if shard:
         meta["shard"] = str(shard)
+    if (stop := stopping.reason()) is not None:
+        meta["interrupted"] = interrupted(stop.why, not_run)
+        print(f"interrupted ({stop.why}): {counted(len(results), 'result')} kept, "
+              f"{counted(len(not_run), 'case')} not run", file=sys.stderr)  # fmt: skip
     report = RunReport(results, references, load_errors, command, timing=timing, extra={"run": meta})
     return report, seconds
 
@@ -229,8 +259,11 @@ def register(commands: Commands) -> None:
     add_report(run)
     add_select(run)
     add_jobs(run)
+    run.add_argument("--keep", metavar="DIR", help="keep each case's repository and both sides' outputs, passing "
+                     "results included, in DIR (new or empty; layout: docs/keep.md)")  # fmt: skip
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
+    add_run_timeout(run)
     add_no_timing(run)
     add_no_cache(run)
     add_runtime_options(run)

@@ -135,14 +135,18 @@ def mark_lines(lines: list[tuple[str, str]], render: Any) -> list[dict[str, Any]
 
 
 def verdict(report: RunReport, results: list[CaseResult], causes: int) -> dict[str, str]:
-    """The banner's text: `head` (PASS / FAILING / NOTHING RAN, counting every result, as the counts beneath it
-    do), `shape` (cases x references) and `golden` (the golden checks among the results, which no reference ran;
-    empty when there are none)."""
+    """The banner's text: `head` (INTERRUPTED / PASS / FAILING / NOTHING RAN, counting every result, as the counts
+    beneath it do), `shape` (cases x references) and `golden` (the golden checks among the results, which no
+    reference ran; empty when there are none)."""
     real = [r for r in results if not is_golden(r.reference)]
     golden = [r for r in results if is_golden(r.reference)]
     failing, golden_failing = sum(r.failed for r in results), sum(r.failed for r in golden)
     known = sum(r.status == Status.KNOWN for r in results)
-    if not results:
+    stopped = report.extra.get("run", {}).get("interrupted")  # a partial run (harness.report.meta.interrupted)
+    if stopped:
+        left = counted(len(stopped["not_run"]), "case")
+        head = f"INTERRUPTED ({stopped['by']}): {counted(len(results), 'result')}, {failing} failing; {left} not run"
+    elif not results:
         head = "NOTHING RAN"
     elif report.ok:
         head = "PASS: the 1 result agrees" if len(results) == 1 else f"PASS: all {len(results)} results agree"

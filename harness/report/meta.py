@@ -1,5 +1,6 @@
 """A run's metadata for report.json: the command, the port's version and commit, the references with
-their Python profile and runtime, and (with timing only, under `timing`) the date and the duration.
+their Python profile and runtime, and (with timing only, under `timing`) the date and the duration; a run told
+to stop (harness.stopping) is marked `interrupted`, with what stopped it and every case it did not run.
 
 Without timing the metadata holds nothing that changes between two runs of the same commit, so
 `--no-timing` reports stay byte-identical.
@@ -55,3 +56,12 @@ def run_metadata(
         date = datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds")
         run["timing"] = {"date": date, "duration_seconds": round(seconds, 3)}
     return run
+
+
+def interrupted(why: str, not_run: dict[str, list[str]]) -> dict[str, Any]:
+    """The `run.interrupted` mark of a partial report: what stopped it (`SIGINT`, `SIGTERM`, `--run-timeout N`)
+    and each case it did not run, with the reference labels it was not run against, in case order."""
+    return {
+        "by": why,
+        "not_run": [{"case": case, "references": labels} for case, labels in sorted(not_run.items())],
+    }

@@ -26,7 +26,7 @@ from typing import Any
 from harness.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners import wire
 from harness.runners.base import Runner
-from harness.runners.child import Child, kill_child
+from harness.runners.child import Child, kill_child, start_group
 from harness.runners.wire import UnreadableRequest, check_request, encode_request, unreadable_outcome
 
 MAX_LINE_BYTES = 256 * 1024 * 1024  # an answer line longer than this is garbage, not a record
@@ -74,14 +74,8 @@ class JsonLinesProcess:
             self._spare = self._spawn()
 
     def _spawn(self) -> Child:
-        proc = subprocess.Popen(
-            self.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=self.env,
-            cwd=self.cwd,
-            start_new_session=True,  # so a hung child and its git processes can be killed together
+        proc = start_group(
+            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, cwd=self.cwd
         )
         child = Child(proc, queue.Queue(), collections.deque(maxlen=200), (self.argv, self.env, self.cwd))
         threading.Thread(target=self._pump_stdout, args=(proc, child.lines), daemon=True).start()

@@ -8,6 +8,7 @@ the session; only its elapsed time differs. A case's compiles under every profil
 and read the repository's HEAD once (harness.runners.python_port.compile_each): nothing changes a
 materialized repository, and starting git for every profile was most of the port's cost. A pool that cannot
 start or breaks leaves each compile to the session (`outcome` returns None), so a run never depends on it.
+The processes are registered with the run's stop (harness.stopping): a stopped run kills them at once.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from harness import stopping
 from harness.model import CompileRequest, Outcome
 
 if TYPE_CHECKING:  # the worker imports harness.lifecycle only when it runs a side, the port when it compiles
@@ -98,15 +100,29 @@ class PortPool:
         with self._lock:
             if self._pool is None and not self._warned:
                 try:
+                    stopping.check()
                     self._pool = ProcessPoolExecutor(
                         max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
                         initializer=_start_worker, initargs=(self.git_env,),
                     )  # fmt: skip
+                    stopping.track(self, self._kill)
                 except (OSError, ValueError) as error:
                     self._warn(error)
             return self._pool
 
+    def _kill(self) -> None:
+        """End the worker processes now (the run is stopping): what they were computing is not wanted."""
+        pool = self._pool
+        if pool is not None:
+            processes = dict(getattr(pool, "_processes", None) or {})  # (shutdown forgets them)
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes.values():
+                process.kill()
+
     def _warn(self, error: BaseException) -> None:
+        if stopping.requested():  # killed by the stop: no compile falls back to this process, no warning
+            self._warned = True
+            return
         if not self._warned:
             self._warned = True
             print(f"warning: the port's worker processes failed ({type(error).__name__}: {error}); "
@@ -125,7 +141,10 @@ class PortPool:
             return None
 
     def close(self) -> None:
+        stopping.untrack(self)
         if self._pool is not None:
+            if stopping.requested():
+                self._kill()
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 

@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from harness.runners.child import run_group
 from harness.runners.unpacked_check import listing_damage, listing_of, sha256_of
 
 PACKAGE = "letta"
@@ -40,7 +41,7 @@ class WheelUnavailable(Exception):
 def _pip(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pip", *args]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=timeout)
+        done = run_group(command, timeout)
     except subprocess.TimeoutExpired:
         raise WheelUnavailable(f"pip {args[0]} {args[-1]} took over {timeout:.0f} s") from None
     if done.returncode != 0:

@@ -31,9 +31,10 @@ from memfs_prompt.collation import info as collation_info
 from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.skills_block import append_skills_for_profile
 
-# The package the harness imported; the command runs with its parent first on sys.path (its cwd), so
-# the process compiles with the very same package (a mutant's copy, in the mutation tool), and the profile
-# table it reads (letta_profiles, which a mutant's copy does not hold) after it.
+# The package the harness imported; the command runs with its parent first on PYTHONPATH, so the process
+# compiles with the very same package (a mutant's copy, in the mutation tool), and the profile table it reads
+# (letta_profiles, which a mutant's copy does not hold) after it. It runs in the compile's own scratch directory
+# (empty: nothing there shadows the package, and nothing it writes lands in the checkout or the caller's).
 PACKAGE_PARENT = Path(memfs_prompt.__file__).resolve().parents[1]
 SEARCH_PATH = os.pathsep.join(
     dict.fromkeys(map(str, (PACKAGE_PARENT, Path(letta_profiles.__file__).resolve().parents[1])))
@@ -122,7 +123,7 @@ class PythonCliRunner(PythonPortRunner):
             ]
             try:
                 done = subprocess.run(
-                    command, cwd=PACKAGE_PARENT, env=env, capture_output=True, timeout=self.timeout, check=False
+                    command, cwd=scratch, env=env, capture_output=True, timeout=self.timeout, check=False
                 )
             except subprocess.TimeoutExpired:
                 return Outcome("error", error=f"python -m memfs_prompt did not finish within {self.timeout:g} s")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.model import Scenario
+from harness.model import GOLDEN, Scenario
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.git_reference import GitReference, GitReferenceRunner, profile_of
@@ -95,3 +95,13 @@ def applies(scenario: Scenario, ref: ReferenceUnderTest) -> bool:
     """A case limited by `profiles` runs against references whose profile, label or base label it names."""
     base = ref.spec.base_label if ref.spec is not None else ref.label
     return not scenario.profiles or bool({ref.profile, ref.label, base} & set(scenario.profiles))
+
+
+def judged_against(scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[str]:
+    """The reference labels a case's results name in a run of `refs`: GOLDEN for a golden case, else each
+    reference it applies to (a lifecycle probe: the baselines only), or, applying to none, each baseline."""
+    if scenario.expect or scenario.golden:
+        return [GOLDEN]
+    applicable = [ref.label for ref in refs if applies(scenario, ref)
+                  and not (scenario.kind == "lifecycle" and ref.is_variant)]  # fmt: skip
+    return applicable or [ref.label for ref in refs if not ref.is_variant]

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 
 from harness.runners import pypi_release
+from harness.runners.child import run_group
 from harness.runners.manifest import (
     DEFAULT_RUNTIME,
     REFERENCE_DIR,
@@ -54,7 +55,7 @@ def sri_sha512(data_path: Path) -> str:
 def run_npm(args: list[str], timeout: float, why: str) -> subprocess.CompletedProcess[str]:
     """`npm ARGS`; a missing npm or a failure is ReferenceUnavailable naming the command (`why`: what needs npm)."""
     try:
-        done = subprocess.run(["npm", *args], capture_output=True, text=True, check=False, timeout=timeout)
+        done = run_group(["npm", *args], timeout)
     except FileNotFoundError:
         raise ReferenceUnavailable(f"npm is not on PATH; {why}") from None
     if done.returncode != 0:
@@ -166,7 +167,9 @@ def ensure_bun() -> Path:
     version = ""
     if on_path:
         try:
-            version = subprocess.run([on_path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+            version = subprocess.run(
+                [on_path, "--version"], capture_output=True, text=True, timeout=30, cwd=tempfile.gettempdir()
+            ).stdout.strip()  # (never in the caller's directory)
         except (OSError, subprocess.TimeoutExpired):
             version = ""
         if version == pinned["version"]:
@@ -203,10 +206,7 @@ def _install_runtime_deps(name: str, package_dir: Path) -> None:
         deps_dir.mkdir(parents=True)
         for file in ("package.json", "package-lock.json"):
             shutil.copy(source / file, deps_dir / file)
-        done = subprocess.run(
-            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent"],
-            cwd=deps_dir, capture_output=True, text=True, check=False, timeout=600,
-        )  # fmt: skip
+        done = run_group(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent"], 600, cwd=deps_dir)
         if done.returncode != 0:
             raise ReferenceUnavailable(f"npm ci for {name} failed: {done.stderr.strip()[-800:]}")
         marker.write_text(digest + "\n")

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness import stopping
 from harness.model import CompileRequest, LifecycleOpen, Outcome, Scenario
 from harness.repo.checkout import REPOSITORY_STEPS, Checkout
 from harness.runners import manifest
@@ -78,6 +79,7 @@ class MemoizedReference(Runner):
     def live(self) -> BunReferenceRunner:
         """The reference itself, started on first use."""
         if not self._started:
+            stopping.check()  # a stopped run starts no reference
             self._started = True
             self.inner.start()
             self._remember_description()
@@ -181,6 +183,8 @@ class MemoizedReference(Runner):
             found = self.store.description(key)
             if found is not None:
                 return {**found, "starts": 0}
+        if not self._started and stopping.requested():  # a stopped run starts nothing to describe it
+            return {**self.inner.describe(), "starts": 0}
         if not self._started:
             self.live()
         return self.inner.describe()
