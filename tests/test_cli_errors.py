@@ -110,7 +110,7 @@ MADE = [
      "letta-code 0.1.0 maps to no profile"),
     (lambda d: _git_clone(d / "clone", "{}"), ["run", "--reference", "git:{}#no-such-profile"], "unknown profile"),
     (lambda d: _write(d / "mutants.yaml", "mutants:\n  - id: a\n"), ["mutation", "--mutants", "{}"],
-     "mutant #1 needs file, original, replacement, why"),
+     "mutants.yaml:2: mutants/0: 'file' is a required property (add it)"),
     (lambda d: _write(d / "report.json", "not json"), ["drift", "{}"], "not JSON"),
     (lambda d: _write(d / "a-file", ""), ["add-case", ".", "--id", "a", "--out", "{}"], "not a directory"),
     (lambda d: _write(d / "a-file", ""), ["fuzz", "--out", "{}"], "not a directory"),
