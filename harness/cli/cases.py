@@ -41,8 +41,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     others = [str(f) for f in files if f.parts[0] not in kinds]
     print(f"wrote {kinds['compile']} compile cases, {kinds['lifecycle']} lifecycle probes"
           + (f" and {', '.join(others)}" if others else "") + f" to {args.dir}")  # fmt: skip
-    print(f"run them: conformance run {args.dir} --impl SPEC"
-          + (f" (or from {args.dir.parent} with no path: ./cases comes first)" if args.dir.name == "cases" else ""))
+    print(
+        f"run them: conformance run {args.dir} --impl SPEC"
+        + (f" (or from {args.dir.parent} with no path: ./cases comes first)" if args.dir.name == "cases" else "")
+    )
     return 0
 
 

@@ -176,9 +176,7 @@ def extract_data(archive: tarfile.TarFile, dest: Path) -> None:
             link = (root / member.linkname).resolve()
         outside = [p for p in (target, link) if p is not None and p != root and root not in p.parents]
         if outside or not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
-            raise ReferenceUnavailable(
-                f"{archive.name}: refusing member {member.name!r} (outside the archive or not data)"
-            )
+            raise ReferenceUnavailable(f"archive member {member.name!r} is outside the archive or not data")
     archive.extractall(dest)  # every member checked above
 
 
