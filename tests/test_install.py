@@ -145,6 +145,15 @@ def test_pytest_pyargs_runs_the_packaged_corpus_as_pytest_items(installed: Insta
     assert "9 passed" in done.stdout
 
 
+@pytest.mark.integration
+def test_the_installed_tool_runs_a_cloned_corpus_as_pytest_items(installed: Installed) -> None:
+    """`pytest <clone>/cases` with the installed tool: the plugin comes from the wheel, the corpus from the clone."""
+    python = str(installed.venv / "bin" / "python")
+    done = installed.run(python, "-m", "pytest", str(ROOT / "cases"), "-k", SAMPLE, "-q", "-p", "no:cacheprovider")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "9 passed" in done.stdout
+
+
 def test_cases_export_writes_the_corpus_out_and_never_into_a_directory_that_holds_something(
     installed: Installed,
 ) -> None:
