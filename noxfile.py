@@ -1,5 +1,5 @@
-"""Sessions: tests (unit tests + corpus), conformance (-> reports/), bench (-> reports/bench.json), fuzz, lint,
-determinism, mutants, upstream-tests (upstream's own tests against the port)."""
+"""Sessions: tests (unit tests + corpus), install (the wheel in a fresh environment), conformance (-> reports/), bench
+(-> reports/bench.json), fuzz, lint, determinism, mutants, upstream-tests (upstream's own tests against the port)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ def tests(session: nox.Session) -> None:
     expectations = ["--expectations", "expectations/letta-server-0.16.8.yaml"]
     session.run("conformance", "run", "cases", "-j", "2", *implementations, *expectations, "--report", "reports/tests")
     session.run("conformance", "run", "cases", "-k", PYTHON_CLI_SAMPLE, "--impl", "python-cli")
+
+
+@nox.session
+def install(session: nox.Session) -> None:
+    """The tool as a user installs it (tests/test_install.py): the sdist and the wheel built from this checkout, the
+    wheel in a fresh virtual environment outside it, and from an empty directory `conformance list`, a sample of
+    `conformance run --impl python`, `pytest --pyargs letta_conformance.cases` and `conformance cases export`."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/test_install.py", *session.posargs, env={"LETTA_CONFORMANCE_INSTALL_TEST": "1"})
 
 
 @nox.session

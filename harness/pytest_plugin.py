@@ -1,4 +1,5 @@
-"""pytest plugin: every scenario in cases/ is a pytest item (`pytest cases/`, `-k` as `conformance run -k`).
+"""pytest plugin: every scenario in cases/ is a pytest item (`pytest cases/`, `-k` as `conformance run -k`); the
+corpus installed with the tool is `pytest --pyargs letta_conformance.cases` from any directory (harness.locations).
 
 Each tag (harness/cases/tags.py) is a registered marker and each case's tags are markers of its item, so
 pytest's `-k` sees the names `conformance run -k` matches (harness.cases.select.case_names) and `-m TAG`

@@ -102,7 +102,7 @@ def test_the_readme_s_two_set_up_commands_give_the_pytest_route_a_pytest() -> No
     set_up = re.search(r"```sh\n(.*?)```", readme, re.S)
     assert set_up is not None
     commands = [line.split("#")[0].strip() for line in set_up.group(1).splitlines() if line.split("#")[0].strip()]
-    install = "python3 -m pip install nox && nox -s"
+    install = "python3 -m venv .venv && .venv/bin/pip install nox && .venv/bin/nox -s"
     assert commands == [f"{install} conformance", f"{install} tests"]
     pytest_line = next(line for line in readme.splitlines() if line.startswith("pytest cases"))
     assert ".nox/conformance/bin/pytest" in pytest_line

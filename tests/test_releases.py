@@ -189,3 +189,44 @@ def test_files_the_harness_adds_beside_the_bundle_are_not_damage(tmp_path: Path,
     (dest / "package" / ".conformance-driver-0123.mjs").write_text("derived")
     (dest / "package" / "node_modules").symlink_to(tmp_path)
     assert cache_damage(dest) is None
+
+
+def _archive(tmp_path: Path, *members: tuple[str, str]) -> tarfile.TarFile:
+    """A tar of ("file", name) and ("symlink", "name->target") members, opened for reading."""
+    path = tmp_path / "archive.tar"
+    with tarfile.open(path, "w") as archive:
+        for kind, name in members:
+            if kind == "file":
+                info = tarfile.TarInfo(name)
+                info.size = 2
+                archive.addfile(info, io.BytesIO(b"ok"))
+            else:
+                info = tarfile.TarInfo(name.split("->")[0])
+                info.type, info.linkname = tarfile.SYMTYPE, name.split("->")[1]
+                archive.addfile(info)
+    return tarfile.open(path)
+
+
+@pytest.mark.parametrize("has_filter", [True, False], ids=["python-3.11.4+", "python-3.11.2-without-filter"])
+def test_an_archive_unpacks_as_data_with_or_without_tarfile_s_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, has_filter: bool
+) -> None:
+    """Debian 12's Python 3.11.2 has no extractall(filter=): the README's first command crashed fetching bun."""
+    if not has_filter:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    with _archive(tmp_path, ("file", "package/bin/bun"), ("symlink", "package/link->bin/bun")) as archive:
+        releases.extract_data(archive, tmp_path / "out")
+    assert (tmp_path / "out" / "package" / "link").read_bytes() == b"ok"
+
+
+OUTSIDE = [("file", "../escaped"), ("file", "/abs/escaped"), ("symlink", "package/l->../../x")]
+
+
+@pytest.mark.parametrize("member", OUTSIDE)
+def test_a_member_outside_the_archive_is_refused_without_tarfile_s_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, member: tuple[str, str]
+) -> None:
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    with _archive(tmp_path, member) as archive, pytest.raises(ReferenceUnavailable, match="outside the archive"):
+        releases.extract_data(archive, tmp_path / "out")
+    assert not (tmp_path / "escaped").exists()

@@ -9,6 +9,7 @@ import argparse
 import os
 import re
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -18,11 +19,11 @@ from typing import Any
 from harness.cases.load import load_scenarios
 from harness.cases.memo import ScenarioMemo
 from harness.cases.select import Keyword
+from harness.locations import LOCAL_CASES, default_cases, project_cases
 from harness.model import Scenario, ScenarioError
 from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.runners.manifest import (
     REFERENCE_FORMS,
-    REPO_ROOT,
     RUNTIMES,
     ReferenceSpec,
     default_reference,
@@ -36,8 +37,8 @@ from letta_profiles import DEFAULT_PROFILE, PROFILE_NAMES, PUBLISHED, resolve_pr
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PINNED_ENV = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "TZ")  # and every GIT_*: repo.gitenv.isolated_env
-CASES = Path("cases")  # the current directory's: every command reads and writes its cases there (cases_dir)
-PROJECT_CASES = REPO_ROOT / "cases"  # only named in messages, never read or written behind the user's back
+CASES = LOCAL_CASES  # the current directory's: commands write cases only there (cases_dir)
+PROJECT_CASES = project_cases()  # the tool's corpus: read when there is no ./cases (harness.locations), never written
 
 
 class UsageError(Exception):
@@ -363,22 +364,26 @@ def existing(path: Path, what: str) -> Path:
 
 
 def cases_dir(kind: str | None, instead: str) -> Path:
-    """Where a command reads or writes cases when it is not told: the current directory's cases/ (its `kind`
-    folder, compile or lifecycle, when given), for every command alike; without one, a UsageError asking for
-    `instead` (`--out DIR`, scenario paths). The installed project's cases/ is never chosen for the user."""
+    """Where a command writes cases when it is not told: the current directory's cases/ (its `kind` folder,
+    compile or lifecycle, when given), for every command alike; without one, a UsageError asking for `instead`
+    (`--out DIR`) or for a corpus of one's own. The corpus installed with the tool is never written."""
     if not CASES.is_dir():
         raise UsageError(
-            f"no cases/ in {Path.cwd()}: give {instead} (or run from the directory holding cases/; "
-            f"the project's corpus is {PROJECT_CASES})"
+            f"no cases/ in {Path.cwd()}: give {instead}, or write the corpus out to extend it "
+            f"(`conformance cases export cases`) and run from the directory holding cases/"
         )
     return CASES / kind if kind else CASES
 
 
 def case_paths(paths: list[Path]) -> list[Path]:
-    """The scenario paths a command reads: the ones given (each must exist), else cases_dir's."""
+    """The scenario paths a command reads: the ones given (each must exist), else harness.locations.default_cases
+    (./cases, or the corpus installed with the tool, which a note on stderr names)."""
     if paths:
         return [existing(p, "scenario path") for p in paths]
-    return [cases_dir(None, "scenario files or directories")]
+    corpus = default_cases()
+    if corpus != CASES:
+        print(f"no cases/ here: reading the tool's corpus, {corpus}", file=sys.stderr)
+    return [corpus]
 
 
 def select(scenarios: list[Scenario], expression: Keyword | str | None) -> list[Scenario]:

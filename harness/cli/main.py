@@ -16,6 +16,7 @@ from harness.cli import (
     add_case,
     bisect,
     cache,
+    cases,
     compare_reports,
     determinism,
     diff_repo,
@@ -38,7 +39,7 @@ from harness.cli.parser import Parser
 from harness.runners.result_store import NO_CACHE_ENV
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
-            bisect, mutation, determinism, pin, history, expectations, cache, upstream_tests)  # fmt: skip
+            bisect, mutation, determinism, pin, history, expectations, cache, upstream_tests, cases)  # fmt: skip
 
 
 USAGE = 2  # a UsageError: a wrong input, one message

@@ -15,22 +15,26 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from harness.locations import checkout_root
 
 
-def _git(*args: str) -> str:
+def _git(root: Path, *args: str) -> str:
     """git on the project itself, with no user configuration or GIT_* variable (the answer must not depend on them)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
            "HOME": os.devnull, "LC_ALL": "C"}  # fmt: skip
-    command = ["git", "-c", "safe.directory=*", "-C", str(PROJECT_ROOT), *args]
+    command = ["git", "-c", "safe.directory=*", "-C", str(root), *args]
     return subprocess.run(command, capture_output=True, text=True, check=True, timeout=30, env=env).stdout.strip()
 
 
 def port_commit() -> str | None:
-    """The project's git commit (with `-dirty` when tracked files have changes), None outside a checkout."""
+    """The project's git commit (with `-dirty` when tracked files have changes), None outside a checkout: an
+    installed tool has no commit of its own, even when its virtual environment sits inside someone's repository."""
+    root = checkout_root()
+    if root is None:
+        return None
     try:
-        head = _git("rev-parse", "HEAD")
-        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        head = _git(root, "rev-parse", "HEAD")
+        dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("-dirty" if dirty else "")

@@ -12,15 +12,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from harness.locations import SOURCE_ROOT, reference_dir
 from harness.model import GOLDEN
 from harness.suggest import nearest
 from harness.versions import version_key
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_DIR = REPO_ROOT / "reference"
+REPO_ROOT = SOURCE_ROOT  # the checkout's root when harness runs from one (mutation's copies, tests)
+REFERENCE_DIR = reference_dir()  # the checkout's reference/ or the installed one (harness.locations)
 MANIFEST_PATH, DRIVER_PATH = REFERENCE_DIR / "manifest.json", REFERENCE_DIR / "driver.mjs"
 
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.runners.manifest import REPO_ROOT
+from harness.runners.manifest import REFERENCE_DIR
 from harness.runners.revision_source import COMPILER_ENTRIES, LOCAL_BACKEND_MODULES, TreeEntry
 from harness.tools.upstream_records import SelectedFile
 
@@ -37,7 +37,7 @@ SKILLS_BLOCK = ("compileAvailableSkillsBlock", "appendAvailableSkillsBlock")
 #: the compiler's functions the shim forwards to the implementation under test (reference/upstream-tests/shim.ts)
 FORWARDED = ("compileLocalSystemPrompt", "hashRawSystemPrompt", "getCommittedMemfsRevision", *SKILLS_BLOCK)
 UPSTREAM_SUFFIX = ".conformance-upstream"  # the compiler moved beside its shim: <name>.conformance-upstream.ts
-SHIM_DIR = REPO_ROOT / "reference" / "upstream-tests"
+SHIM_DIR = REFERENCE_DIR / "upstream-tests"
 SHIM_TEMPLATE = SHIM_DIR / "shim.ts"
 PRELOAD = SHIM_DIR / "preload.ts"
 
