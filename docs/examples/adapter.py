@@ -94,12 +94,17 @@ def js_replace_all(subject: str, search: str, replacement: str) -> str:
     pieces = subject.split(search)
     out, position = [pieces[0]], len(pieces[0])
     for piece in pieces[1:]:
-        before, after = subject[:position], subject[position + len(search) :]
-        expand = {"$": "$", "&": search, "`": before, "'": after}
-        out.append(re.sub(r"\$([$&`'])", lambda m: expand[m.group(1)], replacement))
+        out.append(substitution(replacement, search, subject[:position], subject[position + len(search) :]))
         out.append(piece)
         position += len(search) + len(piece)
     return "".join(out)
+
+
+def substitution(replacement: str, matched: str, before: str, after: str) -> str:
+    """JavaScript's GetSubstitution for a string pattern: `$$` is `$`, `$&` the match, `` $` `` and `$'` the
+    text before and after it; anything else after `$` stays as written."""
+    table = {"$": "$", "&": matched, "`": before, "'": after}
+    return re.sub(r"\$([$&`'])", lambda m: table[m.group(1)], replacement)
 
 
 def content(system: str, core_memory: str) -> str:
