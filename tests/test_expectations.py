@@ -107,7 +107,7 @@ def test_a_reference_that_reference_would_refuse_is_refused_at_its_line(tmp_path
 
 @pytest.mark.parametrize(
     ("written", "says"),
-    [("0.34.21", "'0.34.21' is not a pinned release (pinned: npm:0.25.3,"),
+    [("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),
      ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),
      ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file")],
 )  # fmt: skip

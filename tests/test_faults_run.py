@@ -297,7 +297,7 @@ def test_lf_merges_the_rerun_into_the_previous_report_so_nothing_it_read_is_lost
     assert "(1 result re-run, the other 2 kept)" in capsys.readouterr().out
     assert cli.main(["compare-reports", str(tmp_path / "old"), str(tmp_path / "report")]) == 0
     out = capsys.readouterr().out
-    assert "fixes: 1\n  b [" in out and "results no longer present: 0\n" in out
+    assert "fixes: 1 (failed before, now agree)\n  b [" in out and "results no longer present: 0\n" in out
 
 
 def test_maxfail_and_k_expressions_select_and_stop(tmp_path: Path, bin_dir: Path) -> None:
@@ -318,8 +318,9 @@ def test_compare_reports_names_regressions_fixes_and_new_cases(
     capsys.readouterr()
     assert cli.main(["compare-reports", str(tmp_path / "old"), str(tmp_path / "report")]) == 1
     out = capsys.readouterr().out
-    assert "regressions: 1\n  a [" in out and "pass -> fail" in out
-    assert "fixes: 1\n  b [" in out and "new results: 1\n  d [" in out
+    assert "regressions: 1 (the implementation does worse: it agreed and now diverges, or now cannot run)\n  a [" in out
+    assert "pass -> fail" in out
+    assert "fixes: 1 (failed before, now agree)\n  b [" in out and "new results: 1\n  d [" in out
     assert cli.main(["compare-reports", str(tmp_path / "old"), str(tmp_path / "no-such")]) == 2
 
 

@@ -183,7 +183,7 @@ def test_observations_recorded_for_a_bare_version_are_checked_on_its_results(tmp
 
 @pytest.mark.parametrize(
     ("written", "says"),
-    [("0.34.21", "'0.34.21' is not a pinned release (pinned: npm:0.25.3,"),  # a typo
+    [("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),  # a typo
      ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),  # 0.32.17 is pinned on npm only
      ("spec-v2", "'spec-v2' is not a pinned release"),  # a profile: only a golden case records for one
      ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),

@@ -124,7 +124,7 @@ def test_a_divergence_names_a_reference_as_reference_does_and_matches_its_result
 
 @pytest.mark.parametrize(
     ("written", "says"),
-    [("0.34.21", "'0.34.21' is not a pinned release (pinned: npm:0.25.3,"),  # a typo
+    [("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),  # a typo
      ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),  # 0.32.17 is pinned on npm only
      ("9.9.9@node", "'9.9.9@node' is not a pinned release"),
      ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),

@@ -9,7 +9,6 @@ error and the others still load.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -26,6 +25,7 @@ from harness.cases.yamlerrors import plain_yaml_error
 from harness.cases.yamlnodes import line_at, node_at
 from harness.model import GOLDEN, Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
 from harness.runners.manifest import ReferenceSpec, recorded_label
+from harness.suggest import nearest
 from letta_profiles import resolve_profile_name
 
 # The harness's own pinned inputs, not the port CLI's defaults: the code under test must not choose
@@ -146,8 +146,8 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
         )  # fmt: skip
     for index, tag in enumerate(data.get("tags", ())):
         if tag not in TAGS:
-            near = difflib.get_close_matches(tag, list(TAGS), n=1)
-            fix = f"did you mean {near[0]!r}?" if near else "use one from harness/cases/tags.py (or add it there)"
+            near = nearest(tag, TAGS)
+            fix = f"did you mean {near!r}?" if near else "use one from harness/cases/tags.py (or add it there)"
             raise ScenarioError(path, line_at(root, ["tags", index]), f"tags: unknown tag {tag!r}; {fix}")
     check_content(path, root, data, kind)
     _check_inputs(path, root, data.get("inputs", {}))

@@ -7,7 +7,6 @@ key) before a missing one, since a misspelt key is also a missing one.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,13 @@ import yaml
 
 from harness.cases.yamlnodes import key_node_at, node_at
 from harness.model import ScenarioError
+from harness.suggest import nearest
 
 
 def _nearest(word: object, choices: list[str]) -> str:
     """`; did you mean 'x'?` for the closest choice to a misspelt key or value, or nothing."""
-    near = difflib.get_close_matches(word, choices, n=1) if isinstance(word, str) else []
-    return f"; did you mean {near[0]!r}?" if near else ""
+    near = nearest(word, choices)
+    return f"; did you mean {near!r}?" if near else ""
 
 
 def _fix_hint(error: jsonschema.ValidationError, schema_file: str, extra: str | None = None) -> str:

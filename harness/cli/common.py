@@ -27,7 +27,8 @@ from harness.runners.manifest import (
 )
 from harness.runners.references import profile_for_reference
 from harness.runners.revision_source import BuildError
-from letta_profiles import resolve_profile_name
+from harness.suggest import nearest
+from letta_profiles import PROFILE_NAMES, PUBLISHED, resolve_profile_name
 
 CASES = Path("cases")  # the current directory's: every command reads and writes its cases there (cases_dir)
 PROJECT_CASES = REPO_ROOT / "cases"  # only named in messages, never read or written behind the user's back
@@ -54,13 +55,15 @@ def add_profile(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_impl(parser: argparse.ArgumentParser, *, many: bool) -> None:
-    """`--impl`: the implementation under test (docs/protocol.md), or (many) a repeatable list of them."""
-    text = f"the implementation under test: {IMPL_FORMS}"
+def add_impl(parser: argparse.ArgumentParser, *, many: bool, text: str = "the implementation under test",
+             default: str = "python") -> None:  # fmt: skip
+    """`--impl`: the implementation under test (docs/protocol.md), or (many) a repeatable list of them; `text`
+    and `default` say what it does for the command and what the command does without it."""
+    text = f"{text}: {IMPL_FORMS}"
     if many:
-        parser.add_argument("--impl", action="append", metavar="SPEC", help=f"{text} (repeatable; default: python)")
+        parser.add_argument("--impl", action="append", metavar="SPEC", help=f"{text} (repeatable; default: {default})")
     else:
-        parser.add_argument("--impl", metavar="SPEC", help=f"{text} (default: python)")
+        parser.add_argument("--impl", metavar="SPEC", help=f"{text} (default: {default})")
 
 
 def add_expectations(parser: argparse.ArgumentParser) -> None:
@@ -186,7 +189,7 @@ def reference_specs(args: argparse.Namespace) -> list[ReferenceSpec]:
         try:
             resolve_profile_name(override)
         except KeyError as error:
-            raise UsageError(f"--profile: {error.args[0]}") from None
+            raise UsageError(f"--profile: {error.args[0]}{profile_hint(override)}") from None
     for spec in specs:
         check_profile(spec, override)
     return specs
@@ -241,7 +244,16 @@ def check_profile(spec: ReferenceSpec, override: str | None) -> None:
     except BuildError as error:  # git could not read the clone or the revision
         raise UsageError(f"--reference {spec.cli}: {error}") from None
     except KeyError as error:  # git:PATH@REV#PROFILE naming no profile
-        raise UsageError(f"--reference {spec.cli}: {error.args[0]}") from None
+        named = override or spec.value.partition("#")[2]
+        raise UsageError(f"--reference {spec.cli}: {error.args[0]}{profile_hint(named)}") from None
+
+
+def profile_hint(name: str) -> str:
+    """`; did you mean letta-code@0.33.6?` for a profile name resolve_profile_name refused: the nearest of the
+    profile names and `letta-code@RELEASE` for every published release (harness.suggest, newest first)."""
+    names = [*reversed(PROFILE_NAMES), *(f"letta-code@{release}" for release in reversed(PUBLISHED))]
+    near = nearest(name, names)
+    return f"; did you mean {near}?" if near else ""
 
 
 def check_reference(spec: ReferenceSpec, text: str) -> None:

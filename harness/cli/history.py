@@ -21,6 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness.cli.common import Commands, UsageError, add_no_cache, case_paths, keyword, writing
+from harness.cli.parser import Parser
 from harness.engine import Session
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.runners.manifest import ReferenceSpec, default_reference
@@ -280,7 +281,7 @@ def _head_arguments(head: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.cli.history", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="python -m harness.cli.history", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     _add_history(commands)
     scan_parser = commands.add_parser("scan", help="build every first-parent commit's compiler module")

@@ -34,6 +34,7 @@ from harness.cli import (
     upstream_tests,
 )
 from harness.cli.common import UsageError
+from harness.cli.parser import Parser
 from harness.runners.result_store import NO_CACHE_ENV
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
@@ -45,7 +46,7 @@ CRASH = 3  # anything else raised: a harness bug, with its traceback
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="conformance", description="Differential conformance harness for letta-code's memory compiler."
     )
     commands = parser.add_subparsers(dest="command", required=True)

@@ -2,7 +2,8 @@
 
 Prints one field of the reference's record (or, with --impl, the implementation under test's) in
 full (default `content`, the system prompt the model would get), or with --json the whole record;
-with --visible, invisible characters as named glyphs.
+with --visible, invisible characters as named glyphs. Which side it prints, and under which profile,
+is the first line on stderr (`side_line`), so stdout holds the value alone.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     with Session([spec], implementations=[impl or DEFAULT], profile_override=args.profile) as session:
         print_repository_notes(request.memory_dir, session.git_env)
         ref = session.references[0]
+        print(side_line(spec.label, impl.label if impl else None, ref.profile, args), file=sys.stderr)
         if impl is None:
             session.start()
             outcome, who = ref.runner.compile(request), spec.label
@@ -53,11 +55,22 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def side_line(reference: str, impl: str | None, profile: str, args: argparse.Namespace) -> str:
+    """What `show` prints: whose output (the reference's, or with --impl an implementation's) and which part."""
+    what = "the record (--json)" if args.json else f"the field {args.field}" + (" (--visible)" if args.visible else "")
+    if impl is None:
+        return f"show: {what} of the reference {reference} (--impl SPEC shows an implementation's instead)"
+    return f"show: {what} of the implementation {impl}, under {profile} (the profile of the reference {reference})"
+
+
 def register(commands: Commands) -> None:
-    show = commands.add_parser("show", help="upstream's full output for a repository (one reference), for reading")
+    show = commands.add_parser(
+        "show", help="a reference's full output for a repository (or, with --impl, an implementation's), for reading"
+    )
     add_request_options(show)
     add_reference(show, many=False)
-    add_impl(show, many=False)
+    add_impl(show, many=False, text="print this implementation's output instead of the reference's",
+             default="none: the reference's output")  # fmt: skip
     add_profile(show)
     show.add_argument("--field", default="content", help="which record field to print (default: content)")
     show.add_argument("--json", action="store_true", help="print the whole record as JSON")

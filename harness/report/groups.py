@@ -6,13 +6,16 @@ port against expected bytes stored in the case, no release), which it names on a
 
 A cause is the failing status, each differing field with its kind (verdict.signature.field_kind) and the
 first differing characters named (verdict.text); an error's cause is its first reason. The reference is
-not part of a cause, so one cause seen against 35 releases is one group.
+not part of a cause, so one cause seen against 35 releases is one group. Reasons are grouped with their numbers
+masked (`cause_of`: `exit status 1` and `exit status 2` are one cause), but a group shows the real text of its
+first result (`cause_text`), digits and all.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +52,12 @@ class Group:
 
 
 def cause_of(result: CaseResult) -> str:
+    """What groups results into one cause: cause_text with every number of a reason masked."""
+    return cause_text(result, masked=True)
+
+
+def cause_text(result: CaseResult, masked: bool = False) -> str:
+    """A result's cause as people read it: its differing fields and first difference, else its first reason."""
     if result.diffs:
         first = field_diff_json(result.diffs[0])
         kinds = ", ".join(dict.fromkeys(f"{_TURN.sub('', d.field)} ({field_kind(d)})" for d in result.diffs))
@@ -57,7 +66,8 @@ def cause_of(result: CaseResult) -> str:
         observed = sorted({d.get("observation", "") for t in result.turns for d in t.get("diffs") or []})
         return f"lifecycle observations differ: {', '.join(observed)}" if observed else "lifecycle"
     reason = result.reasons[0] if result.reasons else str(result.status)
-    return _NUMBERS.sub("N", reason.splitlines()[0])[:240] if reason else str(result.status)
+    line = reason.splitlines()[0] if reason else ""
+    return (_NUMBERS.sub("N", line) if masked else line)[:240] if line else str(result.status)
 
 
 def failure_groups(results: list[CaseResult]) -> list[Group]:
@@ -67,7 +77,7 @@ def failure_groups(results: list[CaseResult]) -> list[Group]:
         if result.status == Status.PASS:
             continue
         key = (str(result.status), cause_of(result))
-        groups.setdefault(key, Group(key[1], key[0])).results.append(result)
+        groups.setdefault(key, Group(cause_text(result), key[0])).results.append(result)
     return sorted(groups.values(), key=lambda g: (not _failing(g), -len(g.results), g.cause))
 
 
@@ -146,9 +156,11 @@ def verdict(report: RunReport, results: list[CaseResult], causes: int) -> dict[s
     shape = f"{counted(len({r.case_id for r in real}), 'case')} × {counted(len(references), 'reference')}"
     note = ""
     if golden:
+        statuses = Counter(r.status for r in golden)  # pass, and each other status named: never counted as a pass
         note = (
             f"{counted(len(golden), 'golden check')} among the results, not a reference: "
             f"{counted(len({r.case_id for r in golden}), 'case')} checked against the expected bytes stored in the "
-            f"case, {len(golden) - golden_failing} of {len(golden)} pass"
+            f"case, {statuses[Status.PASS]} of {len(golden)} pass"
         )
+        note += "".join(f", {statuses[s]} {s}" for s in Status if s != Status.PASS and statuses[s])
     return {"head": head, "shape": shape, "golden": note}

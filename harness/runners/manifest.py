@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import GOLDEN
+from harness.suggest import nearest
 from harness.versions import version_key
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -158,14 +159,32 @@ _ON_DEMAND_PYPI: dict[str, dict[str, Any]] = {}
 
 def unpinned(spec: ReferenceSpec, text: str) -> str | None:
     """Why the release `text` names (parsed as `spec`) cannot be used: not pinned for its registry nor
-    accepted for this run; the message names the pinned ones and the fix. None for a pinned release, and
-    for what is not a release (a bundle, a checkout, a git revision)."""
+    accepted for this run; the message offers the nearest pinned release (nearest_pinned), names the pinned
+    ones and how to pin this one. None for a pinned release, and for what is not a release (a bundle, a
+    checkout, a git revision)."""
     if not spec.is_release or spec.value in pinned_versions(spec.kind) or on_demand_pin(spec.kind, spec.value):
         return None
     pinned = ", ".join(s.cli for s in pinned_references())
     how = f"`conformance pin {spec.kind}:{spec.value}`" if ":" in text else (
         f"`conformance pin npm:{spec.value}` or `conformance pin pypi:{spec.value}`")  # fmt: skip
-    return f"not a pinned release (pinned: {pinned}); pin it with {how}"
+    near = nearest_pinned(spec, explicit=":" in text.split("@")[0])
+    mean = f"; did you mean {near}?" if near else ""
+    return f"not a pinned release{mean} (pinned: {pinned}); to use this release, pin it with {how}"
+
+
+def nearest_pinned(spec: ReferenceSpec, explicit: bool) -> str | None:
+    """The pinned release a mistyped one most likely meant, spelt as it was (`pypi:0.34.12` when the registry
+    was `explicit`, else a bare version), with its variant: the same version on the other registry, else the
+    nearest pinned version of the registry named (of any, for a bare version; harness.suggest, newest first)."""
+    registries = [spec.kind] if explicit else list(REGISTRIES)
+    other = [r for r in REGISTRIES if r != spec.kind and spec.value in pinned_versions(r)]
+    if explicit and other:
+        return f"{other[0]}:{spec.value}{spec.variant}"
+    versions = [s.value for s in reversed(pinned_references()) if s.kind in registries]
+    near = nearest(spec.value, versions)
+    if near is None:
+        return None
+    return (f"{spec.kind}:{near}" if explicit else near) + spec.variant
 
 
 def recorded_label(text: str) -> str:
