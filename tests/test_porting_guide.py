@@ -59,7 +59,7 @@ ONLY_JAVASCRIPT = {  # new Date is node's in adapter.mjs; adapter.py reads only 
     "jsdate-day-rollover": "a day that rolls over into the next month",
     "jsdate-month-13": "an Invalid Date: the compile throws",
 }
-NOT_SERVED = {"skills-block-basic": 'input "clientSkills"'}
+NOT_SERVED = {"skills-block-basic": "client"}  # answered `input "clientSkills"`, or undeclared feature client-skills
 
 
 def impl_spec(adapter: str) -> str:
@@ -128,7 +128,9 @@ def test_an_example_adapter_answers_as_the_protocol_schema_says(
     env = {**git_env, "PYTHONPATH": str(ROOT)}
     hello, compiled, other_profile, unknown_op, bad_line = ask(adapter, lines, env)
     assert schema_errors(hello, "helloAnswer") == []
-    assert hello["capabilities"] == {"ops": ["hello", "compile"], "lifecycle": False, "profiles": ["letta-code@0.33.6"]}
+    assert hello["capabilities"] == {"ops": ["hello", "compile"], "lifecycle": False, "profiles": ["letta-code@0.33.6"],
+                                     "features": ["memfs-v1", "memfs-v2", "metadata-block"]}  # fmt: skip
+    assert hello["info"]["implementation"] == "my-port"
     assert schema_errors(compiled, "compileAnswer") == []
     record = compiled["record"]
     assert list(record) == ["content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision"]

@@ -18,6 +18,8 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 
 const PROFILE = "letta-code@0.33.6"; // letta-code 0.33.6 to 0.34.12 (docs/porting.md, "Which profile to claim")
+const NAME = "my-port"; // your implementation's name: an expectations file may name it (`name: my-port`)
+const FEATURES = ["memfs-v1", "memfs-v2", "metadata-block"]; // the layout features served (no client-skills, ...)
 const PLACEHOLDER = "{CORE_MEMORY}";
 const STAND_IN_PYTHON = process.argv[2] ?? "python3";
 
@@ -120,8 +122,8 @@ function answer(request) {
   try {
     if (request.op === "hello") {
       return { id, ok: true, protocol: 1,
-        capabilities: { ops: ["hello", "compile"], lifecycle: false, profiles: [PROFILE] },
-        info: { implementation: "my-port (docs/examples/adapter.mjs)", node: process.version } };
+        capabilities: { ops: ["hello", "compile"], lifecycle: false, profiles: [PROFILE], features: FEATURES },
+        info: { implementation: NAME, node: process.version } };
     }
     if (request.op === "compile") return { id, ok: true, ...compileAnswer(request) };
     throw new Unsupported(`op ${JSON.stringify(request.op)}`);

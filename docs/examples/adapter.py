@@ -24,6 +24,8 @@ import sys
 from datetime import datetime
 
 PROFILE = "letta-code@0.33.6"  # letta-code 0.33.6 to 0.34.12 (docs/porting.md, "Which profile to claim")
+NAME = "my-port"  # your implementation's name: an expectations file may name it (`name: my-port`)
+FEATURES = ["memfs-v1", "memfs-v2", "metadata-block"]  # the layout features served (no client-skills, ...)
 PLACEHOLDER = "{CORE_MEMORY}"
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # noqa: E501
 CANONICAL_NOW = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")  # what toISOString prints
@@ -149,8 +151,9 @@ def answer(request: object) -> dict:
     op = request.get("op")
     try:
         if op == "hello":
-            capabilities = {"ops": ["hello", "compile"], "lifecycle": False, "profiles": [PROFILE]}
-            info = {"implementation": "my-port (docs/examples/adapter.py)"}
+            ops = ["hello", "compile"]
+            capabilities = {"ops": ops, "lifecycle": False, "profiles": [PROFILE], "features": FEATURES}
+            info = {"implementation": NAME}
             return {"id": request.get("id"), "ok": True, "protocol": 1, "capabilities": capabilities, "info": info}
         if op == "compile":
             return {"id": request.get("id"), "ok": True, **compile_answer(request)}
