@@ -207,3 +207,21 @@ def test_the_guide_names_the_files_it_hands_out() -> None:
     text = GUIDE.read_text(encoding="utf-8")
     for name in ("docs/examples/adapter.py", "docs/examples/adapter.mjs", "docs/examples/conformance.yml"):
         assert name in text and (ROOT / name).is_file(), name
+
+
+
+def test_the_guide_s_expectations_file_is_the_v2_only_port_s_tested_one(tmp_path: Path) -> None:
+    """The broad entries the guide shows load, name cases of the corpus, and are those of
+    tests/data/v2-only-expectations.yaml, with which tests/v2_only_impl.py runs the whole corpus green."""
+    from harness.cases.load import load_scenarios
+    from harness.expectations import load_expectations
+
+    (block,) = re.findall(r"```yaml\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+    tested = yaml.safe_load((ROOT / "tests" / "data" / "v2-only-expectations.yaml").read_text(encoding="utf-8"))
+    keys = ("rule", "references", "fields", "kind")
+    shown = [{k: entry[k] for k in keys} for entry in yaml.safe_load(block)["expectations"]]
+    assert shown == [{k: entry[k] for k in keys} for entry in tested["expectations"]]
+    (tmp_path / "expectations.yaml").write_text(block, encoding="utf-8")
+    loaded = load_expectations(tmp_path / "expectations.yaml")
+    assert loaded.name == "my-port"
+    assert loaded.check_corpus(load_scenarios([ROOT / "cases"]).scenarios) == []
