@@ -209,7 +209,6 @@ def test_the_guide_names_the_files_it_hands_out() -> None:
         assert name in text and (ROOT / name).is_file(), name
 
 
-
 def test_the_guide_s_expectations_file_is_the_v2_only_port_s_tested_one(tmp_path: Path) -> None:
     """The broad entries the guide shows load, name cases of the corpus, and are those of
     tests/data/v2-only-expectations.yaml, with which tests/v2_only_impl.py runs the whole corpus green."""
