@@ -18,7 +18,7 @@ import pytest
 from report_examples import FAILURES, REFERENCES, case, mixed_report, record
 
 import harness.model
-from harness.model import GOLDEN, CaseResult, Outcome, RunReport, ScenarioError, Status
+from harness.model import GOLDEN, CaseResult, FieldDiff, Outcome, RunReport, ScenarioError, Status
 from harness.report.html import (
     SHOW_AFTER,
     SHOW_BEFORE,
@@ -201,6 +201,18 @@ def test_report_json_follows_its_documented_schema(tmp_path: Path) -> None:
     data = json.loads(write_reports(mixed_report(), tmp_path)["json"].read_text(encoding="ascii"))
     jsonschema.validate(data, SCHEMA)
     assert data["schema"] == SCHEMA["properties"]["schema"]["const"]
+
+
+def test_a_golden_failure_keeps_both_differing_values_as_the_schema_names_them() -> None:
+    """A golden result's expected bytes are in no outcome: report.json keeps them in `diff_values`, which the
+    writer and merge-reports spell `{reference, impl}` (the schema once said `port`, and rejected the report)."""
+    ok = Outcome("ok", record=record("m"))
+    golden = case("g", Status.FAIL, ("golden",), None, ok, label="golden")
+    golden.diffs = [FieldDiff("content", "expected", "got", 0)]
+    data = report_json(RunReport([golden], [], [], ["conformance"]))
+    (written,) = data["results"]
+    assert written["diff_values"] == [{"reference": "expected", "impl": "got"}]
+    jsonschema.validate(data, SCHEMA)
 
 
 def test_the_schema_rejects_an_undocumented_field() -> None:
