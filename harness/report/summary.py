@@ -223,8 +223,13 @@ def summary_from_json(data: dict[str, Any]) -> list[ImplementationSummary]:
 
 
 def counts_text(counts: Counts) -> str:
-    """`12 passed, 1 known, 2 failing, 0 n/a: 80.0% pass`: one row as the terminal prints it."""
+    """`12 passed, 1 known, 2 failing, 0 n/a: 80.0% pass`: one row as the terminal prints it. With results not
+    applicable, the share says what it is out of and how many were left out (`100.0% of 67 applicable pass; 384 of
+    451 not applicable`), so a run that declared away most of the corpus never reads as a full pass."""
     share = f"{counts.percent_text} pass" if counts.applicable else "none applicable"
+    if counts.applicable and counts.not_applicable:
+        share = (f"{counts.percent_text} of {counts.applicable} applicable pass; "
+                 f"{counts.not_applicable} of {counts.total} not applicable")  # fmt: skip
     return (
         f"{counts.passed} passed, {counts.known} known, {counts.failing} failing, {counts.not_applicable} n/a: {share}"
     )
