@@ -44,7 +44,7 @@ from harness.runners.releases import cache_root
 from harness.runners.transpiler_cache import prune_transpiler_cache
 from harness.schedule import not_run, run_in_slots
 from harness.verdict.diff import presence, structured_diff
-from harness.verdict.judge import judge, judge_golden, judge_lifecycle, judge_variant
+from harness.verdict.judge import golden_record, judge, judge_golden, judge_lifecycle, judge_variant
 from letta_profiles import DEFAULT_PROFILE, resolve_profile_name
 
 ImplFactory = Callable[[ImplSpec, str, ImplContext], Runner]
@@ -371,11 +371,12 @@ class Session:
                 seen: tuple[Outcome, Outcome] | None = None) -> CaseResult:  # fmt: skip
         """A compile result; the structured diff is of the records as compared (`seen`: the view's)."""
         compared_ref, compared_impl = seen or (reference, outcome)
+        expected = compared_ref.record if compared_ref is not None else golden_record(scenario)
         return CaseResult(
             case_id=scenario.id, reference=label, profile=profile, status=status, tags=scenario.tags,
             path=str(scenario.path), description=scenario.description, pins=scenario.pins, diffs=diffs,
             reasons=reasons, reference_outcome=reference, impl_outcome=outcome,
-            structured=structured_diff(_expected_record(scenario, compared_ref), compared_impl.record) if diffs else "",
+            structured=structured_diff(expected, compared_impl.record) if diffs else "",
             memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
             seconds=time.perf_counter() - started, implementation=impl.label,
             cached=reference.cache_key if reference is not None else "",
@@ -394,9 +395,3 @@ class Session:
         results = run_in_slots(listed := list(scenarios), self.jobs, self.run_case, progress, stop)
         self.not_run.update(not_run(listed, results, self.references))
         return results
-
-
-def _expected_record(scenario: Scenario, reference: Outcome | None) -> dict[str, Any] | None:
-    if reference is not None:
-        return reference.record
-    return {"coreMemory": (scenario.expect or {}).get("coreMemory")}

@@ -15,6 +15,7 @@ from fake_reference import alive
 from harness.model import CompileRequest
 from harness.runners.jsonl_process import JsonLinesProcess, ProtocolError
 from harness.runners.manifest import REPO_ROOT
+from memfs_prompt.protocol import FEATURES  # the fake answers hello with the port's features
 
 FAKE = [sys.executable, str(REPO_ROOT / "tests" / "fake_impl.py")]
 PLANTED = [sys.executable, str(REPO_ROOT / "tests" / "planted_bug_impl.py")]
@@ -98,7 +99,7 @@ def test_ops_and_profiles_it_does_not_claim_are_answered_unsupported(memory: Pat
     try:
         hello = fake.request({"op": "hello"}, timeout=30)
         assert hello["capabilities"] == {"ops": ["hello", "compile"], "lifecycle": False,
-                                         "profiles": ["letta-code@0.33.6"]}  # fmt: skip
+                                         "profiles": ["letta-code@0.33.6"], "features": list(FEATURES)}  # fmt: skip
         opened = fake.request({"op": "lifecycle_open", "session": "s1"}, timeout=30)
         assert opened == {"id": 2, "ok": False, "unsupported": 'op "lifecycle_open"'}
         other = fake.request(compile_wire(memory, profile="letta-code@0.25.3"), timeout=30)

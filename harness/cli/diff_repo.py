@@ -12,14 +12,13 @@ from harness.cli.common import (
     Commands,
     UsageError,
     add_impl,
-    add_impl_env,
     add_profile,
     add_reference,
     existing,
-    impl_env,
     impl_specs,
     reference_specs,
 )
+from harness.cli.impl_options import add_impl_env, impl_env
 from harness.engine import Session
 from harness.model import CompileRequest, Scenario, Status
 from harness.repo.snapshot import repository_notes

@@ -13,7 +13,6 @@ from harness.cli.common import (
     Commands,
     add_expectations,
     add_impl,
-    add_impl_env,
     add_jobs,
     add_no_cache,
     add_no_timing,
@@ -23,8 +22,6 @@ from harness.cli.common import (
     add_run_timeout,
     add_select,
     add_timeout,
-    expectations_of,
-    impl_env,
     impl_specs,
     load_selected,
     reference_specs,
@@ -32,6 +29,7 @@ from harness.cli.common import (
     select,
     writing,
 )
+from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
 from harness.cli.terminal import cached_text
 from harness.columns import run_by_reference
 from harness.engine import Session

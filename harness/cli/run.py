@@ -14,7 +14,6 @@ from harness.cli.common import (
     UsageError,
     add_expectations,
     add_impl,
-    add_impl_env,
     add_jobs,
     add_no_cache,
     add_no_timing,
@@ -27,8 +26,6 @@ from harness.cli.common import (
     add_runtime_options,
     add_select,
     add_timeout,
-    expectations_of,
-    impl_env,
     impl_specs,
     load_selected,
     maxfail,
@@ -37,6 +34,7 @@ from harness.cli.common import (
     select,
     writing,
 )
+from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
 from harness.cli.terminal import (
     RULES_SHOWN,
     Progress,

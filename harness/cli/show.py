@@ -15,14 +15,13 @@ import sys
 from harness.cli.common import (
     Commands,
     add_impl,
-    add_impl_env,
     add_profile,
     add_reference,
-    impl_env,
     impl_specs,
     reference_specs,
 )
 from harness.cli.diff_repo import add_request_options, print_repository_notes, request_of
+from harness.cli.impl_options import add_impl_env, impl_env
 from harness.engine import Session
 from harness.runners.implementations import DEFAULT
 from harness.verdict.text import visible

@@ -42,6 +42,14 @@ def isolated_env(home: Path, ceiling: Path | None = None, extra_path: list[str] 
     return env
 
 
+PINNED_NAMES = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "TZ")  # isolated_env's, besides its GIT_*
+
+
+def pinned_by_isolation(name: str) -> bool:
+    """Whether isolated_env decides this variable (so nobody may pass it: it is what makes two runs alike)."""
+    return name in PINNED_NAMES or name.startswith("GIT_")
+
+
 def recorded_env(env: dict[str, str]) -> dict[str, str]:
     """The parts of an environment that can change output, for reports."""
     keys = ("LANG", "LC_ALL", "TZ", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CEILING_DIRECTORIES",

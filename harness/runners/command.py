@@ -53,7 +53,7 @@ class CommandRunner(JsonLinesRunner):
         env = isolated_env(context.home, context.ceiling, extra_path=[str(Path(argv[0]).parent)] if found else [])
         if os.environ.get("PYTHONPATH"):  # a Python program run from a checkout finds its own packages
             env["PYTHONPATH"] = resolved_search_path(os.environ["PYTHONPATH"], caller)
-        env.update(context.env)  # --impl-env (the names it may set are cli.common.impl_env's)
+        env.update(context.env)  # --impl-env (the names it may set are cli.impl_options.impl_env's)
         self.process.env = env
         self.workdir: Path | None = Path(tempfile.mkdtemp(prefix="conformance-impl-"))  # its own, empty (above)
         self.process.cwd = self.workdir

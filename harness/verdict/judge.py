@@ -12,6 +12,7 @@ What "differs" means is verdict.diff's.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from harness.model import (
     DEFAULT_IMPLEMENTATION,
@@ -177,6 +178,11 @@ def _fix(entries: Sequence[Divergence]) -> str:
     )
 
 
+def golden_record(scenario: Scenario) -> dict[str, Any]:
+    """What a golden case expects, as a record: the spec's quoted `coreMemory` (its only compared field)."""
+    return {"coreMemory": (scenario.expect or {}).get("coreMemory")}
+
+
 def judge_golden(
     scenario: Scenario,
     impl: Outcome,
@@ -193,7 +199,7 @@ def judge_golden(
         return unusable[0], [], unusable[1]
     if impl.status != "ok":
         return Status.ERROR, [], [f"{impl_label} did not produce a record: {impl.thrown}"]
-    golden = Outcome("ok", record={"coreMemory": expect.get("coreMemory")})
+    golden = Outcome("ok", record=golden_record(scenario))
     diffs = outcome_diff(*view.apply(golden, impl), view.golden, optional=())
     reasons = [f"expected bytes from {expect.get('source')} (no runnable reference)"]
     size = expect.get("coreMemory_bytes") if view.golden == GOLDEN_FIELDS else None  # letta-code's byte count
