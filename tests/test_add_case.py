@@ -9,6 +9,7 @@ the whole linear history is kept (the rebuilt commits are byte-identical objects
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from hypothesis import given, settings
 
 from harness.cases.load import load_scenario
 from harness.cases.write import dump_yaml, repo_spec
+from harness.cli.common import PROJECT_CASES
 from harness.cli.main import main as conformance
 from harness.engine import build_request
 from harness.repo.build import MaterializedRepo, materialize_repo
@@ -162,6 +164,30 @@ def test_a_memory_directory_inside_a_repository_becomes_memory_subdir(tmp_path, 
 def test_unborn_and_missing_directories_get_their_kind(tmp_path, make_repo) -> None:
     assert read_snapshot(make_repo({}).path).model.kind == "unborn"
     assert read_snapshot(tmp_path / "nowhere").model.kind == "missing"
+
+
+def test_add_case_names_the_rules_it_is_given_and_asks_for_them_in_a_corpus_with_rules(
+    tmp_path, make_repo, capsys
+) -> None:
+    """A case of a corpus with rules.yaml names the rules it pins (tests/test_rules.py): --rules writes them,
+    checked against that file; without them the command says what to add, and where the ids are."""
+    repo = make_repo({"system/a.md": "a\n"})
+    corpus = tmp_path / "cases"
+    (corpus / "compile").mkdir(parents=True)
+    shutil.copy(PROJECT_CASES / "rules.yaml", corpus / "rules.yaml")
+    out = ["--out", str(corpus / "compile")]
+    assert (
+        conformance(["add-case", str(repo.path), "--id", "named", "--rules", "memfs-v1", "metadata-block", *out]) == 0
+    )
+    assert load_scenario(corpus / "compile" / "named.yaml").rules == ("memfs-v1", "metadata-block")
+    capsys.readouterr()
+    assert conformance(["add-case", str(repo.path), "--id", "typo", "--rules", "memfs-v3", *out]) == 2
+    assert "--rules: memfs-v3 is no rule of" in (err := capsys.readouterr().err) and "did you mean memfs-v1?" in err
+    assert not (corpus / "compile" / "typo.yaml").exists()
+    assert conformance(["add-case", str(repo.path), "--id", "bare", *out]) == 0
+    assert "note: name the rules it pins: add `rules: [ID, ...]`" in capsys.readouterr().out
+    assert conformance(["add-case", str(repo.path), "--id", "elsewhere", "--out", str(tmp_path)]) == 0
+    assert "name the rules" not in capsys.readouterr().out  # no rules file there: nothing to name
 
 
 def test_add_case_refuses_to_overwrite_a_case(tmp_path, make_repo, capsys) -> None:

@@ -62,7 +62,8 @@ def rules() -> dict[str, Rule]:
 
 
 def test_every_case_names_at_least_one_rule(corpus: list[Scenario]) -> None:
-    assert [s.id for s in corpus if not s.rules] == []
+    unnamed = [s.id for s in corpus if not s.rules]
+    assert unnamed == [], "name the rules each pins: `rules: [ID, ...]` (cases/rules.yaml; docs/cases.md, Rules)"
 
 
 def test_every_rule_is_named_by_at_least_one_case(corpus: list[Scenario], rules: dict[str, Rule]) -> None:

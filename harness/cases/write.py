@@ -212,10 +212,12 @@ def case_document(
     inputs: dict[str, Any] | None = None,
     found_by: FoundBy | None = None,
     profiles: tuple[str, ...] = (),
+    rules: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """A whole scenario mapping; inputs equal to the defaults are left out. Tags must be in cases.tags
     (ValueError otherwise), so that what is written loads. `found_by`: the reference, profile (and seed,
-    implementation) `conformance fuzz` or `reduce` saw it diverge with; `profiles`: the only ones it runs under."""
+    implementation) `conformance fuzz` or `reduce` saw it diverge with; `profiles`: the only ones it runs under;
+    `rules`: the ids of cases/rules.yaml it exercises (the caller checks them: harness.cases.rules)."""
     unknown = [tag for tag in tags or () if tag not in TAGS]
     if unknown:
         raise ValueError(f"unknown tag(s) {', '.join(unknown)}: use tags from harness/cases/tags.py")
@@ -224,6 +226,8 @@ def case_document(
         doc["pins"] = pins
     if tags:
         doc["tags"] = list(dict.fromkeys(tags))
+    if rules:
+        doc["rules"] = list(dict.fromkeys(rules))
     if profiles:
         doc["profiles"] = list(profiles)
     if found_by:

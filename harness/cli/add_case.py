@@ -7,11 +7,14 @@ import re
 import sys
 from pathlib import Path
 
+from harness.cases.rules import Rule, corpus_rules, rules_path
 from harness.cases.tags import TAGS
 from harness.cases.write import CaseExists, model_size
 from harness.cli.common import Commands, UsageError, cases_dir, existing
+from harness.model import ScenarioError
 from harness.plural import counted
 from harness.repo.snapshot import SnapshotError
+from harness.suggest import nearest
 from harness.tools.add_case import add_case, verify_case
 
 CASE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")  # cases/schema.json's id pattern
@@ -33,13 +36,29 @@ def checked(args: argparse.Namespace) -> tuple[Path, Path]:
         raise UsageError(f"--out {out}: not a directory")
     if (out / f"{args.id}.yaml").exists():
         raise UsageError(f"{out / f'{args.id}.yaml'} already exists; choose another --id (or remove the file)")
+    known = corpus_rules_of(out)
+    for rule in args.rules:
+        if known is not None and rule not in known:
+            guess = nearest(rule, known)
+            hint = f"did you mean {guess}? " if guess else ""
+            raise UsageError(f"--rules: {rule} is no rule of {rules_path(out.parent)}; {hint}"
+                             "`conformance list --rules` lists them")  # fmt: skip
     return memory_dir, out
+
+
+def corpus_rules_of(out: Path) -> dict[str, Rule] | None:
+    """The rules of the corpus `out` (its compile/ folder) belongs to; None when it has no rules file."""
+    try:
+        return corpus_rules(out.parent)
+    except ScenarioError as error:
+        raise UsageError(f"--rules: {error}") from None
 
 
 def cmd_add_case(args: argparse.Namespace) -> int:
     memory_dir, out = checked(args)
     try:
-        path, snapshot = add_case(memory_dir, args.id, out, tags=args.tags, head_only=args.head_only)
+        path, snapshot = add_case(memory_dir, args.id, out, tags=args.tags, head_only=args.head_only,
+                                  rules=tuple(args.rules))  # fmt: skip
     except (SnapshotError, CaseExists) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -47,6 +66,11 @@ def cmd_add_case(args: argparse.Namespace) -> int:
     print(f"wrote {path}: {counted(commits, 'commit')}, {counted(files, 'file')}, {counted(size, 'byte')} at HEAD")
     for note in snapshot.notes:
         print(f"  note: {note}")
+    if not args.rules and corpus_rules_of(out) is not None:  # every case of a corpus with rules names one
+        print(
+            f"  note: name the rules it pins: add `rules: [ID, ...]` to {path} (ids from "
+            f"{rules_path(out.parent)}, `conformance list --rules`; docs/cases.md, Rules) or give --rules"
+        )
     check = verify_case(path, memory_dir, snapshot.source_commits)
     if check.same_record:
         print("verified: the rebuilt repository compiles to the same record as the original (Python port)")
@@ -63,6 +87,13 @@ def register(commands: Commands) -> None:
     parser.add_argument("memory_dir", help="the memory directory (a git repository or a directory inside one)")
     parser.add_argument("--id", required=True, help="case id: lowercase [a-z0-9._-], becomes the file name")
     parser.add_argument("--tags", nargs="*", default=[], help="tags for the case (see docs/cases.md)")
+    parser.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        metavar="ID",
+        help="the rules of cases/rules.yaml the case pins (checked against the corpus's rules file)",
+    )
     parser.add_argument("--head-only", action="store_true", help="only HEAD's tree, not the whole history")
     parser.add_argument(
         "--out", help="directory to write ID.yaml into (default: cases/compile in the current directory)"

@@ -56,6 +56,7 @@ def add_case(
     tags: list[str] | None = None,
     head_only: bool = False,
     description: str | None = None,
+    rules: tuple[str, ...] = (),
 ) -> tuple[Path, Snapshot]:
     """Snapshot memory_dir and write `<out_dir>/<case_id>.yaml`."""
     snapshot = read_snapshot(memory_dir, head_only=head_only)
@@ -66,5 +67,6 @@ def add_case(
         description or f"Snapshot of the memory repository {memory_dir.name!r} ({what}), by conformance add-case.",
         snapshot.model,
         tags=["snapshot", *(tags or [])],
+        rules=rules,
     )
     return write_case(doc, out_dir), snapshot
