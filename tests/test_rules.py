@@ -27,6 +27,7 @@ from harness.cases.rules import (
     load_rules,
     needed_features,
     rules_of_cases,
+    unnamed_rules_note,
 )
 from harness.cli.main import main
 from harness.engine import build_request
@@ -445,3 +446,15 @@ def test_the_corpus_case_files_keep_rules_beside_tags() -> None:
         tags = next(n for n, line in enumerate(lines) if line.startswith("tags:"))
         assert lines[tags + 1].startswith("rules: ["), path
         assert yaml.safe_load(lines[tags + 1])["rules"], path
+
+
+def test_a_case_written_without_rules_into_a_corpus_with_rules_is_told_what_to_add(tmp_path: Path) -> None:
+    """add-case, reduce and fuzz write cases that name no rule (what a shrunk repository pins is for its reader
+    to say): into a corpus with rules.yaml each prints this note, since tests/test_rules.py would refuse the case."""
+    case = tmp_path / "cases" / "compile" / "fuzz-7.yaml"
+    case.parent.mkdir(parents=True)
+    assert unnamed_rules_note(case) is None  # no rules file: nothing to name
+    (tmp_path / "cases" / RULES_FILE).write_text("rules: []\n", encoding="utf-8")
+    note = unnamed_rules_note(case)
+    assert note is not None and f"add `rules: [ID, ...]` to {case}" in note and "conformance list --rules" in note
+    assert unnamed_rules_note(case, ["memfs-v1"]) is None

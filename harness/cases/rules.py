@@ -68,6 +68,16 @@ def rules_path(cases_root: Path) -> Path:
     return cases_root / RULES_FILE
 
 
+def unnamed_rules_note(case_path: Path, named: tuple[str, ...] | list[str] = ()) -> str | None:
+    """What to add to a case just written (add-case, reduce, fuzz) into a corpus with a rules file when it
+    names no rule (tests/test_rules.py requires one); None when it names some or its corpus has no rules."""
+    corpus = case_path.parent.parent  # cases/compile/ID.yaml: the corpus is cases/
+    if named or not rules_path(corpus).is_file():
+        return None
+    return (f"name the rules it pins: add `rules: [ID, ...]` to {case_path} (ids from {rules_path(corpus)}, "
+            "`conformance list --rules`; docs/cases.md, Rules)")  # fmt: skip
+
+
 def is_rules_file(path: Path) -> bool:
     """Whether `path` is a corpus's rules file rather than a case (a case lives in compile/ or lifecycle/)."""
     return path.name == RULES_FILE and path.parent.name not in CASE_FOLDERS

@@ -7,7 +7,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+from harness.cases.rules import unnamed_rules_note
 from harness.cli.common import (
     Commands,
     UsageError,
@@ -52,6 +54,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
             lifecycle = fuzz_lifecycle(session, seconds=args.seconds, seed=args.seed,
                                        out_dir=Path(args.out).parent / "lifecycle", known=known)  # fmt: skip
             print(lifecycle.summary())
+            print_rules_notes(lifecycle.findings)
             return 1 if lifecycle.findings else 0
         started = time.monotonic()  # the budget counts from here: the known divergences are part of it
         oracle = Oracle(session)
@@ -61,7 +64,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         report = fuzz(session, seconds=left, seed=args.seed, out_dir=Path(args.out), known=known,
                       max_examples=args.max_examples)  # fmt: skip
     print(report.summary())
+    print_rules_notes(report.findings)
     return 1 if report.findings else 0
+
+
+def print_rules_notes(findings: list[Any]) -> None:
+    """A written finding is a case without rules (what it pins is for its reader to say): what to add."""
+    for finding in findings:
+        if finding.path is not None and (note := unnamed_rules_note(Path(finding.path))):
+            print(f"  note: {note}")
 
 
 def register(commands: Commands) -> None:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from harness.cases.load import load_scenario
+from harness.cases.rules import unnamed_rules_note
 from harness.cases.write import CaseExists, write_case
 from harness.cli.common import (
     Commands,
@@ -79,8 +80,9 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"wrote {path}: {reduction.summary()}")
-    for note in reduction.notes:
-        print(f"  note: {note}")
+    for note in [*reduction.notes, unnamed_rules_note(path)]:
+        if note:
+            print(f"  note: {note}")
     print(f"  it diverges again with: {reproduce_command(found_by, str(path))}")
     return 0
 
