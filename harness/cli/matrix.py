@@ -30,11 +30,12 @@ from harness.cli.common import (
     writing,
 )
 from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
-from harness.cli.terminal import cached_text
+from harness.cli.terminal import cached_text, print_results
 from harness.columns import run_by_reference
 from harness.engine import Session
-from harness.model import CaseResult, RunReport
+from harness.model import RunReport
 from harness.plural import counted
+from harness.report.explained import name_rules
 from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
 from harness.runners.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
@@ -132,7 +133,9 @@ def _matrix(args: argparse.Namespace) -> int:
         extra["matrix"]["latest"] = discovered
     report = RunReport(results, described, load_errors, ["conformance", *sys.argv[1:]], timing=not args.no_timing,
                        extra=extra)  # fmt: skip
-    print_failures(results)
+    if problem := name_rules(report, scenarios):
+        print(f"error: {problem}", file=sys.stderr)
+    print_results(report, verbose=args.verbose, durations=None)  # the failures by rule, as `conformance run`
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     shape += f" = {counted(len(results), 'result')}"
     print(f"matrix: {shape}: {summary} in {seconds:.1f} s")
@@ -151,14 +154,6 @@ def _matrix(args: argparse.Namespace) -> int:
     return 0 if report.ok and drift.ok else 1
 
 
-def print_failures(results: list[CaseResult]) -> None:
-    for result in results:
-        if result.failed:
-            print(f"{result.status.upper()}: {result.case_id} [{result.reference}] ({result.path})", file=sys.stderr)
-            for reason in result.reasons[:3]:
-                print(f"  {reason}", file=sys.stderr)
-
-
 def register(commands: Commands) -> None:
     matrix = commands.add_parser(
         "matrix", help="the corpus against every pinned release (and --reference), drift report, optional gate"
@@ -166,6 +161,12 @@ def register(commands: Commands) -> None:
     add_paths(matrix)
     add_reference(matrix, many=True, default="none beyond the pinned releases")
     add_impl(matrix, many=True)
+    matrix.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every failing result and every rule, not only the failures explained by rule",
+    )
     add_impl_env(matrix)
     add_expectations(matrix)
     matrix.add_argument("--runtime", action="append", choices=RUNTIMES, help="bun (default) and/or node; repeatable")

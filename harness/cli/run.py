@@ -35,20 +35,11 @@ from harness.cli.common import (
     writing,
 )
 from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
-from harness.cli.terminal import (
-    RULES_SHOWN,
-    Progress,
-    cached_text,
-    durations_lines,
-    explained_lines,
-    not_applicable_lines,
-    print_conformance,
-    summary_lines,
-)
+from harness.cli.terminal import Progress, cached_text, print_results
 from harness.engine import Session
 from harness.model import RunReport, Scenario, ScenarioError, Status
 from harness.plural import counted
-from harness.report.explained import RULES, report_entries, rules_for
+from harness.report.explained import name_rules
 from harness.report.merge import merge_rerun
 from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
@@ -56,7 +47,6 @@ from harness.runners.manifest import ReferenceSpec
 from harness.runners.releases import cache_root
 from harness.tools.keep import keep_run
 from harness.tools.shard import Shard
-from harness.verdict.diff import render_field_diff
 
 
 def last_failed(report_dir: str | None) -> set[str]:
@@ -124,7 +114,8 @@ def _run(args: argparse.Namespace) -> int:
         scenarios = shard.select(scenarios)
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
     report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
-    report.extra[RULES] = rules_table(scenarios)
+    if problem := name_rules(report, scenarios):
+        print(f"error: {problem}", file=sys.stderr)
     results = report.results
     if not args.k and rerun is None and not shard and not any(path.is_file() for path in args.paths):
         for expectations in args.loaded_expectations:  # a broad entry is stale when it explained nothing
@@ -150,43 +141,6 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-PER_RESULT = 10  # up to this many failing results, a run also lists each one (and always with -v)
-
-
-def rules_table(scenarios: list[Scenario]) -> dict:
-    """The rules of the cases' corpus (report.explained.rules_for); one that cannot be read is said, not fatal."""
-    try:
-        return rules_for(scenarios)
-    except (ScenarioError, ValueError) as error:
-        print(f"error: {error} (failures are not explained by rule)", file=sys.stderr)
-        return {}
-
-
-def print_results(report: RunReport, verbose: bool, durations: int | None) -> None:
-    """What a run prints at the end: the failures explained by rule (harness.verdict.attribute), most explaining
-    first; each failing result (with -v, or when there are at most PER_RESULT); why results are not applicable;
-    the conformance summary (its failing tag families with -v or few failures); --durations."""
-    results = report.results
-    failing = [r for r in results if r.failed]
-    each = verbose or len(failing) <= PER_RESULT
-    if each:
-        for result in failing:
-            where = f"[{result.reference}] {result.implementation}"
-            print(f"{result.status.upper()}: {result.case_id} {where} ({result.path})", file=sys.stderr)
-            for reason in result.reasons:
-                print(f"  {reason}", file=sys.stderr)
-            for diff in result.diffs[:3]:
-                print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
-    for line in not_applicable_lines(results):
-        print(line, file=sys.stderr)
-    lines = summary_lines(results) if each else []
-    lines += explained_lines(report_entries(report), report.extra.get(RULES) or {}, None if verbose else RULES_SHOWN)
-    lines += durations_lines(results, durations) if durations is not None else []
-    for line in lines:
-        print(line)
-    print_conformance(results, families=each)
-
-
 def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors: list[ScenarioError],
               args: argparse.Namespace, shard: Shard | None) -> tuple[RunReport, float]:  # fmt: skip
     """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
@@ -199,9 +153,6 @@ def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors
                  timeout=args.timeout, jobs=args.jobs, rules=rules_of(scenarios),
                  impl_env=impl_env(args)) as session:  # fmt: skip
         results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
-        named = {scenario.id: scenario.rules for scenario in scenarios}
-        for result in results:  # the rules each case names, for the attribution (harness.verdict.attribute)
-            result.rules = named.get(result.case_id, ())
         progress.finish()
         references = session.describe_references()
         described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}

@@ -8,12 +8,13 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from harness.model import CaseResult, Status
+from harness.model import CaseResult, RunReport, Status
 from harness.plural import counted
+from harness.report.explained import RULES, report_entries
 from harness.report.reproduce import reproduce_commands
 from harness.report.summary import counts_text, summarize
 from harness.verdict.attribute import EVERY_CASE, Attribution
-from harness.verdict.diff import first_difference_line
+from harness.verdict.diff import first_difference_line, render_field_diff
 
 RULES_SHOWN = 10  # rules (or causes) the explained summary lists per implementation; -v lists them all
 
@@ -150,3 +151,31 @@ def print_conformance(results: list[CaseResult], stream: TextIO | None = None, f
     """Print conformance_lines (the closing summary `conformance run` prints before its counts line)."""
     for line in conformance_lines(results, families):
         print(line, file=stream or sys.stdout)
+
+
+PER_RESULT = 10  # up to this many failing results, a run also lists each one (and always with -v)
+
+
+def print_results(report: RunReport, verbose: bool, durations: int | None) -> None:
+    """What a run prints at the end: the failures explained by rule (harness.verdict.attribute), most explaining
+    first; each failing result (with -v, or when there are at most PER_RESULT); why results are not applicable;
+    the conformance summary (its failing tag families with -v or few failures); --durations."""
+    results = report.results
+    failing = [r for r in results if r.failed]
+    each = verbose or len(failing) <= PER_RESULT
+    if each:
+        for result in failing:
+            where = f"[{result.reference}] {result.implementation}"
+            print(f"{result.status.upper()}: {result.case_id} {where} ({result.path})", file=sys.stderr)
+            for reason in result.reasons:
+                print(f"  {reason}", file=sys.stderr)
+            for diff in result.diffs[:3]:
+                print("  " + render_field_diff(diff).replace("\n", "\n  "), file=sys.stderr)
+    for line in not_applicable_lines(results):
+        print(line, file=sys.stderr)
+    lines = summary_lines(results) if each else []
+    lines += explained_lines(report_entries(report), report.extra.get(RULES) or {}, None if verbose else RULES_SHOWN)
+    lines += durations_lines(results, durations) if durations is not None else []
+    for line in lines:
+        print(line)
+    print_conformance(results, families=each)

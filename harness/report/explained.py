@@ -6,7 +6,8 @@ plain data in `RunReport.extra["rules"]` (id -> statement, upstream, port, profi
 so every writer of the run (the terminal, report.json, index.html) attributes the same results the same way
 and a report read back (merge-reports, --lf) can attribute again from its own `rules`.
 
-Owns: the rules table of a run's cases (`rules_for`, from harness.cases.rules.rules_of_cases), the entries of a run
+Owns: the rules table of a run's cases (`rules_for`, from harness.cases.rules.rules_of_cases; `name_rules` puts it and
+each case's rules on a run's report), the entries of a run
 (`explain`), report.json's `attribution` and `rules` and each failing result's `attributed` (docs/report-format.md),
 and which failing results a report shows in full (`shown_in_full`: the representative of each entry and the
 first result of each cause; every other failing result is a short entry linking to them, so that a report's
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.rules import corpus_root, rules_of_cases, rules_path
-from harness.model import CaseResult, RunReport, Scenario, Status
+from harness.model import CaseResult, RunReport, Scenario, ScenarioError, Status
 from harness.report.groups import cause_of
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.attribute import Attribution, attribute
@@ -69,6 +70,21 @@ def rules_for(scenarios: list[Scenario]) -> dict[str, dict[str, Any]]:
                          shown).to_json()
         for rule in rules.values()
     }  # fmt: skip
+
+
+def name_rules(report: RunReport, scenarios: list[Scenario]) -> str | None:
+    """Give a run's report what explaining its failures by rule needs: each result the rules its case names, and
+    the rules table under RULES. A rules file that cannot be read is not fatal: the error is returned for the
+    caller to say, and the failures are grouped by their first difference instead."""
+    named = {scenario.id: scenario.rules for scenario in scenarios}
+    for result in report.results:
+        result.rules = named.get(result.case_id, result.rules)
+    try:
+        report.extra[RULES] = rules_for(scenarios)
+    except (ScenarioError, ValueError) as error:
+        report.extra[RULES] = {}
+        return f"{error} (failures are not explained by rule)"
+    return None
 
 
 def _shown_path(path: Path) -> str:
