@@ -59,3 +59,29 @@ def test_verbose_lists_every_failing_result_with_its_first_difference(tmp_path: 
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
     assert "FAIL: bom-double [pypi:0.34.12]" in done.stderr and "content: first difference at byte" in done.stderr
     assert "FAIL bom-double [pypi:0.34.12]: content byte" in done.stdout  # the short summary line per result
+
+
+@pytest.mark.integration
+def test_the_matrix_explains_failures_by_rule_as_run_does(
+    tmp_path: Path, release_bundle: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`conformance matrix --impl` prints the same summary as `run` (cli.terminal.print_results), not a line per
+    failing result and reference: here against the default release alone (the pinned list replaced)."""
+    from harness.cli import matrix
+    from harness.cli.main import main
+    from harness.runners.manifest import ReferenceSpec
+
+    monkeypatch.setattr(matrix, "matrix_specs", lambda *args: [ReferenceSpec.parse("pypi:0.34.12")])
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.chdir(ROOT)
+    argv = ["matrix", "cases", "-k", SELECTION, "--impl", "cmd:python tests/planted_rules_impl.py", "--no-timing",
+            "--report", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines() + captured.err.splitlines()
+    report = json.loads((tmp_path / "report.json").read_text())
+    named = [entry["rule"] for entry in report["attribution"]]
+    assert {"js-trim-set", "label-collation", "bom-stripped"} <= set(named)
+    for rule in ("js-trim-set", "label-collation", "bom-stripped"):
+        assert any(line.startswith(f"{named.index(rule) + 1}. {rule}") for line in lines)
+    assert report["counts"]["fail"] > 10 and not any(line.startswith("FAIL: ") for line in lines)  # those with -v
