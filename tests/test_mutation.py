@@ -266,3 +266,23 @@ def test_each_mutant_result_is_printed_once_and_the_score_closes_the_run(one_cas
     out, err = capsys.readouterr()
     assert (out + err).count("meridiem-swapped") == 1, out + err
     assert out.splitlines()[-1].startswith("mutation score: 1/1 killed (100%)")
+
+
+def test_an_unmutated_port_that_does_not_reproduce_the_baseline_scores_no_mutant(one_case_baseline, capsys) -> None:
+    """The control: the port as it is runs first, as a mutant would. When it does not reproduce the baseline's
+    verdicts (here the baseline's one verdict is changed; in life a worker pool that cannot start, or a baseline
+    of another corpus), every mutant would read as killed: the run refuses to score them and says why."""
+    from harness.cli.main import main
+
+    baseline, paths = one_case_baseline
+    data = json.loads(baseline.read_text())
+    data["verdicts"] = {key: "fail" for key in data["verdicts"]}
+    baseline.write_text(json.dumps(data))
+    mutants = paths[0].parent / "mutants.yaml"
+    mutants.write_text("mutants:\n  - id: meridiem-swapped\n    file: jsvalues.py\n"
+                       "    original: 'meridiem = \"AM\" if hours < 12 else \"PM\"'\n"
+                       "    replacement: 'meridiem = \"PM\" if hours < 12 else \"AM\"'\n    why: w\n")  # fmt: skip
+    assert main(["mutation", str(paths[0]), "--mutants", str(mutants), "--baseline", str(baseline)]) == 1
+    out, err = capsys.readouterr()
+    assert "error: the unmutated port does not reproduce the baseline's verdicts (a-case [0.32.18]: fail -> pass" in err
+    assert "meridiem-swapped" not in out + err and "mutation score" not in out

@@ -47,6 +47,15 @@ def cmd_mutation(args: argparse.Namespace) -> int:
         if not baseline.exists():
             print(f"recording reference answers: {', '.join(references)}", file=sys.stderr)
             tool.record_baseline(paths, references, baseline)
+        if mutants:  # the unmutated port first: a kill must be the mutant's doing, not the environment's
+            control = tool.run_mutant(tool.CONTROL, baseline, paths, args.timeout)
+            if control.outcome != "survived":
+                print(
+                    f"error: the unmutated port does not reproduce the baseline's verdicts ({control.detail}); "
+                    "no mutant can be scored (record the baseline again: --baseline to a new file)",
+                    file=sys.stderr,
+                )
+                return 1
         results = []
         for mutant in mutants:
             results.append(result := tool.run_mutant(mutant, baseline, paths, args.timeout))

@@ -55,6 +55,11 @@ DEFAULT_MUTANTS = REPO_ROOT / "mutants"  # every *.yaml there (mutants.yaml, bli
 MATRIX_PASS = "Python API, as the matrix compiles"  # one reading of HEAD per case, in a worker process
 
 
+#: The unmutated port, run first as every mutant is: it must reproduce the baseline's verdicts (survive), or a
+#: failure of the environment (a worker pool that cannot start, a reference that went away) would read as a kill.
+CONTROL = Mutant("unmutated-control", "", "", "", "the port as it is: every verdict matches the baseline")
+
+
 def load_mutants(paths: Path | list[Path]) -> list[Mutant]:
     """Every mutant of these files (or directories), checked against the checkout's memfs_prompt/
     (harness.tools.mutant_file: ScenarioError at the first problem, with its file and line)."""
@@ -247,7 +252,8 @@ def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float
         package = Path(tmp) / PACKAGE
         shutil.copytree(REPO_ROOT / PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
         try:
-            mutant.apply(package)
+            if mutant is not CONTROL:
+                mutant.apply(package)
         except ValueError as error:
             return MutantResult(mutant, "invalid", str(error), 0.0)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([tmp, str(REPO_ROOT)]), "PYTHONDONTWRITEBYTECODE": "1"}
