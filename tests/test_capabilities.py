@@ -118,6 +118,20 @@ def test_the_port_declares_every_feature_rule_of_the_corpus() -> None:
 # --- the environment: isolated, and --impl-env to pass a variable ------------------------------------------
 
 
+def test_every_command_that_takes_impl_takes_impl_env() -> None:
+    """A program that needs a variable runs under every command that can start it (docs/protocol.md)."""
+    import argparse
+
+    from harness.cli.main import build_parser
+
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    options = {name: {o for action in sub._actions for o in action.option_strings}
+               for name, sub in commands.choices.items()}  # fmt: skip
+    taking = sorted(name for name, known in options.items() if "--impl" in known)
+    assert {"run", "matrix", "diff-repo", "show", "fuzz", "reduce", "bisect", "upstream-tests"} <= set(taking)
+    assert [name for name in taking if "--impl-env" not in options[name]] == []
+
+
 def test_a_program_that_fails_for_want_of_a_variable_says_the_environment_is_isolated_and_how_to_pass_one(
     tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.cases.load import load_scenarios
 from harness.cli import history
 from harness.cli.common import Commands, add_impl, add_no_cache, add_timeout, case_paths, impl_specs
+from harness.cli.impl_options import add_impl_env, impl_env
 from harness.model import Outcome
 from harness.runners.manifest import RUNTIMES, ReferenceSpec
 from harness.runners.releases import ReferenceUnavailable
@@ -38,7 +39,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     impl = impl_specs(args)[0] if args.impl else None
 
     def judged(spec: ReferenceSpec) -> Outcome:  # the reference's output, or with --impl the verdict on it
-        return verdict_outcome(scenario, spec, impl, args.timeout) if impl else reference_outcome(
+        return verdict_outcome(scenario, spec, impl, args.timeout, impl_env(args)) if impl else reference_outcome(
             scenario, spec, args.timeout)  # fmt: skip
 
     searched = VERDICT_FIELDS if impl else COMPARED_FIELDS
@@ -102,6 +103,7 @@ def register(commands: Commands) -> None:
         help="only a change of this field counts (repeatable); e.g. content, to look past coreMemory's arrival",
     )  # fmt: skip
     add_impl(bisect, many=False)
+    add_impl_env(bisect)
     add_timeout(bisect)
     add_no_cache(bisect)
     bisect.add_argument("--cases", dest="paths", action="append", type=Path,

@@ -22,6 +22,7 @@ from harness.cli.common import (
     impl_specs,
     reference_specs,
 )
+from harness.cli.impl_options import add_impl_env, impl_env
 from harness.engine import Session
 
 
@@ -41,7 +42,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: not a directory")
     with (
         tempfile.TemporaryDirectory(prefix="letta-fuzz-", dir=scratch_parent()) as tmp,
-        Session(specs, implementations=impls, cache=Path(tmp), profile_override=args.profile) as session,
+        Session(
+            specs, implementations=impls, cache=Path(tmp), profile_override=args.profile, impl_env=impl_env(args)
+        ) as session,
     ):
         session.start()
         broken = [r.runner.describe().get("start_error") for r in session.references]
@@ -86,6 +89,7 @@ def register(commands: Commands) -> None:
     parser.add_argument("--seed", type=int, default=0, help="first Hypothesis seed (batch b uses seed + b)")
     add_reference(parser, many=True)
     add_impl(parser, many=True)
+    add_impl_env(parser)
     add_profile(parser)
     add_no_cache(parser)
     parser.add_argument("--max-examples", type=int, help="stop after this many repositories")

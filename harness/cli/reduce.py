@@ -22,6 +22,7 @@ from harness.cli.common import (
     reference_specs,
     writing,
 )
+from harness.cli.impl_options import add_impl_env, impl_env
 from harness.engine import Session
 from harness.model import ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
@@ -58,7 +59,9 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         return 2
     with (
         tempfile.TemporaryDirectory(prefix="letta-reduce-", dir=scratch_parent()) as tmp,
-        Session([spec], implementations=[impl], cache=Path(tmp), profile_override=args.profile) as session,
+        Session(
+            [spec], implementations=[impl], cache=Path(tmp), profile_override=args.profile, impl_env=impl_env(args)
+        ) as session,
     ):
         oracle = Oracle(session)
         found_by, profiles = reproduction(session, session.references[0], seed)
@@ -92,6 +95,7 @@ def register(commands: Commands) -> None:
     parser.add_argument("case_or_dir", help="a scenario file, or a memory directory")
     add_reference(parser, many=False)
     add_impl(parser, many=False)
+    add_impl_env(parser)
     add_profile(parser)
     parser.add_argument("--id", help="id of the new case (default: <id>-reduced)")
     parser.add_argument(

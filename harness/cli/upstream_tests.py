@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from harness.cli.common import Commands, UsageError, add_impl, add_no_timing, add_profile, impl_specs, writing
+from harness.cli.impl_options import add_impl_env, impl_env
 from harness.report.upstream_tests import terminal_lines, write_reports
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.runners.releases import ReferenceUnavailable, ensure_bun
@@ -51,7 +52,7 @@ def cmd_upstream_tests(args: argparse.Namespace) -> int:
     except ReferenceUnavailable as error:
         raise UsageError(f"the pinned bun is unavailable: {error}") from None
     options = Options(timeout=args.timeout, file_timeout=args.file_timeout, test_timeout_ms=args.test_timeout,
-                      profile=args.profile)  # fmt: skip
+                      profile=args.profile, impl_env=impl_env(args))  # fmt: skip
     started = time.time()
     progress = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else (lambda _: None)
     run = run_upstream_tests(references, impl, options, bun, progress)
@@ -76,6 +77,7 @@ def register(commands: Commands) -> None:
         help="a local clone of letta-code and a commit-ish (default HEAD); repeatable, one table per revision",
     )  # fmt: skip
     add_impl(parser, many=False)
+    add_impl_env(parser)
     add_profile(parser)
     parser.add_argument("--report", help="directory for report.json and index.html")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds the implementation may take per call")

@@ -145,10 +145,11 @@ def reference_outcome(scenario: Scenario, spec: ReferenceSpec, timeout: float) -
 VERDICT_FIELDS = ("verdict", "differs")
 
 
-def verdict_outcome(scenario: Scenario, spec: ReferenceSpec, impl: ImplSpec, timeout: float) -> Outcome:
+def verdict_outcome(scenario: Scenario, spec: ReferenceSpec, impl: ImplSpec, timeout: float,
+                    impl_env: dict[str, str] | None = None) -> Outcome:  # fmt: skip
     """The implementation's verdict against `spec` on `scenario`, as an outcome whose record is
     {verdict: status, differs: [fields]}: two candidates differ when the verdict or its fields do."""
-    with Session([spec], implementations=[impl], timeout=timeout) as session:
+    with Session([spec], implementations=[impl], timeout=timeout, impl_env=impl_env) as session:
         results = session.run_case(scenario)
     if not results:
         raise BisectError(f"{spec.label}: the case does not apply")

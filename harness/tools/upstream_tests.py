@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.runners.git_reference import GitReference, profile_of
@@ -64,6 +64,7 @@ class Options:
     file_timeout: float = 600.0  # seconds one `bun test FILE` may take
     test_timeout_ms: int | None = None  # bun's per-test timeout (default: bun's own, as upstream runs)
     profile: str | None = None  # the profile override (else the revision's version decides)
+    impl_env: dict[str, str] = field(default_factory=dict)  # --impl-env: passed to the implementation
 
 
 @dataclass
@@ -279,7 +280,7 @@ def run_revision(
         control = run_files(bun, prepared, options, progress, "control")
         control_at = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="conformance-upstream-impl-") as home:
-            context = ImplContext({}, Path(home), None, options.timeout)
+            context = ImplContext({}, Path(home), None, options.timeout, options.impl_env)
             bridge = Bridge(impl, profile, context)
             try:
                 bridge.start()
