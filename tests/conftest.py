@@ -132,3 +132,15 @@ def release_bundle() -> Callable[[str], Path]:
     from harness.runners.releases import resolve_bundle
 
     return lambda text: resolve_bundle(ReferenceSpec.parse(text), Path())
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A PATH directory holding a fake bun (the reference: the port's answers); an empty cache."""
+    directory = tmp_path / "bin"
+    from fake_reference import install_fake_bun  # the fake reference, for the tests that ask for bin_dir
+
+    install_fake_bun(directory)
+    monkeypatch.setenv("PATH", f"{directory}:/usr/bin:/bin")
+    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
+    return directory

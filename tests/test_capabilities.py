@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from fake_reference import fake_bundle, install_fake_bun, scenario_yaml
+from fake_reference import fake_bundle, scenario_yaml
 
 from harness.cases.rules import load_rules
 from harness.cli import main as cli
@@ -31,16 +31,6 @@ rules:
     port: memfs_prompt.render_v2
     feature: true
 """
-
-
-@pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A PATH directory holding a fake bun (the reference: the port's answers); an empty cache."""
-    directory = tmp_path / "bin"
-    install_fake_bun(directory)
-    monkeypatch.setenv("PATH", f"{directory}:/usr/bin:/bin")
-    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
-    return directory
 
 
 def corpus(tmp_path: Path, cases: dict[str, tuple[str, str]]) -> Path:

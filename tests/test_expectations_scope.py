@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_reference import fake_bundle, install_fake_bun, scenario_yaml
+from fake_reference import fake_bundle, scenario_yaml
 from test_expectations import write, write_case, write_report
 
 from harness.cases.load import load_scenarios
@@ -212,15 +212,6 @@ def test_update_keeps_a_broad_entry_that_still_explains_and_drops_one_that_expla
 
 
 # --- a file matched by the name the implementation's hello gives ----------------------------------------------
-
-
-@pytest.fixture
-def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "bin"
-    install_fake_bun(directory)
-    monkeypatch.setenv("PATH", f"{directory}:/usr/bin:/bin")
-    monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
-    return directory
 
 
 def test_a_file_naming_the_hello_name_follows_the_program_wherever_it_lives(

@@ -254,14 +254,20 @@ def test_a_mutant_of_the_shared_reading_of_head_is_killed_through_the_compile_pa
     assert "pass -> fail (content, coreMemory" in result.detail
 
 
+def meridiem_mutant_file(directory: Path) -> Path:
+    """A mutant file of one mutant the one-case corpus kills (its date's AM and PM swapped)."""
+    mutants = directory / "mutants.yaml"
+    mutants.write_text("mutants:\n  - id: meridiem-swapped\n    file: jsvalues.py\n"
+                       "    original: 'meridiem = \"AM\" if hours < 12 else \"PM\"'\n"
+                       "    replacement: 'meridiem = \"PM\" if hours < 12 else \"AM\"'\n    why: w\n")  # fmt: skip
+    return mutants
+
+
 def test_each_mutant_result_is_printed_once_and_the_score_closes_the_run(one_case_baseline, capsys) -> None:
     from harness.cli.main import main
 
     baseline, paths = one_case_baseline
-    mutants = paths[0].parent / "mutants.yaml"
-    mutants.write_text("mutants:\n  - id: meridiem-swapped\n    file: jsvalues.py\n"
-                       "    original: 'meridiem = \"AM\" if hours < 12 else \"PM\"'\n"
-                       "    replacement: 'meridiem = \"PM\" if hours < 12 else \"AM\"'\n    why: w\n")  # fmt: skip
+    mutants = meridiem_mutant_file(paths[0].parent)
     assert main(["mutation", str(paths[0]), "--mutants", str(mutants), "--baseline", str(baseline)]) == 0
     out, err = capsys.readouterr()
     assert (out + err).count("meridiem-swapped") == 1, out + err
@@ -278,10 +284,7 @@ def test_an_unmutated_port_that_does_not_reproduce_the_baseline_scores_no_mutant
     data = json.loads(baseline.read_text())
     data["verdicts"] = {key: "fail" for key in data["verdicts"]}
     baseline.write_text(json.dumps(data))
-    mutants = paths[0].parent / "mutants.yaml"
-    mutants.write_text("mutants:\n  - id: meridiem-swapped\n    file: jsvalues.py\n"
-                       "    original: 'meridiem = \"AM\" if hours < 12 else \"PM\"'\n"
-                       "    replacement: 'meridiem = \"PM\" if hours < 12 else \"AM\"'\n    why: w\n")  # fmt: skip
+    mutants = meridiem_mutant_file(paths[0].parent)
     assert main(["mutation", str(paths[0]), "--mutants", str(mutants), "--baseline", str(baseline)]) == 1
     out, err = capsys.readouterr()
     assert "error: the unmutated port does not reproduce the baseline's verdicts (a-case [0.32.18]: fail -> pass" in err
