@@ -25,14 +25,16 @@ from pathlib import Path
 import letta_profiles
 from harness import versions
 from harness.cases.rules import RULES_FILE, corpus_root
+from harness.locations import reference_dir
 from harness.model import Scenario
-from harness.runners import manifest
 
 # What a loaded Scenario depends on besides its file: the loader's folder, and each module (and data file) it
 # reads: the records, the profile names, the pinned manifest (a recorded reference must be pinned).
 _FOLDER = Path(__file__).parent
-_DEPENDS = (Path(__file__).parents[1] / "model.py", Path(letta_profiles.__file__), Path(versions.__file__),
-            Path(manifest.__file__), manifest.MANIFEST_PATH)  # fmt: skip
+# Files, not imports: the loader's own import of runners.manifest is not repeated here (issue 39 moves it down).
+_HARNESS = Path(__file__).parents[1]
+_DEPENDS = (_HARNESS / "model.py", Path(letta_profiles.__file__), Path(versions.__file__),
+            _HARNESS / "runners" / "manifest.py", reference_dir() / "manifest.json")  # fmt: skip
 
 
 def loader_fingerprint() -> str:
