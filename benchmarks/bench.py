@@ -35,7 +35,6 @@ from memfs_prompt.render_v2 import is_v2_repository, v2_reads_body
 from . import corpus, fuzz_throughput, gate_workflows, porter_loop, probes, startup, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = {"port_vs_reference_at_1000": 20.0, "port_vs_floor_at_1000": 2.0, "process_vs_reference_at_1000": 5.0}
 
 
 def read_paths(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> list[str]:

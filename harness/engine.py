@@ -13,7 +13,6 @@ Profiles are names: the engine never imports the code under test.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 import time
@@ -100,7 +99,6 @@ class Session:
         self.expectations = {e.implementation: e for e in expectations}
         self.rules: Mapping[str, Rule] = rules or {}  # the corpus's rules: which features a case needs
         self._context = ImplContext(self.git_env, self.home / "impl", self.ceiling, timeout, dict(impl_env or {}))
-        self._cwd = Path(os.getcwd())
         self._factory = runner_factory or (lambda spec, cache: default_runner(spec, self.home, self.ceiling, timeout))
         # references' outcomes by content (harness.runners.result_store); None: every reference request runs
         remember = result_store.memoizing() if memoize is None else memoize

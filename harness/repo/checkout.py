@@ -31,7 +31,6 @@ from harness.repo.spec import commit_parents, model_of, next_state
 from harness.repomodel import Blob, CommitModel
 
 REPOSITORY_STEPS = ("commit", "amend", "reset", "break_head")
-BREAKS = ("unborn", "missing-commit", "empty-head")
 # what refs/heads/main names after `break_head: missing-commit`: an id no object of any case has
 MISSING_COMMIT = hashlib.sha1(b"letta-conformance: a commit that is not in the object database").hexdigest()
 

@@ -1,4 +1,4 @@
-"""`git:PATH@REV` references: an upstream revision, built from source (harness.revision_build),
+"""`git:PATH@REV` references: an upstream revision, built from source (harness.runners.revision_build),
 run by the same driver as a release.
 
 - `git:PATH` is a local clone of letta-code and `REV` any commit-ish (default HEAD):

@@ -64,11 +64,6 @@ class ImplSpec:
         """The port run inside the harness's own interpreter (`python`)."""
         return self.kind == "python"
 
-    @property
-    def is_port(self) -> bool:
-        """The Python port of this project (in process or its command line)."""
-        return self.kind in ("python", "python-cli")
-
     @classmethod
     def parse(cls, text: str) -> ImplSpec:
         kind, sep, value = text.partition(":")

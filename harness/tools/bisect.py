@@ -2,7 +2,7 @@
 
 Candidates are the pinned releases from A to B (manifest order), or, with `--checkout PATH`, the
 first-parent commits of an upstream checkout from A to B, each built into a bundle with upstream's
-own `bun install && bun run build` (harness.releases.build_checkout) in a temporary worktree.
+own `bun install && bun run build` (harness.runners.releases.build_checkout) in a temporary worktree.
 The search is a binary search for the first candidate whose output differs from A's: exact when
 the output changes once between A and B; when it changes and changes back, it finds *a* change.
 By default only the reference's own output is compared. With an implementation under test

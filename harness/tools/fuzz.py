@@ -19,7 +19,7 @@ refuses it as it must (`refusal`: the case the fuzzer would save is a load error
 request with a non-finite number cannot be written as a line). The strings drawn stop at the reference
 runtime's Unicode version (`unicode_limit`, from the drivers' `hello`).
 
-`--lifecycle` fuzzes conversations instead (step sequences, harness.fuzz_lifecycle).
+`--lifecycle` fuzzes conversations instead (step sequences, harness.tools.fuzz_lifecycle).
 """
 
 from __future__ import annotations

@@ -254,10 +254,6 @@ def _judge(prepared: Prepared, control: list[FileRun], shim: list[FileRun]) -> l
     return verdicts
 
 
-def _not_run(file: str, reason: str) -> FileRun:
-    return FileRun(file, None, 0.0, load_error=reason)
-
-
 def run_revision(
     reference: GitReference, impl: ImplSpec, options: Options, bun: Path, progress: Progress = lambda _: None
 ) -> RevisionResult:
