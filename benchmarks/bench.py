@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.acquire.manifest import ReferenceSpec, default_reference
+from harness.acquire.releases import cache_root
 from harness.repo.gitenv import isolated_env
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import ReferenceSpec, default_reference
 from harness.runners.references import profile_for_reference
-from harness.runners.releases import cache_root
 from memfs_prompt.compiler import listed_memory_paths
 from memfs_prompt.git_head import open_committed_head
 from memfs_prompt.profiles import PROFILES, Profile

@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-node", action="store_true", help="do not ask the PyPI wheels' node")
     parser.add_argument("--no-pyuca", action="store_true", help="do not score the previous collation (pyuca)")
     args = parser.parse_args(argv)
-    from harness.runners.releases import ensure_bun
+    from harness.acquire.releases import ensure_bun
 
     started = time.perf_counter()
     pairs = generate_pairs(args.pairs, args.seed)
@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _node() -> Path | None:
-    from harness.runners.releases import cache_root
+    from harness.acquire.releases import cache_root
 
     found = sorted((cache_root() / "node").glob("*/node"))
     return found[0] if found else None

@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
-from harness.engine import Session, build_request
-from harness.model import Scenario
+from harness.core.model import Scenario
 from harness.repo.build import materialize_repo
-from harness.runners.manifest import ReferenceSpec
+from harness.run.session import Session, build_request
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,6 +1,6 @@
 """Fuzz throughput: differential repositories per second of `conformance fuzz`'s loop (issue 17).
 
-The loop is the fuzzer's own (harness.tools.fuzz.fuzz): Hypothesis generates a batch, the oracle builds
+The loop is the fuzzer's own (harness.tools.fuzz.campaign.fuzz): Hypothesis generates a batch, the oracle builds
 the repositories and sends them to the warm reference at once, the Python port compiles them while the
 reference does, and each pair is judged. Shrinking and reducing are off (a divergence found is not
 worked on), so the number is the generate + build + compile + compare rate. The reference's start-up is
@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.engine import Session
-from harness.runners.manifest import ReferenceSpec
-from harness.tools.fuzz import fuzz
-from harness.tools.oracle import scratch_parent
+from harness.acquire.manifest import ReferenceSpec
+from harness.run.session import Session
+from harness.tools.batch_compile import scratch_parent
+from harness.tools.fuzz.campaign import fuzz
 
 
 def _children_cpu() -> float:

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.acquire.manifest import pinned_references, version_key
+from harness.acquire.releases import cache_root
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import pinned_references, version_key
-from harness.runners.releases import cache_root
 from harness.runners.result_store.store import ResultStore, store_path
 
 RUNS = ("cold", "warm", "new-case", "new-release")  # report directories, in the order they run

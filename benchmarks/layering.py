@@ -31,7 +31,7 @@ both ways is still a cycle). Today's nodes map onto them by what they hold now (
 - report: report/; tools: tools/ (fuzz, reduce, matrix, bisect, upstream tests, history, ...);
 - cli: cli/ and pytest_plugin, the two front ends (both build a Session by hand).
 
-The reference spec (`runners/manifest.py`) stays in the runners layer here although the reshape moves it to core:
+The reference spec (`acquire/manifest.py`) stays in the runners layer here although the reshape moves it to core:
 this measures the tree as it is, so `cases/load.py` importing it counts as upward, as issue 39 says.
 """
 
@@ -95,7 +95,7 @@ def module_name(path: Path) -> str:
 
 
 def node_of(module: str) -> str:
-    """`harness.runners.result_store.key` -> `runners`; `harness.engine` -> `engine`; `harness` -> `harness`."""
+    """`harness.runners.result_store.key` -> `runners`; `harness.run.session` -> `engine`; `harness` -> `harness`."""
     parts = module.split(".")
     if len(parts) == 1:
         return "harness"
@@ -118,7 +118,7 @@ def imports(known: dict[str, Path]) -> list[Import]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                # `from harness.runners import manifest` imports harness.runners.manifest
+                # `from harness.runners import manifest` imports harness.acquire.manifest
                 subs = [f"{node.module}.{alias.name}" for alias in node.names]
                 targets = [s for s in subs if s in known] or [node.module]
             for target in targets:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from harness.model import CompileRequest, Outcome
+from harness.core.model import CompileRequest, Outcome
 from harness.runners.bun_reference import BunReferenceRunner
 from memfs_prompt import compile_system_prompt
 from memfs_prompt.cli import parse_now

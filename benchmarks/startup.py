@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from harness.acquire.manifest import ReferenceSpec, load_manifest
+from harness.acquire.releases import cache_root, ensure_bun, ensure_pypi_release, ensure_release
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import ReferenceSpec, load_manifest
-from harness.runners.releases import cache_root, ensure_bun, ensure_pypi_release, ensure_release
 
 
 def _link_or_copy(source: str, dest: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.load import DEFAULT_INPUTS
-from harness.model import Scenario
+from harness.core.model import Scenario
 from harness.repo.build import MaterializedRepo, materialize_repo
 
 V1_SIZES = (10, 100, 1_000, 10_000)

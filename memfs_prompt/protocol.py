@@ -245,7 +245,7 @@ class Server:
             observed["model"] = agent.model
         elif kind == "new_conversation":
             session.use(agent.create_conversation())
-        elif kind == "agent_free_conversation":  # the id is the reference's choice (harness.lifecycle)
+        elif kind == "agent_free_conversation":  # the id is the reference's choice (harness.run.lifecycle)
             session.use(
                 agent.create_agent_free_conversation(
                     step.get("conversationId") or AGENT_FREE_ID,

@@ -4,7 +4,7 @@
 //   bun driver.mjs /path/to/letta.js
 //   bun driver.mjs /path/to/compiler.mjs [/path/to/lifecycle.mjs]
 //
-// The second form loads modules built from an upstream revision's source (harness/runners/revision_build.py):
+// The second form loads modules built from an upstream revision's source (harness/acquire/revision_build.py):
 // an ESM module holding the compiler's module (exports replaced by the driver's, as for a bundle)
 // and, optionally, one holding LocalBackend and DeterministicPongExecutor, imported at the first
 // lifecycle request (it needs the packages installed beside it; compile requests never load it).

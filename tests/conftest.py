@@ -119,7 +119,7 @@ def _need_references() -> None:
 def reference_bun() -> Path:
     """The pinned bun (harness.releases.ensure_bun). Fails, never skips, when it cannot be set up online."""
     _need_references()
-    from harness.runners.releases import ensure_bun
+    from harness.acquire.releases import ensure_bun
 
     return ensure_bun()
 
@@ -128,8 +128,8 @@ def reference_bun() -> Path:
 def release_bundle() -> Callable[[str], Path]:
     """`release_bundle("0.32.18")`, `release_bundle("pypi:0.34.12")`: letta.js of a pinned, verified release."""
     _need_references()
-    from harness.runners.manifest import ReferenceSpec
-    from harness.runners.releases import resolve_bundle
+    from harness.acquire.manifest import ReferenceSpec
+    from harness.acquire.releases import resolve_bundle
 
     return lambda text: resolve_bundle(ReferenceSpec.parse(text), Path())
 

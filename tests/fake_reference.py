@@ -28,7 +28,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.runners.manifest import REPO_ROOT, load_manifest
+from harness.acquire.manifest import REPO_ROOT, load_manifest
 
 SCRIPT = r"""#!{python}
 import json, os, subprocess, sys, time

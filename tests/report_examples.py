@@ -6,7 +6,7 @@ offsets in the tests are worked out by hand from these strings, not copied from 
 
 from __future__ import annotations
 
-from harness.model import CaseResult, Outcome, RunReport, Status
+from harness.core.model import CaseResult, Outcome, RunReport, Status
 from harness.verdict.diff import outcome_diff
 
 NOW = "2026-01-02T03:04:05.678Z"

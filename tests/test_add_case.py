@@ -22,13 +22,13 @@ from harness.cases.load import load_scenario
 from harness.cases.write import dump_yaml, repo_spec
 from harness.cli.common import PROJECT_CASES
 from harness.cli.main import main as conformance
-from harness.engine import build_request
+from harness.core.repomodel import RepoModel
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.snapshot import read_snapshot
 from harness.repo.spec import commit_states
-from harness.repomodel import RepoModel
+from harness.run.session import build_request
 from harness.runners.python_port import PythonPortRunner
-from harness.tools.fuzz import repo_models
+from harness.tools.fuzz.campaign import repo_models
 from memfs_prompt.profiles import DEFAULT
 
 ODD_FILES: dict[str | bytes, str | bytes] = {
@@ -208,8 +208,8 @@ def test_written_repo_specs_read_back_as_the_same_trees(model: RepoModel) -> Non
 @pytest.mark.integration
 def test_the_reference_compiles_the_rebuilt_repository_as_the_original(tmp_path, make_repo, git_env, reference_bun,
                                                                        release_bundle) -> None:  # fmt: skip
+    from harness.acquire.manifest import ReferenceSpec
     from harness.runners.bun_reference import BunReferenceRunner
-    from harness.runners.manifest import ReferenceSpec
 
     release_bundle("0.32.18")
     repo = odd_repo(make_repo)

@@ -18,7 +18,7 @@ import jsonschema
 from report_examples import case, record
 
 from harness.cli.terminal import explained_lines
-from harness.model import CaseResult, Outcome, RunReport, Status
+from harness.core.model import CaseResult, Outcome, RunReport, Status
 from harness.report.explained import RULES, RuleRow, explain, shown_in_full
 from harness.report.groups import cause_of
 from harness.report.merge import merge_reports

@@ -11,9 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(1, str(ROOT))
 
 from benchmarks import bench, corpus, gate_workflows, workloads  # noqa: E402
+from harness.acquire.manifest import ReferenceSpec, default_reference  # noqa: E402
 from harness.cases.load import load_scenarios  # noqa: E402
 from harness.repo.gitenv import isolated_env  # noqa: E402
-from harness.runners.manifest import ReferenceSpec, default_reference  # noqa: E402
 
 
 def test_the_bench_port_side_compiles_under_the_default_references_profile(tmp_path: Path) -> None:

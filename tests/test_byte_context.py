@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.model import FieldDiff
+from harness.core.model import FieldDiff
 from harness.verdict.diff import field_diff_json, render_field_diff
 from harness.verdict.text import around, describe_difference, first_diff_offset
 

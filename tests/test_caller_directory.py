@@ -18,7 +18,7 @@ from fake_reference import fake_bundle, install_fake_bun, write_cases
 from test_implementations import TESTS, run
 
 from harness.cli.main import main
-from harness.model import Status
+from harness.core.model import Status
 from harness.repo.gitenv import isolated_env
 from harness.runners.command import CommandRunner, resolved_argv, resolved_search_path
 from harness.runners.implementations import ImplContext, ImplSpec

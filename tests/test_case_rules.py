@@ -14,11 +14,11 @@ import yaml
 from harness.cases.inputs import clock_error, is_invalid_date, parse_json_number
 from harness.cases.load import load_scenario
 from harness.cases.write import case_document
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
+from harness.core.repomodel import RepoModel
 from harness.repo.build import EscapeError, build_repo, materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.repo.spec import model_of
-from harness.repomodel import RepoModel
 
 
 def case(directory: Path, text: str, name: str = "c", kind: str = "compile") -> Path:

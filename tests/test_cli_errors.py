@@ -12,7 +12,7 @@ from harness.cases.select import Keyword
 from harness.cli import list_cases
 from harness.cli.common import UsageError, select
 from harness.cli.main import main
-from harness.model import Scenario
+from harness.core.model import Scenario
 
 WRONG = [
     (["run", "--reference", "9.9.9"], "conformance pin pypi:9.9.9"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from harness.cli.terminal import Progress
-from harness.model import CaseResult, Status
+from harness.core.model import CaseResult, Status
 
 
 class Terminal(io.StringIO):

@@ -9,12 +9,12 @@ import pytest
 
 from harness.cases.load import load_scenario, load_text
 from harness.cases.write import case_document
-from harness.engine import build_request
-from harness.lifecycle import replay, wire_steps
-from harness.model import ClientSkills, CompileRequest, Outcome, ScenarioError, Status
+from harness.core.model import ClientSkills, CompileRequest, Outcome, ScenarioError, Status
+from harness.core.repomodel import RepoModel
 from harness.repo.build import materialize_repo
 from harness.repo.gitenv import isolated_env
-from harness.repomodel import RepoModel
+from harness.run.lifecycle import replay, wire_steps
+from harness.run.session import build_request
 from harness.runners.python_port import PythonPortRunner
 from harness.verdict.diff import BOTH, SKILLS_FIELD, outcome_diff, presence
 from harness.verdict.judge import judge_lifecycle

@@ -187,7 +187,7 @@ def bun() -> Path:
     """The pinned bun; skipped with the reason when it cannot be had outside CI (in CI: an error)."""
     if os.environ.get("LETTA_CONFORMANCE_OFFLINE") == "1":
         pytest.skip("LETTA_CONFORMANCE_OFFLINE=1: the pinned bun is not used")
-    from harness.runners.releases import ReferenceUnavailable, ensure_bun
+    from harness.acquire.releases import ReferenceUnavailable, ensure_bun
 
     try:
         return ensure_bun()

@@ -1,5 +1,5 @@
-"""A matrix run reference by reference (harness.columns) gives the results a case-by-case run gives, in the same
-order, while only `jobs` reference processes are alive at a time, each reference started once, and each
+"""A matrix run reference by reference (harness.run.by_reference) gives the results a case-by-case run gives, in the
+same order, while only `jobs` reference processes are alive at a time, each reference started once, and each
 implementation compiling once per case and profile."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
-from harness.columns import Shared, run_by_reference
-from harness.engine import Session
-from harness.model import CompileRequest, Outcome, Scenario
+from harness.core.model import CompileRequest, Outcome, Scenario
+from harness.run.by_reference import Shared, run_by_reference
+from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
-from harness.runners.manifest import ReferenceSpec
 from memfs_prompt import profile_for_release
 
 ALIVE: set[str] = set()
@@ -201,7 +201,7 @@ def test_columns_start_with_one_of_each_profile_and_variants_last() -> None:
     baseline while holding a worker."""
     from types import SimpleNamespace
 
-    from harness.columns import profiles_spread
+    from harness.run.by_reference import profiles_spread
 
     profiles = ["A", "A", "B", "A", "C", "B"]
     columns = [SimpleNamespace(name=f"c{i}", profile=p, is_variant=False) for i, p in enumerate(profiles)]
@@ -215,7 +215,7 @@ def test_a_worker_with_nothing_left_helps_with_the_longest_column_in_a_process_o
 ) -> None:
     """One newly pinned release is the whole of a warm matrix's work: both workers take its batches, each
     with its own process, and the results are a case-by-case run's."""
-    monkeypatch.setattr("harness.columns.BATCH", 2)
+    monkeypatch.setattr("harness.run.by_reference.BATCH", 2)
     files = 'repo:\n  commits:\n    - files:\n        system/a.md: "{text}\\n"\n'
     scenarios = [write_case(tmp_path, f"case-{n}", files.format(text=n)) for n in range(8)]
     spec = ReferenceSpec.parse("npm:0.34.12")
@@ -258,8 +258,8 @@ def test_a_worker_with_nothing_left_helps_with_the_longest_column_in_a_process_o
 def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_process(
     tmp_path, scenarios, monkeypatch
 ) -> None:
-    from harness import columns
-    from harness.runners.port_pool import PortPool
+    from harness.run import by_reference as columns
+    from harness.run.port_pool import PortPool
 
     served: list[object] = []
     outcome = PortPool.outcome
@@ -293,8 +293,8 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
 
 
 def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_process(tmp_path, monkeypatch) -> None:
-    from harness import columns
-    from harness.runners.port_pool import PortPool
+    from harness.run import by_reference as columns
+    from harness.run.port_pool import PortPool
 
     ran_there: list[bool] = []
     side = PortPool.side

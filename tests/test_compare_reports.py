@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli.main import main
-from harness.model import Status
+from harness.core.model import Status
 from harness.report.compare import DIRECTIONS, Direction, compare_reports
 from harness.report.stored import SCHEMA
 

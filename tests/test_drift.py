@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import Explanation, FieldDiff, Outcome, Scenario
-from harness.runners.manifest import ReferenceSpec
-from harness.tools.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
+from harness.acquire.manifest import ReferenceSpec
+from harness.core.model import Explanation, FieldDiff, Outcome, Scenario
+from harness.tools.releases.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
 
 ORDER = ["0.25.9", "0.30.28", "0.31.12"]
 OLD_TEXT = "S\n\n<self>\nme\n</self>\n\n<memory>\n<a>x</a>\n<external_projection>\nâ\x80\x94 n.md\n</external_projection>\n</memory>\n\n<memory_metadata>\nm\n</memory_metadata>"  # noqa: E501
@@ -117,7 +117,7 @@ def test_a_reference_that_could_not_run_is_listed_not_compared() -> None:
 
 def test_explains_entries_load_and_a_malformed_one_names_its_line(tmp_path: Path) -> None:
     from harness.cases.load import load_scenario
-    from harness.model import ScenarioError
+    from harness.core.model import ScenarioError
 
     head = 'id: s\ndescription: d\nrepo:\n  commits:\n    - files:\n        a.md: "a\\n"\nexplains:\n'
     good = tmp_path / "s.yaml"
@@ -144,10 +144,10 @@ def test_a_system_label_named_memory_stays_inside_the_system_tree() -> None:
 
 
 def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run_does(tmp_path: Path) -> None:
-    from harness.model import CaseResult, RunReport, Status
+    from harness.core.model import CaseResult, RunReport, Status
     from harness.report.write import write_reports
-    from harness.tools.drift import described
-    from harness.tools.matrix import outcomes_from_report, reference_outcomes
+    from harness.tools.releases.drift import described
+    from harness.tools.releases.matrix import outcomes_from_report, reference_outcomes
 
     padding = "\n" + "memory line\n" * 30  # over report.stored.SHARED_CHARS: stored by digest
     results = []
@@ -175,7 +175,7 @@ def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run
 
 
 def test_a_section_change_is_described_with_the_blocks_cut_out_of_it_named_not_as_markers() -> None:
-    from harness.tools.drift import change_details, described
+    from harness.tools.releases.drift import change_details, described
 
     details = dict(change_details(record(OLD_TEXT), record(OLD_TEXT.replace("S\n\n", "T\n\n", 1))))
     first = described(details["content/prompt"])

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 
-from harness.model import CompileRequest
+from harness.acquire.manifest import DRIVER_PATH, ReferenceSpec
+from harness.core.model import CompileRequest
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
 from harness.tools.mutation import default_references
 
 FAKE_COMPILER = """\

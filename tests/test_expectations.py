@@ -1,4 +1,4 @@
-"""harness.expectations and `conformance expectations update`: an implementation's known failures in a file of
+"""harness.run.expectations and `conformance expectations update`: an implementation's known failures in a file of
 its own. A bad file is refused with its line and the fix; an entry's reference is matched by what `--reference`
 would label it; the update keeps reasons, adds what nobody explained yet, drops what no longer differs, and
 writes the same bytes whatever order it read things in."""
@@ -13,20 +13,20 @@ from pathlib import Path
 
 import pytest
 
+from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.cases.load import load_scenario, load_scenarios
 from harness.cli.main import main
-from harness.expectations import (
+from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Scenario, Status
+from harness.report.write import write_reports
+from harness.run.expectations import (
     Expectation,
     ExpectationsError,
     load_expectations,
     reference_label,
     reference_spelling,
 )
-from harness.expectations_write import dump_expectations
-from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Scenario, Status
-from harness.report.write import write_reports
+from harness.run.expectations_write import dump_expectations
 from harness.runners.implementations import ImplSpec
-from harness.runners.manifest import ReferenceSpec, default_reference
 from harness.tools.expectations_update import update_expectations
 from harness.verdict.diff import outcome_diff
 from harness.verdict.judge import divergence_verdict

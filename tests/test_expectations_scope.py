@@ -16,8 +16,8 @@ from test_expectations import write, write_case, write_report
 
 from harness.cases.load import load_scenarios
 from harness.cli import main as cli
-from harness.expectations import ExpectationsError, load_expectations
-from harness.model import CaseResult, Outcome, Scenario, Status
+from harness.core.model import CaseResult, Outcome, Scenario, Status
+from harness.run.expectations import ExpectationsError, load_expectations
 from harness.tools.expectations_update import update_expectations
 from harness.verdict.judge import judge
 

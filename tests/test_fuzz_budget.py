@@ -17,7 +17,7 @@ from fake_reference import fake_bundle, install_fake_bun
 
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
-from harness.model import FoundBy
+from harness.core.model import FoundBy
 
 BUDGET = 6.0
 SLACK = 15.0  # generous: this checks that the budget is honoured, not how fast anything is

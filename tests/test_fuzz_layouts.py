@@ -1,4 +1,4 @@
-"""harness.tools.fuzz_layouts: the fuzzer draws every repository shape, and each one builds and saves as a case."""
+"""harness.tools.fuzz.layouts: the fuzzer draws every repository shape, and each one builds and saves as a case."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from test_fuzz_shapes import examples
 
 from harness.cases.load import load_text
 from harness.cases.write import case_document, dump_yaml
+from harness.core.repomodel import MODE_GITLINK, RepoModel
 from harness.repo.build import build_repo, needs_worktree
 from harness.repo.gitenv import isolated_env
 from harness.repo.shape import HEADS, LAYOUTS
-from harness.repomodel import MODE_GITLINK, RepoModel
-from harness.tools.fuzz_layouts import repo_shapes
-from harness.tools.fuzz_strategies import repo_models
+from harness.tools.fuzz.layouts import repo_shapes
+from harness.tools.fuzz.strategies import repo_models
 
 
 def shaped_models() -> st.SearchStrategy[RepoModel]:

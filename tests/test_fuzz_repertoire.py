@@ -1,5 +1,5 @@
 """`conformance fuzz` draws what users can write: Unicode's assigned repertoire up to the reference runtime's
-version (harness.tools.fuzz_repertoire), surrogates in input strings, odd and non-finite numbers, invalid clocks
+version (harness.tools.fuzz.repertoire), surrogates in input strings, odd and non-finite numbers, invalid clocks
 and `core.quotePath=false`; inputs no request can carry are refused as the loader refuses them."""
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ from test_fuzz_shapes import examples
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
 from harness.cases.load import DEFAULT_INPUTS, load_text
 from harness.cases.write import case_document, dump_yaml
-from harness.repomodel import RepoModel
-from harness.tools import fuzz, fuzz_repertoire
-from harness.tools.fuzz import is_refused, refusal
-from harness.tools.fuzz_lifecycle import is_refused as lifecycle_refused
-from harness.tools.fuzz_lifecycle import lifecycle_documents, lifecycle_scenario
-from harness.tools.fuzz_lifecycle import refusal as lifecycle_refusal
-from harness.tools.fuzz_repertoire import NONCHARACTERS, limit_version, pools, unicode_text
-from harness.tools.fuzz_strategies import compile_inputs, repo_models
-from harness.tools.oracle import Candidate
+from harness.core.repomodel import RepoModel
+from harness.tools.batch_compile import Candidate
+from harness.tools.fuzz.campaign import campaign as fuzz
+from harness.tools.fuzz.campaign import is_refused, refusal
+from harness.tools.fuzz.campaign import repertoire as fuzz_repertoire
+from harness.tools.fuzz.lifecycle import is_refused as lifecycle_refused
+from harness.tools.fuzz.lifecycle import lifecycle_documents, lifecycle_scenario
+from harness.tools.fuzz.lifecycle import refusal as lifecycle_refusal
+from harness.tools.fuzz.repertoire import NONCHARACTERS, limit_version, pools, unicode_text
+from harness.tools.fuzz.strategies import compile_inputs, repo_models
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""harness.tools.fuzz_shapes: `conformance fuzz` generates memfs-v2 trees and `client_skills` inputs."""
+"""harness.tools.fuzz.shapes: `conformance fuzz` generates memfs-v2 trees and `client_skills` inputs."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from hypothesis.internal.conjecture import providers  # Hypothesis's own draw of
 from hypothesis.internal.floats import float_to_int
 from sortedcontainers import SortedSet
 
+from harness.core.repomodel import RepoModel
 from harness.repo.spec import valid_tree
-from harness.repomodel import RepoModel
-from harness.tools.fuzz_shapes import client_skills_values, v2_trees
-from harness.tools.fuzz_strategies import _tree_of, blobs, compile_inputs, name_components, repo_models
+from harness.tools.fuzz.shapes import client_skills_values, v2_trees
+from harness.tools.fuzz.strategies import _tree_of, blobs, compile_inputs, name_components, repo_models
 
 
 def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:
@@ -88,7 +88,7 @@ def test_inputs_give_client_skills_of_every_kind() -> None:
 
 
 def test_names_reach_git_show_revision_syntax_builtins_and_name_max() -> None:
-    from harness.tools.fuzz_strategies import BUILTIN_NAMES, POLLUTING, builtin_paths
+    from harness.tools.fuzz.strategies import BUILTIN_NAMES, POLLUTING, builtin_paths
 
     models: list[RepoModel] = examples(repo_models(), 400)
     names = [name for model in models for commit in model.commits for name in commit.files]
@@ -105,7 +105,7 @@ def test_names_reach_git_show_revision_syntax_builtins_and_name_max() -> None:
 
 
 def test_inputs_give_javascript_numbers_and_dates_the_port_models() -> None:
-    from harness.tools.fuzz import is_refused
+    from harness.tools.fuzz.campaign import is_refused
     from memfs_prompt.jsvalues import parse_js_date
 
     inputs = [i for i in examples(compile_inputs, 400) if not is_refused(i)]  # the refused are never compiled

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.model import CaseResult, FieldDiff, Outcome, Status
-from harness.runners.manifest import ReferenceSpec
-from harness.tools.bisect import first_change, release_range
-from harness.tools.gate import evaluate, render
-from harness.tools.matrix import matrix_specs
+from harness.acquire.manifest import ReferenceSpec
+from harness.core.model import CaseResult, FieldDiff, Outcome, Status
+from harness.tools.releases.bisect import first_change, release_range
+from harness.tools.releases.gate import evaluate, render
+from harness.tools.releases.matrix import matrix_specs
 
 
 def result(case: str, reference: str, status: str, profile: str = "letta-code@0.32.17", *fields: str) -> CaseResult:
@@ -91,7 +91,7 @@ def test_bisect_reports_no_change_when_the_ends_agree_and_treats_throwing_as_an_
 
 
 def test_bisect_stops_on_a_candidate_that_could_not_run() -> None:
-    from harness.tools.bisect import BisectError
+    from harness.tools.releases.bisect import BisectError
 
     outcome_of, _ = outcomes({"a": "x", "b": "ERROR", "c": "y"})
     with pytest.raises(BisectError, match="crash"):
@@ -108,7 +108,7 @@ def test_release_range_is_inclusive_and_ordered_and_rejects_bad_ranges() -> None
 
 
 def test_bisect_commit_range_lists_first_parent_commits_oldest_first(make_repo) -> None:
-    from harness.tools.bisect import commit_range
+    from harness.tools.releases.bisect import commit_range
 
     repo = make_repo({"a": "1"})
     first = repo.head()
@@ -118,7 +118,7 @@ def test_bisect_commit_range_lists_first_parent_commits_oldest_first(make_repo) 
 
 
 def test_matrix_specs_cover_every_pinned_release_and_each_runtime_variant_after_its_baseline() -> None:
-    from harness.runners.manifest import pinned_references
+    from harness.acquire.manifest import pinned_references
 
     releases = [s.label for s in pinned_references()]
     specs = matrix_specs([], ["bun"], [])
@@ -160,8 +160,8 @@ def test_bisect_on_chosen_fields_looks_past_changes_of_other_fields() -> None:
     [("0.34.13", ("pypi", "0.34.13", "f" * 64)), ("0.32.99", ("npm", "0.33.1", "sha512-abc"))],
 )
 def test_latest_is_the_newer_of_npm_view_and_the_pypi_index(fp, monkeypatch, pypi_version, expected) -> None:
-    from harness.runners import pypi_release
-    from harness.tools.matrix import discover_latest
+    from harness.acquire import pypi_release
+    from harness.tools.releases.matrix import discover_latest
 
     fp.register(
         ["npm", "view", "@letta-ai/letta-code@latest", "version", "dist.integrity", "--json"],
@@ -177,8 +177,8 @@ def test_latest_is_the_newer_of_npm_view_and_the_pypi_index(fp, monkeypatch, pyp
 
 
 def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_newest_releases() -> None:
-    from harness.runners.manifest import load_manifest
-    from harness.tools.matrix import gate_pair
+    from harness.acquire.manifest import load_manifest
+    from harness.tools.releases.matrix import gate_pair
 
     default = ReferenceSpec.parse(load_manifest()["default"])
     specs = matrix_specs([], ["bun"], [])
@@ -191,7 +191,7 @@ def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_n
 def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_registry_integrity(
     tmp_path, monkeypatch
 ) -> None:
-    from harness.runners import manifest, releases
+    from harness.acquire import manifest, releases
 
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path))
     monkeypatch.setattr(manifest, "_ON_DEMAND", {})

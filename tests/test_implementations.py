@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from fake_reference import write_cases
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
-from harness.engine import Session
-from harness.model import CaseResult, CompileRequest, LifecycleOpen, Outcome, Status
+from harness.core.model import CaseResult, CompileRequest, LifecycleOpen, Outcome, Status
+from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplSpec
-from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 
 TESTS = Path(__file__).resolve().parent

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from harness.model import Status
+from harness.core.model import Status
 
 #: `nox -s install` (and so .ci/run) sets it: the module took 18 to 68 s on the shared 2-core machine (the build and
 #: the fresh environment 29 s of the 68 under load), too long for every test run.

@@ -198,7 +198,7 @@ def test_a_partial_report_is_marked_interrupted_never_ok_and_lists_what_did_not_
     import jsonschema
     from report_examples import case, record
 
-    from harness.model import Outcome, RunReport, Status
+    from harness.core.model import Outcome, RunReport, Status
     from harness.report.meta import interrupted, run_metadata
     from harness.report.write import write_reports
 

@@ -23,7 +23,7 @@ from harness.cases import load
 from harness.cases.inputs import js_string, js_value, non_finite_at
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
-from harness.model import DEFAULT_IMPLEMENTATION, CompileRequest, Outcome, Scenario, Status
+from harness.core.model import DEFAULT_IMPLEMENTATION, CompileRequest, Outcome, Scenario, Status
 from harness.runners.jsonl_process import JsonLinesRunner
 from harness.runners.wire import UnreadableRequest, encode_request
 from harness.verdict.judge import judge
@@ -72,7 +72,7 @@ def test_json_parse_in_bun_reads_the_wire_s_escapes_as_js_string_does(bun: Path,
 
 @pytest.fixture(scope="module")
 def bun() -> Path:
-    from harness.runners.releases import ReferenceUnavailable, ensure_bun
+    from harness.acquire.releases import ReferenceUnavailable, ensure_bun
 
     try:
         return ensure_bun()

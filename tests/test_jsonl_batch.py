@@ -11,10 +11,10 @@ from pathlib import Path
 
 from fake_reference import fake_bundle, install_fake_bun
 
-from harness.model import CompileRequest
+from harness.core.model import CompileRequest
+from harness.core.repomodel import Blob, CommitModel, RepoModel
 from harness.repo.build import build_repo
 from harness.repo.gitenv import isolated_env
-from harness.repomodel import Blob, CommitModel, RepoModel
 from harness.runners.jsonl_process import JsonLinesRunner
 
 

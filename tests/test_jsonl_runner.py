@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from harness.model import ClientSkills, CompileRequest, Outcome
+from harness.core.model import ClientSkills, CompileRequest, Outcome
 from harness.runners.jsonl_process import JsonLinesProcess, JsonLinesRunner, ProtocolError
 
 CHILD = textwrap.dedent(

@@ -17,12 +17,12 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 from report_examples import three_implementations
 from test_implementations import PortReference
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
-from harness.engine import Session
-from harness.model import RunReport, Status
+from harness.core.model import RunReport, Status
 from harness.report.write import write_reports
+from harness.run.session import Session
 from harness.runners.implementations import ImplSpec
-from harness.runners.manifest import ReferenceSpec
 
 TESTS = Path(__file__).resolve().parent
 CASES = TESTS.parent / "cases"

@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
+from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.cases.load import load_scenario
-from harness.engine import Session
-from harness.expectations import load_expectations
-from harness.model import CompileRequest, Divergence, LifecycleOpen, Outcome, Status
+from harness.core.model import CompileRequest, Divergence, LifecycleOpen, Outcome, Status
+from harness.run.expectations import load_expectations
+from harness.run.session import Session
 from harness.runners import letta_server
 from harness.runners.base import Runner
 from harness.runners.implementations import SERVER, ImplContext, ImplSpec, make_runner
 from harness.runners.letta_server import LettaServerRunner
-from harness.runners.manifest import ReferenceSpec, default_reference
 from harness.runners.references import view_for
 from harness.verdict.diff import COMPARED_FIELDS, outcome_diff, presence
 from harness.verdict.view import LETTA_CODE, PRODUCT, letta_code_memory, server_memory

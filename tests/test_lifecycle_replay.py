@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness.cases.load import load_scenario
-from harness.engine import Session
-from harness.lifecycle import observe, replay
-from harness.model import CompileRequest, Outcome, ScenarioError, Status
+from harness.core.model import CompileRequest, Outcome, ScenarioError, Status
 from harness.repo.gitenv import isolated_env
+from harness.run.lifecycle import observe, replay
+from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.python_port import PythonPortRunner
 from harness.verdict.diff import observation_diffs
@@ -251,8 +251,8 @@ def test_observations_count_update_blocks_and_roles_sent_to_the_model():
 def test_lifecycle_corpus_agrees_with_an_update_gated_release(release, reference_bun, release_bundle):
     """`pytest cases` runs the corpus on the default release; this one runs it on 0.30.28 as well."""
     release_bundle(release)
+    from harness.acquire.manifest import ReferenceSpec
     from harness.cases.load import load_scenarios
-    from harness.runners.manifest import ReferenceSpec
 
     scenarios = [s for s in load_scenarios([CASES]).scenarios if s.golden is None]
     with Session([ReferenceSpec("npm", release)], timeout=120) as session:

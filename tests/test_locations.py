@@ -1,4 +1,4 @@
-"""Where the corpus and the reference directory are (harness.locations), which corpus a command reads when given
+"""Where the corpus and the reference directory are (harness.core.locations), which corpus a command reads when given
 none, `conformance cases export`, and pyproject.toml's package list (issue 37, item 1). The wheel itself, installed
 and run from an empty directory, is tests/test_install.py's."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import locations
 from harness.cli.main import main
+from harness.core import locations
 from harness.report import meta
 
 ROOT = Path(__file__).resolve().parents[1]

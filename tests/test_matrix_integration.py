@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
-from harness.engine import Session
-from harness.model import Status
-from harness.runners.manifest import ReferenceSpec
-from harness.tools.drift import drift_report
-from harness.tools.matrix import field_comparison_summary, matrix_json, reference_outcomes, release_order
+from harness.core.model import Status
+from harness.run.session import Session
+from harness.tools.releases.drift import drift_report
+from harness.tools.releases.matrix import field_comparison_summary, matrix_json, reference_outcomes, release_order
 
 pytestmark = pytest.mark.integration
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from harness.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.acquire.manifest import ReferenceSpec
+from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.html import render_html
 from harness.report.write import report_json
-from harness.runners.manifest import ReferenceSpec
-from harness.tools.drift import drift_report
-from harness.tools.gate import evaluate
-from harness.tools.matrix import field_comparison_summary, matrix_json, reference_outcomes
+from harness.tools.releases.drift import drift_report
+from harness.tools.releases.gate import evaluate
+from harness.tools.releases.matrix import field_comparison_summary, matrix_json, reference_outcomes
 from harness.verdict.diff import ABSENT_BOTH, BOTH
 
 FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fake_reference import scenario_yaml, write_cases
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
-from harness.engine import Session
-from harness.model import CompileRequest, Outcome, ScenarioError
+from harness.core.model import CompileRequest, Outcome, ScenarioError
+from harness.run.session import Session
 from harness.runners.base import Runner
-from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.tools import mutant_file, mutation
 from harness.tools.mutation import (
@@ -239,7 +239,7 @@ def test_a_mutant_of_the_shared_reading_of_head_is_killed_through_the_compile_pa
     tmp_path: Path, monkeypatch
 ) -> None:
     """A matrix compiles a case under each profile from one reading of its HEAD, in a worker process
-    (harness.runners.port_pool); a mutant that closes that reading after its first compile turns the second
+    (harness.run.port_pool); a mutant that closes that reading after its first compile turns the second
     profile's compile into an empty memory. The pass the tool runs first compiles the way the matrix does."""
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
     baseline, paths = baseline_of(write_cases(tmp_path / "cases", {"a-case": ""}), tmp_path, ("0.31.12", "0.32.18"))

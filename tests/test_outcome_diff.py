@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.model import Outcome, Scenario, Status
-from harness.tools.bisect import first_change
-from harness.tools.drift import changes
+from harness.core.model import Outcome, Scenario, Status
+from harness.tools.releases.bisect import first_change
+from harness.tools.releases.drift import changes
 from harness.verdict.diff import (
     ABSENT_BOTH,
     BOTH,

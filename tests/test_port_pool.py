@@ -1,4 +1,4 @@
-"""The port's compiles made ahead in worker processes (harness.runners.port_pool): an outcome is the in-process
+"""The port's compiles made ahead in worker processes (harness.run.port_pool): an outcome is the in-process
 runner's, and a pool that breaks leaves the compile to the session instead of failing the run."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.model import CompileRequest
+from harness.core.model import CompileRequest
 from harness.repo.gitenv import isolated_env
-from harness.runners.port_pool import PortPool
+from harness.run.port_pool import PortPool
 from harness.runners.python_port import PythonPortRunner
 
 PROFILE = "letta-code@0.32.18"

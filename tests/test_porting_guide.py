@@ -213,7 +213,7 @@ def test_the_guide_s_expectations_file_is_the_v2_only_port_s_tested_one(tmp_path
     """The broad entries the guide shows load, name cases of the corpus, and are those of
     tests/data/v2-only-expectations.yaml, with which tests/v2_only_impl.py runs the whole corpus green."""
     from harness.cases.load import load_scenarios
-    from harness.expectations import load_expectations
+    from harness.run.expectations import load_expectations
 
     (block,) = re.findall(r"```yaml\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
     tested = yaml.safe_load((ROOT / "tests" / "data" / "v2-only-expectations.yaml").read_text(encoding="utf-8"))

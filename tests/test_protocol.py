@@ -18,13 +18,13 @@ import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 from jsonschema import Draft202012Validator
 
+from harness.acquire.manifest import DRIVER_PATH, REPO_ROOT, ReferenceSpec, default_reference
 from harness.cases.load import load_scenario
-from harness.lifecycle import replay
-from harness.model import CompileRequest, LifecycleOpen
+from harness.core.model import CompileRequest, LifecycleOpen
 from harness.repo.build import materialize_repo
 from harness.repo.gitenv import isolated_env
+from harness.run.lifecycle import replay
 from harness.runners.jsonl_process import JsonLinesRunner
-from harness.runners.manifest import DRIVER_PATH, REPO_ROOT, ReferenceSpec, default_reference
 from harness.runners.python_port import PythonPortRunner
 from memfs_prompt import PROFILES, profile_for_release, resolve_profile
 
@@ -213,8 +213,8 @@ def test_the_schema_rejects_answers_that_break_the_contract() -> None:
 
 
 def test_the_harness_requests_are_protocol_requests(tmp_path: Path) -> None:
-    from harness.lifecycle import wire_steps
     from harness.repo.checkout import REPOSITORY_STEPS
+    from harness.run.lifecycle import wire_steps
 
     opened = LifecycleOpen(tmp_path, tmp_path / "s", "S", NOW, model=None).to_wire("s1")
     wires = [compile_request(tmp_path, clientSkills=[]), {**opened, "agentId": None, "delivery": "mid-conversation"}]

@@ -12,9 +12,9 @@ import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SYSTEM, RepoSpec, build
 from fake_reference import alive
 
-from harness.model import CompileRequest
+from harness.acquire.manifest import REPO_ROOT
+from harness.core.model import CompileRequest
 from harness.runners.jsonl_process import JsonLinesProcess, ProtocolError
-from harness.runners.manifest import REPO_ROOT
 from memfs_prompt.protocol import FEATURES  # the fake answers hello with the port's features
 
 FAKE = [sys.executable, str(REPO_ROOT / "tests" / "fake_impl.py")]

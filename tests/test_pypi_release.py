@@ -1,5 +1,6 @@
 """PyPI references without the network: wheels are built here, pip's download is replaced, the sha256
-check and the unpacking are real (harness.runners.pypi_release, harness.runners.releases, harness.tools.pin)."""
+check and the unpacking are real (harness.acquire.pypi_release, harness.acquire.releases,
+harness.tools.releases.pin)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.runners import manifest, pypi_release, releases
-from harness.runners.manifest import ReferenceSpec
-from harness.runners.releases import ReferenceUnavailable
-from harness.tools import pin
+from harness.acquire import manifest, pypi_release, releases
+from harness.acquire.manifest import ReferenceSpec
+from harness.acquire.releases import ReferenceUnavailable
+from harness.tools.releases import pin
 
 NODE_BYTES = b"\x7fELF a node binary"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, RepoSpec, build
 
-from harness.model import ClientSkills, CompileRequest
-from harness.port_command import cli_args
+from harness.core.model import ClientSkills, CompileRequest
+from harness.runners.port_command import cli_args
 from harness.runners.python_cli import PythonCliRunner, outcome_of
 from harness.runners.python_port import PythonPortRunner
 from memfs_prompt import profile_for_release

@@ -23,15 +23,15 @@ import yaml
 import memfs_prompt.compiler as compiler
 import memfs_prompt.frontmatter as frontmatter
 import memfs_prompt.render_v1 as render_v1
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.cases.write import model_size
-from harness.engine import Session
-from harness.model import CompileRequest, FoundBy, LifecycleOpen, Outcome, Status
-from harness.repomodel import RepoModel
-from harness.runners.manifest import ReferenceSpec
+from harness.core.model import CompileRequest, FoundBy, LifecycleOpen, Outcome, Status
+from harness.core.repomodel import RepoModel
+from harness.run.session import Session
 from harness.runners.python_port import PythonPortRunner
-from harness.tools.fuzz import fuzz, known_signatures
-from harness.tools.fuzz_lifecycle import fuzz_lifecycle
+from harness.tools.fuzz.campaign import fuzz, known_signatures
+from harness.tools.fuzz.lifecycle import fuzz_lifecycle
 from harness.tools.reduce import Candidate, Oracle, Reducer, candidate_of, ddmin, reduce_candidate, reduced_document
 from harness.verdict.signature import Signature, difference_kind
 from memfs_prompt.profiles import Profile, profile_for_release

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 
-from harness.model import CompileRequest, Scenario, Status
+from harness.acquire.manifest import ReferenceSpec
+from harness.core.model import CompileRequest, Scenario, Status
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.verdict.judge import judge
 from memfs_prompt import profile_for_release

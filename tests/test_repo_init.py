@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from harness.core.repomodel import RepoShape
 from harness.repo import shape
 from harness.repo.gitenv import isolated_env
-from harness.repomodel import RepoShape
 
 
 def _files(root: Path) -> dict[str, bytes | None]:

@@ -13,7 +13,7 @@ import yaml
 
 from harness.cases.load import load_scenario
 from harness.cases.write import repo_spec
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.listing import printed_name
 from harness.repo.spec import model_of

@@ -173,7 +173,7 @@ def test_a_multi_megabyte_output_shows_the_cut_notes_and_scrolls_to_the_marked_b
 ) -> None:
     from report_examples import case, record
 
-    from harness.model import Outcome, RunReport, Status
+    from harness.core.model import Outcome, RunReport, Status
 
     big = "memory line with text\n" * 200_000  # 4.4 MB
     index = len(big) // 2
@@ -262,7 +262,7 @@ def test_a_character_no_font_draws_shows_its_code_point_beside_its_box(browser: 
     the fonts a Debian chromium has; é is in all of them."""
     from report_examples import case, record
 
-    from harness.model import Outcome, RunReport, Status
+    from harness.core.model import Outcome, RunReport, Status
 
     reference, port = Outcome("ok", record=record("é \U0001e290 a")), Outcome("ok", record=record("é \U0001e290 b"))
     html = write_reports(RunReport([case("toto", Status.FAIL, (), reference, port)], [], [], ["conformance"]), tmp_path)
@@ -280,7 +280,7 @@ def test_a_character_no_font_draws_shows_its_code_point_beside_its_box(browser: 
 def test_golden_checks_get_no_grid_column_and_the_banner_names_them_apart(browser: Any, tmp_path: Path) -> None:
     from report_examples import case, record
 
-    from harness.model import Outcome, RunReport, Status
+    from harness.core.model import Outcome, RunReport, Status
 
     ok = Outcome("ok", record=record("m"))
     results = [case(c, Status.PASS, (), ok, ok, label=label) for c in ("a", "b") for label in REFERENCES]
@@ -302,7 +302,7 @@ def test_the_conformance_summary_of_three_implementations_is_on_the_first_screen
 ) -> None:
     from report_examples import PLANTED, PYTHON, SERVER, three_implementations
 
-    from harness.model import RunReport
+    from harness.core.model import RunReport
 
     report = RunReport(three_implementations(), [], [], ["conformance", "run", "cases"], timing=False)
     html = write_reports(report, tmp_path)["html"]

@@ -4,7 +4,7 @@ split a group."""
 
 from __future__ import annotations
 
-from harness.model import GOLDEN, CaseResult, RunReport, Status
+from harness.core.model import GOLDEN, CaseResult, RunReport, Status
 from harness.report.groups import failure_groups, verdict
 
 

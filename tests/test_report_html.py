@@ -17,8 +17,8 @@ import jsonschema
 import pytest
 from report_examples import FAILURES, REFERENCES, case, mixed_report, record
 
-import harness.model
-from harness.model import GOLDEN, CaseResult, FieldDiff, Outcome, RunReport, ScenarioError, Status
+import harness.core.model
+from harness.core.model import GOLDEN, CaseResult, FieldDiff, Outcome, RunReport, ScenarioError, Status
 from harness.report.html import (
     SHOW_AFTER,
     SHOW_BEFORE,
@@ -377,7 +377,7 @@ def test_the_fields_a_result_compared_come_from_the_one_rule_in_verdict_diff() -
 
 
 def test_reproduce_asks_harness_model_which_label_is_golden(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(harness.model, "GOLDEN", "spec-only")  # one owner of the label: renaming it is one edit
+    monkeypatch.setattr(harness.core.model, "GOLDEN", "spec-only")  # one owner of the label: renaming it is one edit
     result = CaseResult("c", "spec-only", "letta-code@0.32.14", Status.FAIL, (), "c.yaml")
     [rerun] = reproduce_commands(result)
     assert "--reference" not in rerun and "--profile" not in rerun

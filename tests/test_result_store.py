@@ -22,15 +22,16 @@ from typing import Any
 import jsonschema
 import pytest
 
+from harness.acquire import manifest
+from harness.acquire.manifest import ReferenceSpec, default_reference
+from harness.acquire.releases import ReferenceUnavailable
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
-from harness.engine import Session, build_request
-from harness.model import ClientSkills, CompileRequest, Outcome
+from harness.core.model import ClientSkills, CompileRequest, Outcome
 from harness.repo.build import materialize_repo
-from harness.runners import manifest, result_store
+from harness.run.session import Session, build_request
+from harness.runners import result_store
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import ReferenceSpec, default_reference
-from harness.runners.releases import ReferenceUnavailable
 from harness.runners.result_store import MemoizedReference, ResultStore, parse_size, repository_root, storable
 from harness.runners.result_store.key import artifact_identity, index_without_stat, tree_digest
 
@@ -445,7 +446,7 @@ def test_a_report_from_the_store_is_the_cold_report_with_cached_marks(
     reference_bun: Path, release_bundle: Any,
 ) -> None:  # fmt: skip
     release_bundle(default_reference())
-    monkeypatch.setattr("harness.engine.cache_root", lambda: tmp_path / "cache")
+    monkeypatch.setattr("harness.run.session.cache_root", lambda: tmp_path / "cache")
     cases = [str(p) for p in PICKED]
     runs = {name: tmp_path / name for name in ("cold", "warm", "nocache")}
     lines = {}

@@ -1,6 +1,6 @@
-"""Building a revision's modules from source (harness.runners.revision_build), git: references
+"""Building a revision's modules from source (harness.acquire.revision_build), git: references
 (harness.runners.git_reference), the history scan, commit bisect and the history table
-(harness.tools.history_scan, revision_corpus, history), on small repositories these tests create with
+(harness.tools.history.scan, revision_corpus, history), on small repositories these tests create with
 their own minimal TypeScript modules; and, when LETTA_CODE_GIT names a local clone of letta-code,
 against upstream's real history."""
 
@@ -15,19 +15,22 @@ from pathlib import Path
 import pytest
 from conftest import OFFLINE, git_env_for
 
-from harness.runners import git_reference, revision_build
-from harness.runners.git_reference import GitReference, UnknownRevisionProfile, revision_profile
-from harness.runners.manifest import ReferenceSpec
-from harness.runners.releases import ensure_bun
-from harness.runners.revision_build import build_revision
-from harness.runners.revision_source import (
+from harness.acquire import revision_build
+from harness.acquire.manifest import ReferenceSpec
+from harness.acquire.releases import ensure_bun
+from harness.acquire.revision_build import build_revision
+from harness.acquire.revision_source import (
     BuildError,
     bun_pragma,
     load_time_packages,
     locked_versions,
     release_build_entry,
 )
-from harness.tools import history, history_scan, revision_corpus
+from harness.runners import git_reference
+from harness.runners.git_reference import GitReference, UnknownRevisionProfile, revision_profile
+from harness.tools.history.table import revision_corpus
+from harness.tools.history.table import scan as history_scan
+from harness.tools.history.table import table as history
 
 pytestmark = pytest.mark.skipif(OFFLINE, reason="needs the pinned bun (LETTA_CONFORMANCE_OFFLINE=1)")
 
@@ -408,7 +411,7 @@ def test_lifecycle_module_builds_beside_the_compiler(upstream: Upstream, cache: 
 def test_lifecycle_is_built_on_demand_and_its_failure_is_reported(
     upstream: Upstream, cache: Path, tmp_path: Path
 ) -> None:
-    from harness.model import LifecycleOpen
+    from harness.core.model import LifecycleOpen
 
     good = upstream.commit("backend", lifecycle_files())
     request = LifecycleOpen(tmp_path / "memory", tmp_path / "storage", "You are a test.", "2026-01-02T03:04:05.678Z")

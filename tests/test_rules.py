@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.acquire.pypi_release import APP
+from harness.acquire.releases import cache_root
 from harness.cases.load import DEFAULT_INPUTS, load_scenario, load_scenarios
 from harness.cases.rules import (
     FEATURES,
@@ -30,13 +32,11 @@ from harness.cases.rules import (
     unnamed_rules_note,
 )
 from harness.cli.main import main
-from harness.engine import build_request
-from harness.lifecycle import Probe, run_side, wire_steps
-from harness.model import CompileRequest, Scenario, ScenarioError
+from harness.core.model import CompileRequest, Scenario, ScenarioError
 from harness.repo.build import materialize_repo
-from harness.runners.pypi_release import APP
+from harness.run.lifecycle import Probe, run_side, wire_steps
+from harness.run.session import build_request
 from harness.runners.python_port import PythonPortRunner
-from harness.runners.releases import cache_root
 from letta_profiles import DEFAULT_RELEASE, PROFILE_NAMES, profile_name_for_release, resolve_profile_name
 from memfs_prompt.compiler import one_reading_of_head
 

@@ -16,9 +16,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cases.load import load_scenario
-from harness.engine import Session
-from harness.model import CaseResult, CompileRequest, Divergence, Outcome, RunReport, Scenario, ScenarioError, Status
+from harness.core.model import (
+    CaseResult,
+    CompileRequest,
+    Divergence,
+    Outcome,
+    RunReport,
+    Scenario,
+    ScenarioError,
+    Status,
+)
 from harness.report.write import report_json, write_reports
+from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.verdict.diff import outcome_diff
 from harness.verdict.judge import judge, judge_golden
@@ -298,7 +307,7 @@ class CannedRunner(Runner):
 
 @pytest.mark.parametrize(("alter", "status"), [(None, Status.PASS), ({"coreMemory": "different"}, Status.FAIL)])
 def test_session_runs_a_case_against_a_reference(tmp_path: Path, alter, status) -> None:
-    from harness.runners.manifest import ReferenceSpec
+    from harness.acquire.manifest import ReferenceSpec
 
     path = tmp_path / "compile" / "s.yaml"
     path.parent.mkdir()

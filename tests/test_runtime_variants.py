@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
-from harness.engine import Session
-from harness.model import CompileRequest, Outcome, Status
+from harness.core.model import CompileRequest, Outcome, Status
+from harness.run.session import Session
 from harness.runners.base import Runner
-from harness.runners.manifest import ReferenceSpec
 from harness.runners.references import with_baselines
 from harness.verdict.diff import ABSENT_BOTH, BOTH, IMPL_ONLY, REFERENCE_ONLY, outcome_diff, presence
 

@@ -15,16 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.cli import main as cli
-from harness.engine import Session
-from harness.model import CaseResult, CompileRequest, Outcome, RunReport, Scenario, ScenarioError, Status
+from harness.core.model import CaseResult, CompileRequest, Outcome, RunReport, Scenario, ScenarioError, Status
 from harness.report.merge import MergeError, merge_reports
 from harness.report.write import report_json, result_from_json, result_json, write_reports
+from harness.run.session import Session
 from harness.runners.base import Runner
-from harness.runners.manifest import ReferenceSpec
 from harness.runners.python_port import PythonPortRunner
-from harness.tools.shard import Shard, partition, shard_of
+from harness.tools.releases.shard import Shard, partition, shard_of
 from harness.verdict.diff import outcome_diff
 from memfs_prompt import profile_for_release
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cases.load import DEFAULT_INPUTS, load_scenario, load_scenarios
-from harness.model import ScenarioError, Status
+from harness.core.model import ScenarioError, Status
 
 GOOD = 'id: good-one\ndescription: fine\nrepo:\n  commits:\n    - files:\n        a.md: "x"\n'
 

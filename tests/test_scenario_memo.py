@@ -12,7 +12,7 @@ import pytest
 
 from harness.cases.load import load_scenario, load_scenarios
 from harness.cases.memo import ScenarioMemo
-from harness.model import Scenario, ScenarioError
+from harness.core.model import Scenario, ScenarioError
 from harness.repo.discard import discard, drain
 
 CASES = Path(__file__).resolve().parents[1] / "cases"

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from harness.acquire.manifest import ReferenceSpec
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import ReferenceSpec
 from memfs_prompt import profile_for_release
 from memfs_prompt.skills_block import (
     append_available_skills_block,

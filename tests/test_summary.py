@@ -21,7 +21,7 @@ from report_examples import PLANTED, PYTHON, SERVER, case, record, three_impleme
 
 from harness.cases.tags import TAGS
 from harness.cli.terminal import conformance_lines
-from harness.model import Outcome, RunReport, Status
+from harness.core.model import Outcome, RunReport, Status
 from harness.report.html import SUMMARY_REFERENCES
 from harness.report.merge import merge_reports
 from harness.report.summary import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.runners.transpiler_cache import prune_transpiler_cache, transpiler_cache
+from harness.acquire.transpiler_cache import prune_transpiler_cache, transpiler_cache
 
 
 def test_the_least_recently_used_entries_go_first_until_the_cache_is_under_its_bound(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.runners import unpacked_check
-from harness.runners.unpacked_check import STAMPS, listing_damage
+from harness.acquire import unpacked_check
+from harness.acquire.unpacked_check import STAMPS, listing_damage
 
 
 @pytest.fixture

@@ -15,16 +15,16 @@ import pytest
 from conftest import OFFLINE, git_env_for
 from test_revision_build import Upstream, snapshot
 
+from harness.acquire.releases import ensure_bun
 from harness.cli.main import main
+from harness.report.upstream_records import FILE_LEVEL, FileRun, Outcome, Verdict
 from harness.report.upstream_tests import report_json, terminal_lines, write_reports
 from harness.runners.git_reference import GitReference
 from harness.runners.implementations import ImplSpec
-from harness.runners.releases import ensure_bun
-from harness.tools import upstream_tests
-from harness.tools.upstream_bun import attribute_calls, read_junit
-from harness.tools.upstream_records import FILE_LEVEL, FileRun, Outcome, Verdict
-from harness.tools.upstream_select import bunfig_preloads, path_aliases, resolve, selection_reasons, shim_module
-from harness.tools.upstream_verdict import NO_CALL_NOTE, mojibake_of, producing_call
+from harness.tools.upstream import suite as upstream_tests
+from harness.tools.upstream.bun_file import attribute_calls, read_junit
+from harness.tools.upstream.select import bunfig_preloads, path_aliases, resolve, selection_reasons, shim_module
+from harness.tools.upstream.verdict import NO_CALL_NOTE, mojibake_of, producing_call
 
 needs_bun = pytest.mark.skipif(OFFLINE, reason="needs the pinned bun (LETTA_CONFORMANCE_OFFLINE=1)")
 IMPL = Path(__file__).with_name("upstream_fixture_impl.py")

@@ -18,7 +18,7 @@ from fake_reference import fake_bundle, install_fake_bun
 
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
-from harness.model import FoundBy, Scenario
+from harness.core.model import FoundBy, Scenario
 from harness.tools.reduce import reproduce_command
 
 PLANTED = f"cmd:{sys.executable} {Path(__file__).parent / 'planted_bug_impl.py'}"

@@ -81,7 +81,7 @@ if __name__ == "__main__":  # print measurements for the literals in test_frontm
 
 def reference_compile(bun: Path, bundle: Path, requests: list[dict[str, Any]], env: dict[str, str]) -> list[Any]:
     """Answers of upstream compileLocalSystemPrompt (via reference/driver.mjs) to `compile` requests, in order."""
-    from harness.runners.manifest import DRIVER_PATH
+    from harness.acquire.manifest import DRIVER_PATH
 
     lines = [json.dumps({"id": i + 1, "op": "compile", **r}, ensure_ascii=True) for i, r in enumerate(requests)]
     with tempfile.TemporaryDirectory(prefix="oracle-cwd-") as cwd:  # 0.25.x write .letta/ into their cwd

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from harness.cases.yamlnodes import line_at
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
 from harness.repo.listing import ListingError
 from harness.repo.spec import generated_files, listed_prefix, listing_padding, path_problem
 

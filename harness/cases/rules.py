@@ -26,7 +26,7 @@ import yaml
 from harness.cases.schemacheck import validate
 from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.yamlnodes import line_at
-from harness.model import Scenario, ScenarioError
+from harness.core.model import Scenario, ScenarioError
 from letta_profiles import PROFILE_NAMES, resolve_profile_name
 
 #: The file beside the case folders that holds the rules.

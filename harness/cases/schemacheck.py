@@ -1,6 +1,6 @@
 """A YAML document against a JSON Schema, the first problem as a ScenarioError with its line and the fix.
 
-Used by every strictly read file (cases: cases.load; expectations files: harness.expectations). Which
+Used by every strictly read file (cases: cases.load; expectations files: harness.run.expectations). Which
 problem is reported first: the shallowest; at one depth an unknown key (named with the nearest allowed
 key) before a missing one, since a misspelt key is also a missing one.
 """
@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     import jsonschema
 
 from harness.cases.yamlnodes import key_node_at, node_at
-from harness.model import ScenarioError
-from harness.suggest import nearest
+from harness.core.model import ScenarioError
+from harness.core.suggest import nearest
 
 
 def _nearest(word: object, choices: list[str]) -> str:

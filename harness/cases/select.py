@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from harness.model import Scenario
+from harness.core.model import Scenario
 
 _TOKEN = re.compile(r"\s*(\(|\)|,|[^\s(),]+)")
 Matcher = Callable[[tuple[str, ...]], bool]

@@ -2,7 +2,7 @@
 given twice, no keys that are not text; every refusal a ScenarioError with the file, the line and the fix.
 
 Owns how such a file is read into (its node tree, for lines; its data). What a case, a rule or an expectations
-entry may hold is its own loader's (harness.cases.load, harness.cases.rules, harness.expectations).
+entry may hold is its own loader's (harness.cases.load, harness.cases.rules, harness.run.expectations).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from harness.cases.yamlerrors import plain_yaml_error
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
 
 
 class _KeyProblem(yaml.YAMLError):

@@ -11,10 +11,10 @@ from harness.cases.rules import Rule, corpus_rules, rules_path
 from harness.cases.tags import TAGS
 from harness.cases.write import CaseExists, model_size
 from harness.cli.common import Commands, UsageError, cases_dir, existing
-from harness.model import ScenarioError
-from harness.plural import counted
+from harness.core.model import ScenarioError
+from harness.core.plural import counted
+from harness.core.suggest import nearest
 from harness.repo.snapshot import SnapshotError
-from harness.suggest import nearest
 from harness.tools.add_case import add_case, verify_case
 
 CASE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")  # cases/schema.json's id pattern

@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.acquire.manifest import RUNTIMES, ReferenceSpec
+from harness.acquire.releases import ReferenceUnavailable
 from harness.cases.load import load_scenarios
 from harness.cli import history
 from harness.cli.common import Commands, add_impl, add_no_cache, add_timeout, case_paths, impl_specs
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.model import Outcome
-from harness.runners.manifest import RUNTIMES, ReferenceSpec
-from harness.runners.releases import ReferenceUnavailable
-from harness.tools.bisect import (
+from harness.core.model import Outcome
+from harness.tools.releases.bisect import (
     VERDICT_FIELDS,
     BisectError,
     checkout_bundle,
@@ -29,7 +29,7 @@ from harness.verdict.diff import COMPARED_FIELDS
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     if args.git:
-        return history.cmd_bisect(args)  # first-parent commits, each built from source (harness.runners.revision_build)
+        return history.cmd_bisect(args)  # first-parent commits, each built from source (harness.acquire.revision_build)
     loaded = load_scenarios(case_paths(args.paths or []))
     matches = [s for s in loaded.scenarios if s.id == args.case]
     if not matches:

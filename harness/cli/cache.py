@@ -10,8 +10,8 @@ import argparse
 import datetime
 import json
 
+from harness.acquire.releases import cache_root
 from harness.cli.common import Commands, UsageError
-from harness.runners.releases import cache_root
 from harness.runners.result_store import ResultStore, parse_size, store_path
 
 

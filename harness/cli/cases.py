@@ -1,9 +1,9 @@
 """`conformance cases export DIR`: the corpus that ships with the tool, written out to read or extend.
 
-The corpus is the tool's own (harness.locations.project_cases): compile/, lifecycle/ and rules.yaml beside
+The corpus is the tool's own (harness.core.locations.project_cases): compile/, lifecycle/ and rules.yaml beside
 them, every YAML file byte for byte, nothing else (no package file). DIR must be new or empty, so an export
 never mixes with or overwrites someone's cases. Run from DIR's parent with DIR named `cases`, every command
-reads and writes the exported corpus as it does a checkout's (harness.locations.default_cases).
+reads and writes the exported corpus as it does a checkout's (harness.core.locations.default_cases).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from harness.cli.common import Commands, UsageError, writing
-from harness.locations import project_cases
+from harness.core.locations import project_cases
 
 
 def corpus_files(root: Path) -> list[Path]:

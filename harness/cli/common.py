@@ -14,27 +14,27 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.cases.load import load_scenarios
-from harness.cases.memo import ScenarioMemo
-from harness.cases.select import Keyword
-from harness.locations import LOCAL_CASES, default_cases, project_cases
-from harness.model import Scenario, ScenarioError
-from harness.runners.implementations import IMPL_FORMS, ImplSpec
-from harness.runners.manifest import (
+from harness.acquire.manifest import (
     REFERENCE_FORMS,
     RUNTIMES,
     ReferenceSpec,
     default_reference,
     unpinned,
 )
+from harness.acquire.releases import cache_root
+from harness.acquire.revision_source import BuildError
+from harness.cases.load import load_scenarios
+from harness.cases.memo import ScenarioMemo
+from harness.cases.select import Keyword
+from harness.core.locations import LOCAL_CASES, default_cases, project_cases
+from harness.core.model import Scenario, ScenarioError
+from harness.core.suggest import nearest
+from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.runners.references import profile_for_reference
-from harness.runners.releases import cache_root
-from harness.runners.revision_source import BuildError
-from harness.suggest import nearest
 from letta_profiles import PROFILE_NAMES, PUBLISHED, resolve_profile_name
 
 CASES = LOCAL_CASES  # the current directory's: commands write cases only there (cases_dir)
-PROJECT_CASES = project_cases()  # the tool's corpus: read when there is no ./cases (harness.locations), never written
+PROJECT_CASES = project_cases()  # the tool's corpus (harness.core.locations): read when there is no ./cases
 
 
 class UsageError(Exception):
@@ -138,7 +138,7 @@ def add_timeout(parser: argparse.ArgumentParser, default: float = 60.0) -> None:
 
 
 def add_run_timeout(parser: argparse.ArgumentParser) -> None:
-    """`--run-timeout SECONDS`: the whole run's deadline (harness.stopping), beside --timeout's per request."""
+    """`--run-timeout SECONDS`: the whole run's deadline (harness.core.stopping), beside --timeout's per request."""
     parser.add_argument(
         "--run-timeout", type=seconds, metavar="SECONDS",
         help="stop the whole run after SECONDS, as SIGTERM would: a partial report marked interrupted, exit 143",
@@ -250,7 +250,7 @@ def check_profile(spec: ReferenceSpec, override: str | None) -> None:
 
 def profile_hint(name: str) -> str:
     """`; did you mean letta-code@0.33.6?` for a profile name resolve_profile_name refused: the nearest of the
-    profile names and `letta-code@RELEASE` for every published release (harness.suggest, newest first)."""
+    profile names and `letta-code@RELEASE` for every published release (harness.core.suggest, newest first)."""
     names = [*reversed(PROFILE_NAMES), *(f"letta-code@{release}" for release in reversed(PUBLISHED))]
     near = nearest(name, names)
     return f"; did you mean {near}?" if near else ""
@@ -298,7 +298,7 @@ def cases_dir(kind: str | None, instead: str) -> Path:
 
 
 def case_paths(paths: list[Path]) -> list[Path]:
-    """The scenario paths a command reads: the ones given (each must exist), else harness.locations.default_cases
+    """The scenario paths a command reads: the ones given (each must exist), else harness.core.locations.default_cases
     (./cases, or the corpus installed with the tool, which a note on stderr names)."""
     if paths:
         return [existing(p, "scenario path") for p in paths]

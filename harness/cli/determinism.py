@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from harness.cli.common import Commands, add_paths, add_reference, case_paths
-from harness.plural import counted
+from harness.core.plural import counted
 from harness.tools.determinism import differences, run_twice
 
 

@@ -19,9 +19,9 @@ from harness.cli.common import (
     reference_specs,
 )
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.engine import Session
-from harness.model import CompileRequest, Scenario, Status
+from harness.core.model import CompileRequest, Scenario, Status
 from harness.repo.snapshot import repository_notes
+from harness.run.session import Session
 from harness.runners.references import view_for
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from harness.cli.common import Commands, UsageError, case_paths
 from harness.report.stored import ReportError, read_report
-from harness.tools.drift import drift_markdown
-from harness.tools.matrix import drift_from_report
+from harness.tools.releases.drift import drift_markdown
+from harness.tools.releases.matrix import drift_from_report
 
 
 def cmd_drift(args: argparse.Namespace) -> int:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from harness.cases.load import load_scenarios
 from harness.cli.common import Commands, UsageError, case_paths, existing
-from harness.expectations import ExpectationsError
 from harness.report.stored import ReportError
+from harness.run.expectations import ExpectationsError
 from harness.tools.expectations_update import UpdateError, update_expectations
 
 

@@ -23,14 +23,14 @@ from harness.cli.common import (
     reference_specs,
 )
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.engine import Session
+from harness.run.session import Session
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     # imported here: Hypothesis takes most of a second to import, and every other command goes without it
-    from harness.tools.fuzz import fuzz, known_signatures
-    from harness.tools.fuzz_lifecycle import fuzz_lifecycle, known_lifecycle_signatures
-    from harness.tools.oracle import Oracle, scratch_parent
+    from harness.tools.batch_compile import Oracle, scratch_parent
+    from harness.tools.fuzz.campaign import fuzz, known_signatures
+    from harness.tools.fuzz.lifecycle import fuzz_lifecycle, known_lifecycle_signatures
 
     specs = reference_specs(args)
     impls = impl_specs(args)

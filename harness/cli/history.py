@@ -1,7 +1,7 @@
 """`conformance history`, `bisect --git`, `upstream-head` and the revision checks, until they are
 wired into the `conformance` parser: `python -m harness.cli.history {history,scan,bisect,run,equal,head}`.
 
-- `history --git PATH --from A --to B`: the table of output-changing commits (harness.tools.history).
+- `history --git PATH --from A --to B`: the table of output-changing commits (harness.tools.history.table).
 - `scan`: every first-parent commit's compiler module, grouped by hash.
 - `bisect CASE --git PATH --from A --to B`: the first commit where a case's reference output changes.
 - `run --git PATH --rev REV`: the corpus against a revision, judged with its profile (the rule in
@@ -20,24 +20,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.acquire.manifest import ReferenceSpec, default_reference
+from harness.acquire.releases import cache_root
+from harness.acquire.revision_build import build_revision
+from harness.acquire.revision_source import BuildError, git
 from harness.cli.common import Commands, UsageError, add_no_cache, case_paths, keyword, writing
 from harness.cli.parser import Parser
-from harness.engine import Session
+from harness.run.session import Session
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
-from harness.runners.manifest import ReferenceSpec, default_reference
-from harness.runners.releases import cache_root
-from harness.runners.revision_build import build_revision
-from harness.runners.revision_source import BuildError, git
-from harness.tools.bisect import BisectError
-from harness.tools.history import (
-    LifecycleChange,
-    history_table,
-    lifecycle_markdown,
-    locate_lifecycle_changes,
-    table_markdown,
-)
-from harness.tools.history_scan import Commit, ScanRow, first_parent_commits, scan
-from harness.tools.revision_corpus import (
+from harness.tools.history.revision_corpus import (
     bisect_commits,
     head_gate,
     is_lifecycle,
@@ -45,6 +36,15 @@ from harness.tools.revision_corpus import (
     run_references,
     runner_factory,
 )
+from harness.tools.history.scan import Commit, ScanRow, first_parent_commits, scan
+from harness.tools.history.table import (
+    LifecycleChange,
+    history_table,
+    lifecycle_markdown,
+    locate_lifecycle_changes,
+    table_markdown,
+)
+from harness.tools.releases.bisect import BisectError
 
 
 def _scan_progress(total: int) -> Callable[[int, ScanRow], None]:

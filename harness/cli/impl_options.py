@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.cli.common import UsageError, existing
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
 from harness.repo.gitenv import pinned_by_isolation
 from harness.runners.implementations import ImplSpec
 from letta_profiles import DEFAULT_PROFILE
@@ -54,7 +54,7 @@ def expectations_of(args: argparse.Namespace, impls: list[ImplSpec]) -> list[Any
     loaded: dict[str, Any] = {}
     said: dict[str, str | None] | None = None  # label -> hello name, asked once, only if a file needs it
     for path in getattr(args, "expectations", None) or []:
-        from harness.expectations import load_expectations  # only when a file is given
+        from harness.run.expectations import load_expectations  # only when a file is given
 
         try:
             expectations = load_expectations(existing(path, "--expectations"))
@@ -83,9 +83,9 @@ def expectations_of(args: argparse.Namespace, impls: list[ImplSpec]) -> list[Any
 
 def hello_names(args: argparse.Namespace, impls: list[ImplSpec]) -> dict[str, str | None]:
     """What each implementation under test calls itself in hello (started once, in the run's environment)."""
+    from harness.acquire.releases import cache_root
     from harness.repo.gitenv import isolated_env
     from harness.runners.implementations import ImplContext, hello_name
-    from harness.runners.releases import cache_root
 
     home, ceiling = cache_root() / "home", cache_root() / "repos"
     context = ImplContext(isolated_env(home, ceiling), home / "impl", ceiling, getattr(args, "timeout", None) or 60.0,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from harness.cases.rules import RULES_FILE, Rule, case_counts, rules_of_cases
 from harness.cli.common import Commands, UsageError, add_paths, add_select, case_paths, load_selected
-from harness.model import Scenario, ScenarioError
-from harness.plural import counted
+from harness.core.model import Scenario, ScenarioError
+from harness.core.plural import counted
 
 
 def cmd_list(args: argparse.Namespace) -> int:

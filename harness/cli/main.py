@@ -11,7 +11,6 @@ import os
 import sys
 import traceback
 
-from harness import stopping
 from harness.cli import (
     add_case,
     bisect,
@@ -36,6 +35,7 @@ from harness.cli import (
 )
 from harness.cli.common import UsageError
 from harness.cli.parser import Parser
+from harness.core import stopping
 from harness.runners.result_store import NO_CACHE_ENV
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     stopping.reset()
-    restore = stopping.install(watchdog=argv is None)  # SIGINT and SIGTERM stop the run (harness.stopping)
+    restore = stopping.install(watchdog=argv is None)  # SIGINT and SIGTERM stop the run (harness.core.stopping)
     no_cache = os.environ.get(NO_CACHE_ENV)
     if getattr(args, "no_cache", False):  # every session of the command, and its child processes, run everything
         os.environ[NO_CACHE_ENV] = "1"

@@ -1,5 +1,5 @@
 """`conformance matrix`: the corpus against every pinned release (and any other reference, runtime or
-locale) in one run, the drift report and the optional gate (harness.tools.matrix, drift, gate)."""
+locale) in one run, the drift report and the optional gate (harness.tools.releases.matrix, drift, gate)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import sys
 import time
 from typing import Any
 
-from harness import stopping
+from harness.acquire.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
+from harness.acquire.releases import ReferenceUnavailable
 from harness.cli.common import (
     Commands,
     add_expectations,
@@ -31,19 +32,18 @@ from harness.cli.common import (
 )
 from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
 from harness.cli.terminal import cached_text, print_results
-from harness.columns import run_by_reference
-from harness.engine import Session
-from harness.model import RunReport
-from harness.plural import counted
+from harness.core import stopping
+from harness.core.model import RunReport
+from harness.core.plural import counted
 from harness.report.explained import name_rules
 from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
-from harness.runners.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
-from harness.runners.releases import ReferenceUnavailable
-from harness.tools.drift import drift_markdown, drift_report
-from harness.tools.gate import GateResult, evaluate
-from harness.tools.gate import render as render_gate
-from harness.tools.matrix import (
+from harness.run.by_reference import run_by_reference
+from harness.run.session import Session
+from harness.tools.releases.drift import drift_markdown, drift_report
+from harness.tools.releases.gate import GateResult, evaluate
+from harness.tools.releases.gate import render as render_gate
+from harness.tools.releases.matrix import (
     discover_latest,
     gate_pair,
     matrix_json,
@@ -56,7 +56,7 @@ from harness.tools.matrix import (
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     stopping.deadline(getattr(args, "run_timeout", None))  # --run-timeout counts from here
-    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.stopping)
+    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.core.stopping)
         return _matrix(args)
 
 
@@ -96,7 +96,7 @@ def _matrix(args: argparse.Namespace) -> int:
     started_at, started = time.time(), time.perf_counter()
     with Session(specs, implementations=impls, expectations=expectations, timeout=args.timeout,
                  jobs=args.jobs, rules=rules_of(scenarios), impl_env=impl_env(args)) as session:  # fmt: skip
-        results = run_by_reference(session, scenarios)  # one process per release at a time (harness.columns)
+        results = run_by_reference(session, scenarios)  # one process per release at a time (harness.run.by_reference)
         described = session.describe_references()
         profiles = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
                     for r in session.references]  # fmt: skip

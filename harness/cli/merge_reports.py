@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.common import Commands, writing
-from harness.plural import counted
+from harness.core.plural import counted
 from harness.report.merge import MergeError, merge_reports
 from harness.report.write import write_reports
 

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from harness.cli.common import Commands, UsageError, add_no_cache, add_paths, add_reference, case_paths, existing
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
 from harness.tools import mutation as tool
 
 

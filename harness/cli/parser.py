@@ -6,7 +6,7 @@ typo can silently become another option, and today's prefix becomes tomorrow's a
 off (allow_abbrev=False) for the top-level parser and, through add_subparsers (which makes subparsers of its
 parser's class), for every command and sub-command; an unrecognized option is one error (exit 2) with
 `did you mean --reference?`, and a command or choice that is not one with `did you mean 'run'?`
-(harness.suggest).
+(harness.core.suggest).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from harness.suggest import nearest
+from harness.core.suggest import nearest
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,13 +1,14 @@
-"""`conformance pin npm:X | pypi:X`: pin a new upstream release in reference/manifest.json (harness.tools.pin)."""
+"""`conformance pin npm:X | pypi:X`: pin a new upstream release in reference/manifest.json
+(harness.tools.releases.pin)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from harness.acquire.releases import ReferenceUnavailable
 from harness.cli.common import Commands
-from harness.runners.releases import ReferenceUnavailable
-from harness.tools.pin import pin_release
+from harness.tools.releases.pin import pin_release
 
 
 def cmd_pin(args: argparse.Namespace) -> int:

@@ -23,10 +23,10 @@ from harness.cli.common import (
     writing,
 )
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.engine import Session
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
-from harness.tools.oracle import scratch_parent
+from harness.run.session import Session
+from harness.tools.batch_compile import scratch_parent
 from harness.tools.reduce import (
     Candidate,
     Oracle,

@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from harness import stopping
+from harness.acquire.manifest import ReferenceSpec
+from harness.acquire.releases import cache_root
 from harness.cli.common import (
     Commands,
     UsageError,
@@ -36,17 +37,16 @@ from harness.cli.common import (
 )
 from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
 from harness.cli.terminal import Progress, cached_text, print_results
-from harness.engine import Session
-from harness.model import RunReport, Scenario, ScenarioError, Status
-from harness.plural import counted
+from harness.core import stopping
+from harness.core.model import RunReport, Scenario, ScenarioError, Status
+from harness.core.plural import counted
 from harness.report.explained import name_rules
 from harness.report.merge import merge_rerun
 from harness.report.meta import interrupted, run_metadata
 from harness.report.write import write_reports
-from harness.runners.manifest import ReferenceSpec
-from harness.runners.releases import cache_root
+from harness.run.session import Session
 from harness.tools.keep import keep_run
-from harness.tools.shard import Shard
+from harness.tools.releases.shard import Shard
 
 
 def last_failed(report_dir: str | None) -> set[str]:
@@ -79,7 +79,7 @@ def keep_directory(text: str) -> Path:
 
 def cmd_run(args: argparse.Namespace) -> int:
     stopping.deadline(getattr(args, "run_timeout", None))  # --run-timeout counts from here
-    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.stopping)
+    with stopping.cooperative():  # from here a signal ends the run with a partial report (harness.core.stopping)
         return _run(args)
 
 

@@ -22,7 +22,7 @@ from harness.cli.common import (
 )
 from harness.cli.diff_repo import add_request_options, print_repository_notes, request_of
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.engine import Session
+from harness.run.session import Session
 from harness.runners.implementations import DEFAULT
 from harness.verdict.text import visible
 

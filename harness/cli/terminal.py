@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from harness.model import CaseResult, RunReport, Status
-from harness.plural import counted
+from harness.core.model import CaseResult, RunReport, Status
+from harness.core.plural import counted
 from harness.report.explained import RULES, report_entries
 from harness.report.reproduce import reproduce_commands
 from harness.report.summary import counts_text, summarize

@@ -1,6 +1,6 @@
 """`conformance upstream-tests --git PATH[@REV] [--impl SPEC]`: upstream's own tests of the compiler, the skills
 block, the frontmatter parser and LocalBackend's prompt cache, run by upstream's `bun test` against the
-implementation under test (harness.tools.upstream_tests; docs/upstream-tests.md).
+implementation under test (harness.tools.upstream.suite; docs/upstream-tests.md).
 
 Exit 0 when no test fails and every revision ran; 1 otherwise; 2 for a usage error.
 """
@@ -12,14 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+from harness.acquire.releases import ReferenceUnavailable, ensure_bun
+from harness.acquire.revision_source import BuildError
 from harness.cli.common import Commands, UsageError, add_impl, add_no_timing, add_profile, impl_specs, writing
 from harness.cli.impl_options import add_impl_env, impl_env
 from harness.report.upstream_tests import terminal_lines, write_reports
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
-from harness.runners.releases import ReferenceUnavailable, ensure_bun
-from harness.runners.revision_source import BuildError
-from harness.tools.upstream_bridge import BridgeError, protocol_spec
-from harness.tools.upstream_tests import Options, run_upstream_tests
+from harness.tools.upstream.bridge import BridgeError, protocol_spec
+from harness.tools.upstream.suite import Options, run_upstream_tests
 
 
 def references_of(args: argparse.Namespace) -> list[GitReference]:

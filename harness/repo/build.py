@@ -16,12 +16,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.model import Scenario
+from harness.core.model import Scenario
+from harness.core.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.repo import shape as shapes
 from harness.repo.gitenv import isolated_env
 from harness.repo.objects import ObjectWriter, nested_tree
 from harness.repo.spec import model_of, path_problem, repo_digest, shape_of
-from harness.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 
 __all__ = ["MaterializedRepo", "ObjectWriter", "build_repo", "materialize_repo", "nested_tree", "write_commits"]
 

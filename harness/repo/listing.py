@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 
-from harness.repomodel import MODE_FILE, Blob
+from harness.core.repomodel import MODE_FILE, Blob
 
 MAX_PATH = 2000  # bytes of one padding path: well under PATH_MAX, so a work tree can hold it
 COMPONENT = 200  # bytes of one padding path component: well under NAME_MAX

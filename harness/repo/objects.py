@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.repomodel import MODE_GITLINK, MODE_TREE, Blob, CommitModel
+from harness.core.repomodel import MODE_GITLINK, MODE_TREE, Blob, CommitModel
 
 AUTHOR = b"Conformance Bot <bot@letta-conformance.invalid>"
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z; commit n is dated EPOCH + n minutes

@@ -18,8 +18,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from harness.core.repomodel import RepoShape
 from harness.repo.objects import ObjectWriter
-from harness.repomodel import RepoShape
 
 LAYOUTS = ("work-tree", "bare", "git-dir", "separate-git-dir")
 HEADS = ("branch", "detached", "tag", "tag-of-tag", "tree")

@@ -14,9 +14,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.core.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel
 from harness.repo.catfile import CatFileError, GitObject, read_objects
 from harness.repo.gitenv import isolated_env
-from harness.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel
 
 CANONICAL_MODES = (MODE_FILE, MODE_EXEC, MODE_LINK)
 

@@ -15,9 +15,8 @@ import json
 import random
 from typing import Any
 
-from harness.model import Scenario
-from harness.repo.listing import config_bool, listing_size, padding, quote_path
-from harness.repomodel import (
+from harness.core.model import Scenario
+from harness.core.repomodel import (
     MODE_EXEC,
     MODE_FILE,
     MODE_GITLINK,
@@ -28,6 +27,7 @@ from harness.repomodel import (
     RepoShape,
     WorktreeNoise,
 )
+from harness.repo.listing import config_bool, listing_size, padding, quote_path
 
 
 def file_bytes(content: str | dict[str, Any]) -> Blob:

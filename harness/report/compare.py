@@ -15,9 +15,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model import DEFAULT_IMPLEMENTATION, Status
+from harness.core.model import DEFAULT_IMPLEMENTATION, Status
+from harness.core.versions import release_key
 from harness.report.stored import read_report
-from harness.versions import release_key
 
 Key = tuple[str, str]  # (case, reference), or (case, `implementation @ reference`) in a run of several implementations
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.rules import corpus_root, rules_of_cases, rules_path
-from harness.model import CaseResult, RunReport, Scenario, ScenarioError, Status
+from harness.core.model import CaseResult, RunReport, Scenario, ScenarioError, Status
 from harness.report.groups import cause_of
 from harness.report.reproduce import reproduce_commands
 from harness.verdict.attribute import Attribution, attribute
@@ -58,7 +58,7 @@ class RuleRow:
 
 def rules_for(scenarios: list[Scenario]) -> dict[str, dict[str, Any]]:
     """The rules table of the corpus the cases come from (harness.cases.rules.rules_of_cases), {} when it has
-    no rules file. A rules file that cannot be read raises harness.model.ScenarioError (file, line, fix);
+    no rules file. A rules file that cannot be read raises harness.core.model.ScenarioError (file, line, fix);
     cases from several corpora, a ValueError naming them."""
     rules = rules_of_cases(scenarios)
     roots = [root for root in (corpus_root(s.path) for s in scenarios) if root is not None]

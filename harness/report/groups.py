@@ -1,7 +1,7 @@
 """What index.html builds beyond each result: the verdict banner, failures grouped by cause, and the
 line-level unified diff of a differing value.
 
-The banner counts results against real references apart from golden checks (`harness.model.GOLDEN`: the
+The banner counts results against real references apart from golden checks (`harness.core.model.GOLDEN`: the
 port against expected bytes stored in the case, no release), which it names on a line of their own.
 
 A cause is the failing status, each differing field with its kind (verdict.signature.field_kind) and the
@@ -21,12 +21,12 @@ from typing import Any
 
 from markupsafe import Markup
 
-from harness.model import CaseResult, RunReport, Status, is_golden
-from harness.plural import counted
+from harness.core.model import CaseResult, RunReport, Status, is_golden
+from harness.core.plural import counted
+from harness.core.versions import release_key
 from harness.verdict.diff import field_diff_json
 from harness.verdict.signature import field_kind
 from harness.verdict.text import first_difference
-from harness.versions import release_key
 
 DIFF_LINES = 400  # most lines of a unified diff shown per value
 DIFF_INPUT_LINES = 5_000  # lines of each side given to difflib around the first difference

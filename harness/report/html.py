@@ -24,7 +24,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from harness.model import GOLDEN, CaseResult, RunReport, Status, is_golden
+from harness.core.model import GOLDEN, CaseResult, RunReport, Status, is_golden
+from harness.core.versions import release_key
 from harness.report.explained import RULES, explained_rows, report_entries, shown_in_full
 from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands
@@ -33,7 +34,6 @@ from harness.verdict.attribute import attribution_of
 from harness.verdict.diff import GOLDEN_FIELDS, compared_fields, field_diff_json
 from harness.verdict.text import as_bytes, first_difference, invisible
 from harness.verdict.view import view_of
-from harness.versions import release_key
 
 SHOW_BEFORE = 16_000  # characters shown before the first difference, per side
 SHOW_AFTER = 16_000  # characters shown from the first difference on, per side

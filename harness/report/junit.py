@@ -16,9 +16,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.model import CaseResult, RunReport, Status
+from harness.core.model import CaseResult, RunReport, Status
+from harness.core.versions import release_key
 from harness.verdict.diff import first_difference_line
-from harness.versions import release_key
 
 #: The statuses written as `<skipped>`: each one's `type` and the words its message starts with.
 SKIPPED: dict[Status, tuple[str, str]] = {

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.model import CaseResult, RunReport, ScenarioError
+from harness.core.model import CaseResult, RunReport, ScenarioError
 from harness.report.explained import RULES
 from harness.report.stored import ReportError, full_entries, read_report
 from harness.report.write import result_from_json

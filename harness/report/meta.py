@@ -1,6 +1,6 @@
 """A run's metadata for report.json: the command, the port's version and commit, the references with
 their Python profile and runtime, and (with timing only, under `timing`) the date and the duration; a run told
-to stop (harness.stopping) is marked `interrupted`, with what stopped it and every case it did not run.
+to stop (harness.core.stopping) is marked `interrupted`, with what stopped it and every case it did not run.
 
 Without timing the metadata holds nothing that changes between two runs of the same commit, so
 `--no-timing` reports stay byte-identical.
@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.locations import checkout_root
+from harness.core.locations import checkout_root
 
 
 def _git(root: Path, *args: str) -> str:

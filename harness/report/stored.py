@@ -34,7 +34,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.model import DEFAULT_IMPLEMENTATION, Status
+from harness.core.model import DEFAULT_IMPLEMENTATION, Status
 
 SCHEMA = "letta-conformance/report/3"
 READABLE = (SCHEMA,)  # report/2 and older named the side under test `port`: rerun to compare with them

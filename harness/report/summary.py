@@ -30,9 +30,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model import DEFAULT_IMPLEMENTATION, CaseResult, Status, is_golden
+from harness.core.model import DEFAULT_IMPLEMENTATION, CaseResult, Status, is_golden
+from harness.core.versions import release_key
 from harness.report.stored import full_entries
-from harness.versions import release_key
 
 #: Tag family -> its tags, in the order the summary lists families. Every tag of harness/cases/tags.py is in
 #: exactly one of them (tests/test_summary.py).

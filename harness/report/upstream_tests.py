@@ -1,6 +1,6 @@
 """The report of `conformance upstream-tests`: report.json (schema `letta-conformance/upstream-tests/1`),
 index.html (templates/upstream_tests.html.j2) and the terminal's tables, all from the records of
-harness.tools.upstream_records (this module imports no runner, bridge or bun code).
+harness.report.upstream_records (this module imports no runner, bridge or bun code).
 
 Each revision gets one table: every selected test file with its counts, then every test that did not pass,
 with its verdict, who is at fault and why; a failure carries upstream's assertion message and the call that
@@ -18,7 +18,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from harness.report.meta import run_metadata
-from harness.tools.upstream_records import FileRun, Outcome, RevisionResult, TestVerdict, UpstreamRun, Verdict
+from harness.report.upstream_records import FileRun, Outcome, RevisionResult, TestVerdict, UpstreamRun, Verdict
 
 SCHEMA = "letta-conformance/upstream-tests/1"
 SHOWN = 4000  # characters of one string of a call shown in the report (the rest counted)

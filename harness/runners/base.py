@@ -1,11 +1,11 @@
-"""The Runner interface every implementation shares (the requests and outcomes it speaks are in harness.model)."""
+"""The Runner interface every implementation shares (the requests and outcomes it speaks are in harness.core.model)."""
 
 from __future__ import annotations
 
 import abc
 from typing import Any
 
-from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.core.model import CompileRequest, LifecycleOpen, Outcome
 
 
 class Runner(abc.ABC):

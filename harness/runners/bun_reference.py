@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.acquire.manifest import DRIVER_PATH, ReferenceSpec
+from harness.acquire.releases import ReferenceUnavailable, bundle_version, ensure_bun, resolve_bundle
 from harness.repo.gitenv import isolated_env, recorded_env
 from harness.runners.jsonl_process import JsonLinesRunner
-from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
-from harness.runners.releases import ReferenceUnavailable, bundle_version, ensure_bun, resolve_bundle
 
 
 class BunReferenceRunner(JsonLinesRunner):

@@ -1,5 +1,5 @@
 """A child process of a JSON-lines runner (harness.runners.jsonl_process): what was started, starting it as a
-process group the run's stop can end (harness.stopping), and ending it."""
+process group the run's stop can end (harness.core.stopping), and ending it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import stopping
+from harness.core import stopping
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Child:
 
 def start_group(argv: list[str], **popen: Any) -> subprocess.Popen[bytes]:
     """Start `argv` in a process group of its own (so a hung child and its git processes end together),
-    registered with the run's stop; refused (harness.stopping.Stopped) once the run is stopping."""
+    registered with the run's stop; refused (harness.core.stopping.Stopped) once the run is stopping."""
     stopping.check()
     proc: subprocess.Popen[bytes] = subprocess.Popen(argv, start_new_session=True, **popen)
     stopping.track(proc, lambda: _kill_group(proc))
@@ -38,7 +38,7 @@ def start_group(argv: list[str], **popen: Any) -> subprocess.Popen[bytes]:
 def run_group(argv: list[str], timeout: float, **popen: Any) -> subprocess.CompletedProcess[str]:
     """`subprocess.run(argv, capture_output=True, text=True, timeout=timeout)` for a long command (a download, a
     build), as a process group of its own that the run's stop ends: past `timeout` the whole group is killed
-    and subprocess.TimeoutExpired raised; once the run is stopping, harness.stopping.Stopped."""
+    and subprocess.TimeoutExpired raised; once the run is stopping, harness.core.stopping.Stopped."""
     proc: subprocess.Popen[Any] = start_group(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
     )

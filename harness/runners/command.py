@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.core.model import CompileRequest, LifecycleOpen, Outcome
 from harness.repo.gitenv import isolated_env, recorded_env
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.jsonl_process import JsonLinesRunner

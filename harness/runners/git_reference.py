@@ -1,4 +1,4 @@
-"""`git:PATH@REV` references: an upstream revision, built from source (harness.runners.revision_build),
+"""`git:PATH@REV` references: an upstream revision, built from source (harness.acquire.revision_build),
 run by the same driver as a release.
 
 - `git:PATH` is a local clone of letta-code and `REV` any commit-ish (default HEAD):
@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.model import LifecycleOpen, Outcome
+from harness.acquire.manifest import DRIVER_PATH, ReferenceSpec
+from harness.acquire.releases import ensure_bun
+from harness.acquire.revision_build import RevisionBuild, build_revision
+from harness.acquire.revision_source import BuildError, git, resolve_commit
+from harness.core.model import LifecycleOpen, Outcome
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.manifest import DRIVER_PATH, ReferenceSpec
-from harness.runners.releases import ensure_bun
-from harness.runners.revision_build import RevisionBuild, build_revision
-from harness.runners.revision_source import BuildError, git, resolve_commit
 from letta_profiles import profile_name_for_release, resolve_profile_name
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from harness.model import DEFAULT_IMPLEMENTATION
+from harness.core.model import DEFAULT_IMPLEMENTATION
 from harness.runners.base import Runner
 
 SERVER = "letta-server"

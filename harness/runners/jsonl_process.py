@@ -23,7 +23,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.core.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners import wire
 from harness.runners.base import Runner
 from harness.runners.child import Child, kill_child, start_group

@@ -22,11 +22,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.model import LifecycleOpen, Outcome
+from harness.acquire.manifest import REFERENCE_DIR
+from harness.core.model import LifecycleOpen, Outcome
 from harness.repo.gitenv import isolated_env, recorded_env
 from harness.runners.implementations import SERVER, ImplContext, ImplSpec
 from harness.runners.jsonl_process import JsonLinesRunner
-from harness.runners.manifest import REFERENCE_DIR
 
 SERVER_DIR = REFERENCE_DIR / "letta_server"
 SERVER_DRIVER = SERVER_DIR / "driver.py"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.model import CompileRequest, LifecycleOpen, Outcome
+from harness.core.model import CompileRequest, LifecycleOpen, Outcome
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.wire import check_request

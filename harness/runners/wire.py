@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from harness.cases.inputs import non_finite_at
-from harness.model import Outcome
+from harness.core.model import Outcome
 
 HARNESS_BUG = (
     "the harness built a request no implementation can read (a harness bug, not the reference's or the "

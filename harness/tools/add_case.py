@@ -9,10 +9,10 @@ from pathlib import Path
 
 from harness.cases.load import load_scenario
 from harness.cases.write import case_document, write_case
-from harness.engine import build_request
 from harness.repo.build import materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.repo.snapshot import Snapshot, _git, _lines, read_snapshot
+from harness.run.session import build_request
 from harness.runners.python_port import PythonPortRunner
 from harness.verdict.diff import outcome_diff
 from letta_profiles import DEFAULT_PROFILE

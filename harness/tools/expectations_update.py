@@ -13,7 +13,7 @@ case glob) covers the fields it lists in every case it names; it is dropped when
 Results that say nothing of the implementation (not applicable, runtime drift, an error of the reference or the
 harness) are left out, and `Update.left_out` says how many and why; entries the report has no result for are
 kept. A difference the case itself records (its own `divergences`) is the case's, not the implementation's.
-The file format and its writer are harness.expectations'.
+The file format and its writer are harness.run.expectations'.
 """
 
 from __future__ import annotations
@@ -24,7 +24,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.expectations import (
+from harness.core.model import CaseResult, Scenario, Status
+from harness.core.versions import release_key
+from harness.report.stored import full_entries, read_report
+from harness.report.write import result_from_json
+from harness.run.expectations import (
     ANY,
     UNEXPLAINED,
     Expectation,
@@ -32,11 +36,7 @@ from harness.expectations import (
     load_expectations,
     reference_spelling,
 )
-from harness.expectations_write import dump_expectations, entry_key
-from harness.model import CaseResult, Scenario, Status
-from harness.report.stored import full_entries, read_report
-from harness.report.write import result_from_json
-from harness.versions import release_key
+from harness.run.expectations_write import dump_expectations, entry_key
 
 SILENT = (Status.NOT_APPLICABLE, Status.RUNTIME)  # results that say nothing of what differs
 WHY_LEFT_OUT = {

@@ -27,7 +27,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.model import CaseResult, Outcome, Scenario
+from harness.core.model import CaseResult, Outcome, Scenario
 from harness.repo.build import materialize_repo
 
 LAYOUT = "letta-conformance/keep/1"

@@ -18,7 +18,7 @@ from typing import Any
 from harness.cases.load import parse_strict, read_utf8
 from harness.cases.schemacheck import validate
 from harness.cases.yamlnodes import line_at
-from harness.model import ScenarioError
+from harness.core.model import ScenarioError
 
 PACKAGE = "memfs_prompt"
 

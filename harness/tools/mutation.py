@@ -13,7 +13,7 @@ session); a listed mutant that gets killed is reported as invalid, so the notes 
 The corpus runs four ways, cheapest first, each pass only for a mutant the ones before did not kill:
 every compile case through the port's Python API against every reference, as the matrix (and so the gate)
 compiles: a case under every profile of the run from one reading of its HEAD, in a worker process
-(harness.runners.port_pool, memfs_prompt.compiler.one_reading_of_head); every compile case once
+(harness.run.port_pool, memfs_prompt.compiler.one_reading_of_head); every compile case once
 through its protocol server as a warm process (`--impl "cmd:python -m memfs_prompt serve"`,
 harness.runners.command); the lifecycle probes against the live references; every compile case once
 through the port's command line (`python -m memfs_prompt compile`, harness.runners.python_cli, a
@@ -41,10 +41,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.model import CaseResult, CompileRequest, Outcome
+from harness.acquire.manifest import REPO_ROOT, ReferenceSpec, pinned_references
+from harness.core.model import CaseResult, CompileRequest, Outcome
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplSpec
-from harness.runners.manifest import REPO_ROOT, ReferenceSpec, pinned_references
 from harness.tools import mutant_file
 from harness.tools.mutant_file import PACKAGE
 from harness.tools.mutant_file import Mutant as Mutant  # the format is mutant_file's
@@ -93,7 +93,7 @@ def request_key(request: CompileRequest) -> str:
 def record_baseline(paths: list[Path], references: list[str], out: Path) -> dict[str, Any]:
     """Run the corpus for real once; keep every reference compile answer and every verdict."""
     from harness.cases.load import load_scenarios
-    from harness.engine import Session
+    from harness.run.session import Session
     from harness.runners.bun_reference import BunReferenceRunner
 
     loaded = load_scenarios(paths)
@@ -147,8 +147,8 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         print(f"the mutated copy was not imported: memfs_prompt came from {loaded_from}", file=sys.stderr)
         return 3
     from harness.cases.load import load_scenarios
-    from harness.engine import Session
-    from harness.runners.port_pool import PortPool
+    from harness.run.port_pool import PortPool
+    from harness.run.session import Session
     from harness.runners.python_port import PythonPortRunner
 
     # References that share a profile get the same port record: compile once per profile and request.
@@ -161,7 +161,7 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         return outcomes[key]
 
     def as_the_matrix_does(pool: PortPool, profiles: list[str]) -> Any:
-        """The port's compile as a matrix gets it (harness.columns, harness.runners.port_pool): a case's request
+        """The port's compile as a matrix gets it (harness.run.by_reference, harness.run.port_pool): a case's request
         under every profile of the run, in a worker process, from one reading of its HEAD; asked for a case's
         first profile, it computes them all."""
 

@@ -4,7 +4,7 @@ Delta debugging (ddmin) over, in turn: the compile inputs, the commits, the file
 lines and then bytes, each path's directories and name characters, and symlink / executable
 modes. A candidate is kept only when it diverges exactly as the original did (harness.verdict.signature:
 the same reference, fields and kind of difference). Every candidate is compiled by the session's
-Python port and its one warm reference process (harness.tools.oracle); answers are memoized by content.
+Python port and its one warm reference process (harness.tools.batch_compile); answers are memoized by content.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from harness.acquire.revision_source import BuildError
 from harness.cases.write import case_document, model_size
-from harness.engine import Session
-from harness.model import FoundBy
+from harness.core.model import FoundBy
+from harness.core.repomodel import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
 from harness.repo.spec import valid_tree
-from harness.repomodel import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
+from harness.run.session import Session
 from harness.runners.implementations import DEFAULT
 from harness.runners.references import ReferenceUnderTest, profile_for_reference
-from harness.runners.revision_source import BuildError
-from harness.tools.oracle import Candidate, Oracle, candidate_of, candidate_scenario
+from harness.tools.batch_compile import Candidate, Oracle, candidate_of, candidate_scenario
 
 __all__ = [
     "Candidate",

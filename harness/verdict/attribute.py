@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from harness.model import CaseResult, Status
+from harness.core.model import CaseResult, Status
 
 EVERY_CASE = "every case fails"
 ONLY_RULE = "only rule"

@@ -17,8 +17,8 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from harness.model import CaseResult, FieldDiff, Outcome
-from harness.plural import counted
+from harness.core.model import CaseResult, FieldDiff, Outcome
+from harness.core.plural import counted
 from harness.verdict.text import ABSENT, around, as_bytes, describe_difference, first_diff_offset
 
 COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")

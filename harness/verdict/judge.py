@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.model import (
+from harness.acquire.manifest import ReferenceSpec
+from harness.core.model import (
     DEFAULT_IMPLEMENTATION,
     GOLDEN,
     Divergence,
@@ -25,10 +26,9 @@ from harness.model import (
     Status,
     StepRow,
 )
-from harness.runners.manifest import ReferenceSpec
+from harness.core.versions import release_name
 from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS, differs, outcome_diff, shown, value_of
 from harness.verdict.view import LETTA_CODE, ComparisonView
-from harness.versions import release_name
 
 
 def _unusable(
@@ -110,7 +110,7 @@ def judge(
 ) -> tuple[Status, list[FieldDiff], list[str]]:
     """Verdict for one implementation's outcome against one reference's, on `fields` (the comparison view's,
     harness.verdict.view); `expected`: the implementation's own known failures for this result
-    (its expectations file, harness.expectations)."""
+    (its expectations file, harness.run.expectations)."""
     unusable = _unusable(reference, impl, impl_label, expected)
     if unusable:
         return unusable[0], [], unusable[1]

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.model import FieldDiff, Outcome
+from harness.core.model import FieldDiff, Outcome
 from harness.verdict.diff import outcome_diff
 
 # What a "whitespace" difference may add or remove besides the Unicode separators (categories Z*): the

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.model import Outcome
+from harness.core.model import Outcome
 from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS
 
 Record = dict[str, Any]

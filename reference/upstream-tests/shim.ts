@@ -14,7 +14,7 @@
 //
 // The calls are synchronous, as upstream's are: one JSON line is written to the bridge's request FIFO
 // ($CONFORMANCE_UPSTREAM_REQUESTS) and one answer line read from its answer FIFO
-// ($CONFORMANCE_UPSTREAM_ANSWERS), with blocking reads. The bridge (harness/tools/upstream_bridge.py) holds
+// ($CONFORMANCE_UPSTREAM_ANSWERS), with blocking reads. The bridge (harness/tools/upstream/bridge.py) holds
 // the implementation's process for the whole run; each request names the revision's profile
 // ($CONFORMANCE_UPSTREAM_PROFILE). Every
 // call, with its request, answer and call site, is appended to $CONFORMANCE_UPSTREAM_LOG, which

@@ -16,7 +16,7 @@ The package owns three things, and nothing else decides them (docs/scale.md, "Th
   type: a stand-in or a subclass is never memoized); it answers what the store holds, starts the reference
   only at the first request the store cannot answer, and stores what the reference answered when that is a
   record or an exception upstream threw. Errors, crashes, timeouts, `unsupported` and harness bugs are
-  never stored. ProbeReplay does the same for one lifecycle probe as a whole. harness.engine wraps its
+  never stored. ProbeReplay does the same for one lifecycle probe as a whole. harness.run.session wraps its
   references here, in one place; the implementation under test never passes through.
 
 A request is memoized only when its repository is one the store can vouch for: a directory the session

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.runners import manifest
+from harness.acquire import manifest
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.git_reference import GitReferenceRunner
@@ -22,9 +22,9 @@ _HARNESS = Path(__file__).resolve().parents[2]
 #: the harness code that turns a reference's answer into an Outcome (a change misses every entry)
 READERS = (_HARNESS / "runners" / "jsonl_process.py", _HARNESS / "runners" / "result_store" / "memoized.py")
 #: the harness code that writes a lifecycle probe's commits into its working copy (harness.repo.build)
-BUILDERS = (*sorted((_HARNESS / "repo").glob("*.py")), _HARNESS / "repomodel.py")
-#: the harness code that builds a git: revision's modules (harness.runners.revision_build)
-RECIPES = (_HARNESS / "runners" / "revision_build.py", _HARNESS / "runners" / "revision_source.py")
+BUILDERS = (*sorted((_HARNESS / "repo").glob("*.py")), _HARNESS / "core" / "repomodel.py")
+#: the harness code that builds a git: revision's modules (harness.acquire.revision_build)
+RECIPES = (_HARNESS / "acquire" / "revision_build.py", _HARNESS / "acquire" / "revision_source.py")
 REFERENCE_RUNNERS = (BunReferenceRunner, NodeReferenceRunner, GitReferenceRunner)  # by exact type
 
 
@@ -99,8 +99,8 @@ def artifact_identity(runner: BunReferenceRunner) -> dict[str, Any] | None:
     verifies those, so they are never memoized."""
     spec = runner.spec
     if isinstance(runner, GitReferenceRunner):
-        from harness.runners.revision_build import BUILD_FORMAT
-        from harness.runners.revision_source import resolve_commit
+        from harness.acquire.revision_build import BUILD_FORMAT
+        from harness.acquire.revision_source import resolve_commit
 
         reference = runner.reference
         commit = resolve_commit(reference.repo.expanduser().resolve(), reference.rev)

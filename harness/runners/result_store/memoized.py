@@ -11,10 +11,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness import stopping
-from harness.model import CompileRequest, LifecycleOpen, Outcome, Scenario
+from harness.acquire import manifest
+from harness.core import stopping
+from harness.core.model import CompileRequest, LifecycleOpen, Outcome, Scenario
 from harness.repo.checkout import REPOSITORY_STEPS, Checkout
-from harness.runners import manifest
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.result_store.key import (
@@ -352,7 +352,7 @@ def working_copy(runner: Runner, request: LifecycleOpen, make: Callable[[], Chec
 
 def for_probe(runner: Runner, scenario: Scenario, cache: Path, steps: list[dict[str, Any]]) -> Runner:
     """The runner a lifecycle probe replays on: a ProbeReplay for a memoized reference, else `runner` itself.
-    `steps`: the probe's steps in the protocol's form (harness.lifecycle.wire_steps), part of its key."""
+    `steps`: the probe's steps in the protocol's form (harness.run.lifecycle.wire_steps), part of its key."""
     if not isinstance(runner, MemoizedReference) or runner.identity() is None:
         return runner
     from harness.repo.build import materialize_repo

@@ -1,0 +1,1 @@
+"""harness/acquire: see docs/harness.md."""

@@ -1,0 +1,350 @@
+"""Getting references onto the machine: pinned letta-code releases (npm and PyPI) and bun.
+
+npm tarballs are fetched with `npm pack` and checked against the sha512 integrity pinned in
+reference/manifest.json; PyPI wheels are fetched and checked by harness.acquire.pypi_release.
+Both are unpacked once into a cache outside the repository ($LETTA_CONFORMANCE_CACHE, default
+~/.cache/letta-conformance). A bundle path or an upstream checkout (built with upstream's own
+`bun run build`) are references too.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+from pathlib import Path
+
+from harness.acquire import pypi_release
+from harness.acquire.manifest import (
+    DEFAULT_RUNTIME,
+    REFERENCE_DIR,
+    ReferenceSpec,
+    load_manifest,
+    on_demand_pin,
+    pinned_versions,
+)
+from harness.acquire.unpacked_check import listing_damage, listing_of
+from harness.runners.child import run_group
+
+_FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
+
+
+class ReferenceUnavailable(Exception):
+    """A reference that cannot be set up; the message says why and what to do."""
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("LETTA_CONFORMANCE_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "letta-conformance"
+
+
+def sri_sha512(data_path: Path) -> str:
+    digest = hashlib.sha512()
+    with data_path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return "sha512-" + base64.b64encode(digest.digest()).decode("ascii")
+
+
+def run_npm(args: list[str], timeout: float, why: str) -> subprocess.CompletedProcess[str]:
+    """`npm ARGS`; a missing npm or a failure is ReferenceUnavailable naming the command (`why`: what needs npm)."""
+    try:
+        done = run_group(["npm", *args], timeout)
+    except FileNotFoundError:
+        raise ReferenceUnavailable(f"npm is not on PATH; {why}") from None
+    if done.returncode != 0:
+        raise ReferenceUnavailable(f"npm {' '.join(args[:2])} failed: {done.stderr.strip()[-800:]}")
+    return done
+
+
+def npm_pack(spec: str, dest: Path) -> Path:
+    """Download one package tarball from the npm registry (no install scripts run)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    run_npm(["pack", spec, "--pack-destination", str(dest), "--json", "--silent"], 600,
+            "install Node.js/npm to fetch references")  # fmt: skip
+    tarballs = sorted(dest.glob("*.tgz"))
+    if len(tarballs) != 1:
+        raise ReferenceUnavailable(f"npm pack {spec} left {len(tarballs)} tarballs in {dest}")
+    return tarballs[0]
+
+
+FILES_LISTING = ".files.json"  # what the verified tarball unpacked to: relative path -> [size, sha256]
+_checked_this_process: set[Path] = set()
+
+
+def _unpacked_files(dest: Path) -> list[str]:
+    """Files the tarball unpacked (under package/), not what the harness adds beside them later."""
+    found = []
+    for path in (dest / "package").rglob("*"):
+        relative = path.relative_to(dest)
+        if "node_modules" in relative.parts or path.name.startswith(".conformance-driver-"):
+            continue
+        if path.is_file() and not path.is_symlink():
+            found.append(str(relative))
+    return sorted(found)
+
+
+def cache_damage(dest: Path) -> str | None:
+    """Why the unpacked files under dest no longer are what the verified tarball held, or None.
+
+    A cache written before listings existed gets its listing now (trusted on first use).
+    """
+    listing_path = dest / FILES_LISTING
+    try:
+        listing = json.loads(listing_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if not (dest / "package").is_dir():
+            return "package/ is missing"
+        listing_path.write_text(json.dumps(listing_of(dest, _unpacked_files(dest)), sort_keys=True) + "\n")
+        return None
+    except (OSError, ValueError) as error:
+        return f"{FILES_LISTING} is unreadable ({error})"
+    return listing_damage(dest, listing)
+
+
+def fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
+    """Fetch `spec`, verify its sha512 against the pinned value, unpack it to dest (idempotent).
+
+    A cached copy is used only when its marker names the pinned integrity and its files still
+    have the sizes and sha256 recorded at unpacking; a truncated or altered cache is fetched again.
+    """
+    with _FETCH_LOCK:
+        return _fetch_verified(spec, integrity, dest)
+
+
+def _fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
+    marker = dest / ".verified"
+    damage = None
+    if marker.exists() and marker.read_text().strip() == integrity:
+        if dest in _checked_this_process:
+            return dest
+        damage = cache_damage(dest)
+        if damage is None:
+            _checked_this_process.add(dest)
+            return dest
+        marker.unlink()
+    try:
+        _fetch_and_unpack(spec, integrity, dest)
+    except ReferenceUnavailable as error:
+        if damage:
+            raise ReferenceUnavailable(f"the cached {spec} in {dest} is damaged ({damage}) and {error}") from None
+        raise
+    _checked_this_process.add(dest)
+    return dest
+
+
+def _fetch_and_unpack(spec: str, integrity: str, dest: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="npm-pack-") as tmp:
+        tarball = npm_pack(spec, Path(tmp))
+        actual = sri_sha512(tarball)
+        if actual != integrity:
+            raise ReferenceUnavailable(
+                f"{spec}: integrity mismatch: pinned {integrity}, downloaded {actual}. "
+                "The registry served different bytes; do not update the pin without reviewing why."
+            )
+        staging = dest.with_name(dest.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        with tarfile.open(tarball) as archive:
+            extract_data(archive, staging)
+        listing = listing_of(staging, _unpacked_files(staging))
+        (staging / FILES_LISTING).write_text(json.dumps(listing, sort_keys=True) + "\n")
+        shutil.rmtree(dest, ignore_errors=True)
+        staging.rename(dest)
+    (dest / ".verified").write_text(integrity + "\n")
+
+
+def extract_data(archive: tarfile.TarFile, dest: Path) -> None:
+    """Unpack a verified archive as plain data: tarfile's "data" filter where the Python has it (3.11.4+); on an
+    older 3.11 (Debian 12's 3.11.2) the same refusals by hand: a member outside `dest`, a link leading outside it,
+    a device or a fifo is a ReferenceUnavailable, nothing is unpacked, and modes come from the archive."""
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for member in archive.getmembers():
+        target = (root / member.name).resolve()
+        link = None
+        if member.issym():
+            link = (target.parent / member.linkname).resolve()
+        elif member.islnk():
+            link = (root / member.linkname).resolve()
+        outside = [p for p in (target, link) if p is not None and p != root and root not in p.parents]
+        if outside or not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+            raise ReferenceUnavailable(f"archive member {member.name!r} is outside the archive or not data")
+    archive.extractall(dest)  # every member checked above
+
+
+def ensure_bun() -> Path:
+    """The pinned bun: from PATH when it is the pinned version, else from the npm registry."""
+    pinned = load_manifest()["bun"]
+    on_path = shutil.which("bun")
+    version = ""
+    if on_path:
+        try:
+            version = subprocess.run(
+                [on_path, "--version"], capture_output=True, text=True, timeout=30, cwd=tempfile.gettempdir()
+            ).stdout.strip()  # (never in the caller's directory)
+        except (OSError, subprocess.TimeoutExpired):
+            version = ""
+        if version == pinned["version"]:
+            return Path(on_path)
+    dest = cache_root() / "bun" / pinned["version"]
+    try:
+        fetch_verified(f"{pinned['package']}@{pinned['version']}", pinned["integrity"], dest)
+    except ReferenceUnavailable as error:
+        found = f"bun on PATH ({on_path}) is {version or 'unusable'}" if on_path else "bun is not on PATH"
+        raise ReferenceUnavailable(
+            f"{found}, not the pinned {pinned['version']}, and fetching it failed: {error}"
+        ) from None
+    binary = dest / "package" / pinned["binary"]
+    binary.chmod(0o755)
+    return binary
+
+
+def _lock_digest(source: Path) -> str:
+    return hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()
+
+
+def _install_runtime_deps(name: str, package_dir: Path) -> None:
+    """Install the pinned lockfile reference/runtime-deps/NAME beside the bundle (`npm ci` checks
+    every package's integrity against the lockfile; no install scripts run). Reinstalled when the
+    lockfile changes. 0.25.x import sharp's native binary at load; under node every release needs `ws`."""
+    source = REFERENCE_DIR / "runtime-deps" / name
+    if not (source / "package-lock.json").exists():
+        raise ReferenceUnavailable(f"reference/runtime-deps/{name}/package-lock.json is missing")
+    deps_dir = package_dir.parent / f"deps-{name}"
+    marker = deps_dir / ".installed"
+    digest = _lock_digest(source)
+    if not marker.exists() or marker.read_text().strip() not in ("ok", digest):
+        shutil.rmtree(deps_dir, ignore_errors=True)
+        deps_dir.mkdir(parents=True)
+        for file in ("package.json", "package-lock.json"):
+            shutil.copy(source / file, deps_dir / file)
+        done = run_group(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent"], 600, cwd=deps_dir)
+        if done.returncode != 0:
+            raise ReferenceUnavailable(f"npm ci for {name} failed: {done.stderr.strip()[-800:]}")
+        marker.write_text(digest + "\n")
+    link = package_dir / "node_modules"
+    if link.is_symlink() and os.readlink(link) != str(deps_dir / "node_modules"):
+        link.unlink()
+    if not link.exists():
+        link.symlink_to(deps_dir / "node_modules")
+
+
+def ensure_node() -> Path:
+    """node from PATH (the `letta` bin's shebang is `#!/usr/bin/env node`)."""
+    found = shutil.which("node")
+    if not found:
+        raise ReferenceUnavailable("node is not on PATH; install Node.js (20+) to run references under node")
+    return Path(found)
+
+
+def node_install(bundle: Path, deps: str | None) -> Path:
+    """A node-runtime install of a bundle: letta.js and package.json linked into their own directory,
+    with the release's runtime dependencies in node_modules beside them, so node resolves the
+    bundle's imports as in `npm install -g`, and the bun install beside the original stays as it is."""
+    home = bundle.parent.parent / "node-runtime"
+    home.mkdir(parents=True, exist_ok=True)
+    for name in ("letta.js", "package.json"):
+        link, target = home / name, bundle.parent / name
+        if target.exists() and not link.is_symlink():
+            link.symlink_to(target)
+    if deps:
+        _install_runtime_deps(deps, home)
+    return home / "letta.js"
+
+
+_UNPACKED_THIS_PROCESS: set[str] = set()
+
+
+def ensure_pypi_release(version: str) -> Path:
+    """Path to letta.js of a pinned PyPI release, fetched and verified on first use, with the wheel's
+    node_modules beside it (for bun and node alike) and its Node binary (pypi_node)."""
+    pinned = load_manifest()["pypi"]["releases"].get(version) or on_demand_pin("pypi", version)
+    if pinned is None:
+        known = ", ".join(pinned_versions("pypi"))
+        raise ReferenceUnavailable(
+            f"letta {version} (PyPI) is not pinned in reference/manifest.json (pinned: {known}); "
+            f"pin it with `conformance pin pypi:{version}`"
+        )
+    dest = cache_root() / "pypi" / version
+    if version in _UNPACKED_THIS_PROCESS:
+        return dest / pypi_release.APP / "letta.js"
+    with _FETCH_LOCK:
+        try:
+            bundle = pypi_release.ensure_unpacked(version, pinned, cache_root())
+        except pypi_release.WheelUnavailable as error:
+            raise ReferenceUnavailable(str(error)) from None
+    _UNPACKED_THIS_PROCESS.add(version)
+    return bundle
+
+
+def pypi_node(version: str) -> Path:
+    """The Node binary a PyPI release ships (one file shared by every release in the cache)."""
+    ensure_pypi_release(version)
+    return cache_root() / "pypi" / version / "node"
+
+
+def ensure_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
+    """Path to letta.js of a pinned npm release, fetched and verified on first use, set up to run
+    under `runtime` (node: beside its pinned runtime dependencies, `node_runtime_deps`)."""
+    manifest = load_manifest()
+    pinned = manifest["releases"].get(version) or on_demand_pin("npm", version)
+    if pinned is None:
+        known = ", ".join(manifest["releases"])
+        raise ReferenceUnavailable(f"letta-code {version} is not pinned in reference/manifest.json (pinned: {known})")
+    dest = cache_root() / "letta-code" / version
+    fetch_verified(f"{manifest['package']}@{version}", pinned["integrity"], dest)
+    package_dir = dest / "package"
+    if pinned.get("runtime_deps"):
+        with _FETCH_LOCK:
+            _install_runtime_deps(pinned["runtime_deps"], package_dir)
+    bundle = package_dir / "letta.js"
+    if not bundle.exists():
+        raise ReferenceUnavailable(f"letta-code {version}: the tarball has no letta.js")
+    if runtime == "node":
+        return node_install(bundle, pinned.get("node_runtime_deps"))
+    return bundle
+
+
+def build_checkout(checkout: Path, bun: Path) -> Path:
+    """Build letta.js from an upstream checkout with its own `bun install && bun run build`."""
+    if not (checkout / "package.json").exists():
+        raise ReferenceUnavailable(f"{checkout} is not a letta-code checkout (no package.json)")
+    for command in ([str(bun), "install", "--frozen-lockfile"], [str(bun), "run", "build"]):
+        done = subprocess.run(command, cwd=checkout, capture_output=True, text=True, check=False, timeout=1800)
+        if done.returncode != 0:
+            raise ReferenceUnavailable(f"{' '.join(command)} in {checkout} failed: {done.stderr.strip()[-800:]}")
+    bundle = checkout / "letta.js"
+    if not bundle.exists():
+        raise ReferenceUnavailable(f"building {checkout} produced no letta.js")
+    return bundle
+
+
+def resolve_bundle(spec: ReferenceSpec, bun: Path) -> Path:
+    """letta.js for a spec. A bundle or checkout run under node uses the dependencies beside it."""
+    if spec.kind == "npm":
+        return ensure_release(spec.value.removeprefix("letta-code@"), spec.runtime)
+    if spec.kind == "pypi":
+        return ensure_pypi_release(spec.value)
+    path = Path(spec.value).expanduser().resolve()
+    if spec.kind == "bundle":
+        if not path.is_file():
+            raise ReferenceUnavailable(f"bundle {path} does not exist")
+        return path
+    return build_checkout(path, bun)
+
+
+def bundle_version(bundle: Path) -> str | None:
+    """The release version from the package.json beside a bundle, if any."""
+    try:
+        return json.loads((bundle.parent / "package.json").read_text(encoding="utf-8")).get("version")
+    except (OSError, ValueError):
+        return None

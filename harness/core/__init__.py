@@ -1,0 +1,1 @@
+"""harness/core: see docs/harness.md."""

@@ -1,0 +1,1 @@
+"""harness/run: see docs/harness.md."""

@@ -1,0 +1,1 @@
+"""harness/tools/fuzz: see docs/harness.md."""

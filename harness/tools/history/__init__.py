@@ -1,0 +1,1 @@
+"""harness/tools/history: see docs/harness.md."""

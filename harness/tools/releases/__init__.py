@@ -1,0 +1,1 @@
+"""harness/tools/releases: see docs/harness.md."""

@@ -1,0 +1,303 @@
+"""Drift: how upstream's own output changes between neighbouring references, and which cases pin it.
+
+Two references are neighbours when they are consecutive releases (in manifest order, then any
+other reference in the order given) under the baseline runtime, or when one is a runtime/locale
+variant of the other (`0.32.18` -> `0.32.18@node/da_DK.UTF-8`). For each pair, every case whose
+*reference* output changed is put in one group per change: a field that appeared or disappeared
+(`coreMemory (added)`), or a section of a text field whose bytes changed
+(`content/external_projection`). A group is explained when at least one of its cases declares the
+change in its `explains` list (docs/cases.md); a group no case explains is listed as unexplained,
+and an `explains` entry whose change did not happen is listed as stale.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.acquire.manifest import REGISTRIES, ReferenceSpec
+from harness.core.model import Explanation, FieldDiff, Outcome, Scenario
+from harness.verdict.diff import COMPARED_FIELDS, field_diff_json, outcome_diff
+from harness.verdict.text import as_bytes, first_diff_offset
+
+TEXT_FIELDS = ("content", "coreMemory")
+_BLOCKS = ("self", "external_projection", "memory_metadata")
+
+
+def sections(text: str) -> dict[str, str]:
+    """A compiled prompt cut into its sections: `self`, `external_projection`, `memory_metadata`,
+    `system-tree` (the rest of `<memory>`) and `prompt` (text outside every block). The first
+    `<tag>` ... `</tag>` pair of each block is taken, and the outermost `<memory>` (memory text that
+    quotes `<self>` or `<external_projection>` can still mislead it)."""
+    found: dict[str, str] = {}
+    rest = text
+    for tag in _BLOCKS:
+        match = re.search(rf"<{tag}>.*?</{tag}>", rest, re.S)
+        if match:
+            found[tag] = match.group(0)
+            rest = rest[: match.start()] + f"\0{tag}\0" + rest[match.end() :]
+    memory = re.search(r"<memory>.*</memory>", rest, re.S)  # greedy: a system label `memory` nests one
+    if memory:
+        found["system-tree"] = memory.group(0)
+        rest = rest[: memory.start()] + "\0memory\0" + rest[memory.end() :]
+    found["prompt"] = rest
+    return found
+
+
+def change_details(
+    before: Outcome, after: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS
+) -> list[tuple[str, FieldDiff]]:
+    """What changed from one reference outcome to another (verdict.diff.outcome_diff), as (group key, diff):
+    a field added or removed, each section of a text field that changed (its diff is the section's text on
+    both sides), or a throw. Empty: the same output."""
+    if before.status == "error" or after.status == "error":
+        return []
+    found: list[tuple[str, FieldDiff]] = []
+    for diff in outcome_diff(before, after, fields):
+        if diff.field == "thrown":
+            found.append(("thrown (now throws)" if after.status == "thrown" else "thrown (no longer throws)", diff))
+        elif diff.reference_present != diff.impl_present:
+            found.append((f"{diff.field} ({'added' if diff.impl_present else 'removed'})", diff))
+        elif diff.field in TEXT_FIELDS and isinstance(diff.reference, str) and isinstance(diff.impl, str):
+            a, b = sections(diff.reference), sections(diff.impl)
+            changed = [s for s in sorted(set(a) | set(b)) if a.get(s) != b.get(s)]
+            found += [(f"{diff.field}/{s}", _section_diff(diff.field, s, a, b)) for s in changed] or [
+                (diff.field, diff)
+            ]
+        else:
+            found.append((diff.field, diff))
+    return found
+
+
+_CUT = re.compile(r"\0([a-z_]+)\0")  # where sections() took a block out of the rest
+
+
+def _section_diff(name: str, section: str, before: dict[str, str], after: dict[str, str]) -> FieldDiff:
+    """The change of one section, with each block cut out of it shown as `<tag>…</tag>`, not as a marker."""
+    old, new = (
+        _CUT.sub(r"<\1>…</\1>", text) if text is not None else None
+        for text in (before.get(section), after.get(section))
+    )
+    offset = first_diff_offset(as_bytes(old or ""), as_bytes(new or "")) or 0
+    return FieldDiff(f"{name}/{section}", old, new, offset, old is not None, new is not None)
+
+
+def changes(before: Outcome, after: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> list[str]:
+    """The group keys of change_details: what changed from one reference outcome to another."""
+    return [key for key, _ in change_details(before, after, fields)]
+
+
+def described(diff: FieldDiff) -> dict[str, Any]:
+    """A change as a person reads it, the same from a live run and from a saved report: the first differing
+    byte, the characters there named, and the bytes around it on both sides (verdict.diff.field_diff_json)."""
+    info = field_diff_json(diff)
+    return {"field": diff.field, "offset": info["offset"], "difference": info["difference"],
+            "before_bytes": info["reference_bytes"], "after_bytes": info["impl_bytes"],
+            "before_context": info["reference_context"], "after_context": info["impl_context"]}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Pair:
+    before: ReferenceSpec
+    after: ReferenceSpec
+    kind: str  # release | runtime
+
+    @property
+    def name(self) -> str:
+        return f"{self.before.label} -> {self.after.label}"
+
+
+def neighbour_pairs(specs: list[ReferenceSpec], release_order: list[str]) -> list[Pair]:
+    """Consecutive baseline letta-code references (pinned releases in manifest order first), and each
+    variant after its baseline. Another product (the Letta server) is nobody's neighbour."""
+    baselines = [s for s in specs if not s.is_variant]
+    rank = {version: index for index, version in enumerate(release_order)}
+    ordered = sorted(
+        baselines,
+        key=lambda s: (
+            (0, rank[s.value], REGISTRIES.index(s.kind))
+            if s.is_release and s.value in rank
+            else (1, baselines.index(s), 0)
+        ),
+    )
+    pairs = [Pair(a, b, "release") for a, b in itertools.pairwise(ordered)]
+    pairs += [Pair(s.baseline, s, "runtime") for s in specs if s.is_variant and s.baseline in baselines]
+    return pairs
+
+
+def explains_pair(entry: Explanation, pair: Pair, release_order: list[str]) -> bool:
+    """Whether an `explains` entry is about this pair (not yet whether its change happened)."""
+    if entry.since is not None:
+        if pair.kind != "release" or entry.since not in release_order:
+            return False
+        rank = {version: index for index, version in enumerate(release_order)}
+        before = rank.get(pair.before.value, -1) if pair.before.is_release else -1
+        after = rank.get(pair.after.value, len(release_order)) if pair.after.is_release else len(release_order)
+        return before < rank[entry.since] <= after
+    if pair.kind != "runtime" or entry.runtime != pair.after.runtime:
+        return False
+    if entry.locale is not None and entry.locale != pair.after.locale:
+        return False  # an entry without a locale is about the runtime under any locale
+    return not entry.releases or pair.after.base_label in entry.releases
+
+
+def explains_change(entry: Explanation, key: str) -> bool:
+    field_name, _, section = key.partition("/")
+    field_name = field_name.split(" (")[0]
+    return (not entry.fields or field_name in entry.fields) and (not entry.sections or section in entry.sections)
+
+
+@dataclass
+class DriftGroup:
+    pair: Pair
+    change: str
+    cases: list[str] = field(default_factory=list)
+    first: dict[str, Any] = field(default_factory=dict)  # the first case's change, described()
+    explained_by: dict[str, str] = field(default_factory=dict)  # case id -> the change it says it pins
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.explained_by)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "from": self.pair.before.label,
+            "to": self.pair.after.label,
+            "kind": self.pair.kind,
+            "change": self.change,
+            "cases": self.cases,
+            "first_difference": {"case": self.cases[0], **self.first} if self.cases else {},
+            "explained": self.explained,
+            "explained_by": [{"case": c, "says": s} for c, s in sorted(self.explained_by.items())],
+        }
+
+
+@dataclass
+class DriftReport:
+    pairs: list[Pair]
+    groups: list[DriftGroup]
+    stale: list[dict[str, str]]  # explains entries whose change did not happen
+    unknown: list[dict[str, str]]  # cases whose output could not be compared (an error on one side)
+
+    @property
+    def unexplained(self) -> list[DriftGroup]:
+        return [g for g in self.groups if not g.explained]
+
+    @property
+    def ok(self) -> bool:
+        return not self.unexplained and not self.stale
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "pairs": [
+                {
+                    "from": p.before.label,
+                    "to": p.after.label,
+                    "kind": p.kind,
+                    "changed_cases": sorted({c for g in self.groups if g.pair == p for c in g.cases}),
+                }
+                for p in self.pairs
+            ],
+            "groups": [g.to_json() for g in self.groups],
+            "unexplained": [g.to_json() for g in self.unexplained],
+            "stale_explanations": self.stale,
+            "not_compared": self.unknown,
+        }
+
+
+def drift_report(
+    outcomes: dict[tuple[str, str], Outcome],
+    scenarios: Iterable[Scenario],
+    specs: list[ReferenceSpec],
+    release_order: list[str],
+) -> DriftReport:
+    """`outcomes[(case id, reference label)]` is the reference's own output for that case."""
+    pairs = neighbour_pairs(specs, release_order)
+    groups: dict[tuple[Pair, str], DriftGroup] = {}
+    stale: list[dict[str, str]] = []
+    unknown: list[dict[str, str]] = []
+    for scenario in sorted(scenarios, key=lambda s: s.id):
+        for pair in pairs:
+            before = outcomes.get((scenario.id, pair.before.label))
+            after = outcomes.get((scenario.id, pair.after.label))
+            if before is None or after is None:
+                continue  # the case does not run against one of them (its `profiles`, or a golden case)
+            if before.status == "error" or after.status == "error":
+                unknown.append({"case": scenario.id, "from": pair.before.label, "to": pair.after.label})
+                continue
+            details = change_details(before, after)
+            keys = [key for key, _ in details]
+            entries = [e for e in scenario.explains if explains_pair(e, pair, release_order)]
+            for key, diff in details:
+                group = groups.setdefault((pair, key), DriftGroup(pair, key))
+                if not group.cases:
+                    group.first = described(diff)
+                group.cases.append(scenario.id)
+                for entry in entries:
+                    if explains_change(entry, key):
+                        group.explained_by[scenario.id] = entry.change
+            for entry in entries:
+                if not any(explains_change(entry, key) for key in keys):
+                    stale.append(
+                        {"case": scenario.id, "from": pair.before.label, "to": pair.after.label,
+                         "says": entry.change, "path": str(scenario.path)}
+                    )  # fmt: skip
+    ordered = sorted(groups.values(), key=lambda g: (pairs.index(g.pair), g.change))
+    return DriftReport(pairs, ordered, stale, unknown)
+
+
+def _by_sentence(explained_by: dict[str, str]) -> list[tuple[str, list[str]]]:
+    sentences: dict[str, list[str]] = {}
+    for case_id, says in sorted(explained_by.items()):
+        sentences.setdefault(says, []).append(case_id)
+    return list(sentences.items())
+
+
+def _names(cases: list[str], limit: int) -> str:
+    shown = ", ".join(f"`{c}`" for c in cases[:limit])
+    return shown + (f" and {len(cases) - limit} more" if len(cases) > limit else "")
+
+
+def drift_markdown(report: DriftReport, max_cases: int = 8) -> str:
+    """A readable summary: one section per neighbouring pair, one bullet per change."""
+    lines = ["# Drift between neighbouring references", ""]
+    for pair in report.pairs:
+        groups = [g for g in report.groups if g.pair == pair]
+        changed = sorted({c for g in groups for c in g.cases})
+        lines.append(f"## {pair.name} ({pair.kind}): {len(changed)} case(s) changed")
+        if not groups:
+            lines.append("- no case's reference output changed")
+        for group in groups:
+            shown = ", ".join(group.cases[:max_cases]) + (
+                f", … ({len(group.cases)} in all)" if len(group.cases) > max_cases else ""
+            )
+            first = group.first
+            example = (
+                f"  - first difference in `{group.cases[0]}`: byte {first['offset']} of {first['field']}, "
+                f"{first['difference']}; before: …{first['before_context']}…; after: …{first['after_context']}…"
+            )
+            if group.explained:
+                lines.append(f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). Explained by:")
+                lines += [f"  - {says} ({_names(cases, 4)})" for says, cases in _by_sentence(group.explained_by)]
+            else:
+                lines.append(
+                    f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). **UNEXPLAINED**: no case pins it"
+                )
+            lines.append(example)
+        lines.append("")
+    if report.stale:
+        lines.append("## Stale explanations (the case says its output changes here, and it did not)")
+        lines += [f"- `{s['case']}` {s['from']} -> {s['to']}: {s['says']} ({s['path']})" for s in report.stale]
+        lines.append("")
+    if report.unknown:
+        lines.append("## Not compared (a reference could not run)")
+        lines += [f"- `{u['case']}` {u['from']} -> {u['to']}" for u in report.unknown]
+        lines.append("")
+    total, unexplained = len(report.groups), len(report.unexplained)
+    lines.append(f"{total} change group(s), {total - unexplained} explained, {unexplained} unexplained, "
+                 f"{len(report.stale)} stale explanation(s).")  # fmt: skip
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,192 @@
+"""The matrix (library of `conformance matrix` and `conformance drift`): the corpus against every pinned
+release (and any other reference, runtime or locale) in one run, the cases x references matrix, the fields each
+reference could be compared on, the drift between neighbouring references, and the CI gate.
+
+One Session serves the run: each case's repository is materialized once and compiled by every
+reference, each release judged against its own Python profile (harness.runners.references.profile_for_reference).
+`--latest` asks the npm registry and PyPI for the newest release; nothing else here touches the
+network beyond fetching pinned tarballs and wheels.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.acquire import pypi_release
+from harness.acquire.manifest import (
+    ReferenceSpec,
+    default_reference,
+    load_manifest,
+    pinned_references,
+    pinned_versions,
+    version_key,
+)
+from harness.acquire.releases import ReferenceUnavailable, bundle_version, run_npm
+from harness.cases.load import load_scenarios
+from harness.core.model import CaseResult, Outcome, Scenario, is_golden
+from harness.report.stored import full_entries
+from harness.runners.references import with_baselines
+from harness.tools.releases.drift import DriftReport, drift_report, neighbour_pairs
+from harness.verdict.diff import COMPARED_FIELDS
+
+
+def release_order() -> list[str]:
+    """Every pinned version (npm and PyPI), oldest first."""
+    return sorted({spec.value for spec in pinned_references()}, key=version_key)
+
+
+def discover_latest_npm(package: str | None = None) -> tuple[str, str]:
+    """The npm registry's `latest` version of letta-code and its dist.integrity (on demand only)."""
+    package = package or load_manifest()["package"]
+    done = run_npm(["view", f"{package}@latest", "version", "dist.integrity", "--json"], 120,
+                   "--latest asks the npm registry")  # fmt: skip
+    data = json.loads(done.stdout)
+    return data["version"], data["dist.integrity"]
+
+
+@dataclass(frozen=True)
+class Latest:
+    """The newest letta-code release on either registry, and the digest that registry publishes."""
+
+    spec: ReferenceSpec
+    digest: str  # npm: sha512 integrity; PyPI: the wheel's sha256
+
+    @property
+    def pinned(self) -> bool:
+        return self.spec.value in pinned_versions(self.spec.kind)
+
+
+def discover_latest() -> Latest:
+    """The newest release on npm and PyPI (`npm view`, `pip install --dry-run --report`); on a tie
+    npm's, whose label bare versions already mean."""
+    npm_version, integrity = discover_latest_npm()
+    try:
+        wheel = pypi_release.index_entry(None)
+    except pypi_release.WheelUnavailable as error:
+        raise ReferenceUnavailable(str(error)) from None
+    if version_key(wheel["version"]) > version_key(npm_version):
+        return Latest(ReferenceSpec("pypi", wheel["version"]), wheel["sha256"])
+    return Latest(ReferenceSpec("npm", npm_version), integrity)
+
+
+def matrix_specs(
+    extra: list[str], runtimes: list[str], locales: list[str], latest: ReferenceSpec | None = None
+) -> list[ReferenceSpec]:
+    """Every pinned release (oldest first), then `latest` and `extra` references; each under every
+    runtime, and every non-bun runtime also under every locale. Baselines (bun) come first."""
+    bases = pinned_references()
+    if latest is not None and latest not in bases:
+        bases.append(latest)
+    for text in extra:
+        spec = ReferenceSpec.parse(text)
+        if spec not in bases:
+            bases.append(spec)
+    specs: list[ReferenceSpec] = []
+    for runtime in runtimes:
+        for base in bases:
+            if base.is_variant:
+                continue
+            specs.append(base.with_runtime(runtime) if runtime != "bun" else base)
+            if runtime != "bun":
+                specs += [base.with_runtime(runtime, locale) for locale in locales]
+    specs += [b for b in bases if b.is_variant]
+    return with_baselines(list(dict.fromkeys(specs)))
+
+
+def field_comparison_summary(results: list[CaseResult]) -> dict[str, dict[str, Any]]:
+    """Per reference, per field: how many cases compared it byte for byte, as absent on both sides,
+    or found it on one side only; and a one-word summary (`compared`, `compared-as-absent`, `mixed`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for result in results:
+        if is_golden(result.reference):
+            continue
+        per_ref = out.setdefault(result.reference, {name: Counter() for name in COMPARED_FIELDS})
+        for name, state in result.compared.items():
+            per_ref.setdefault(name, Counter())[state] += 1
+    summary: dict[str, dict[str, Any]] = {}
+    for reference, per_field in out.items():
+        summary[reference] = {}
+        for name, counts in per_field.items():
+            states = {k: v for k, v in counts.items() if k != "thrown"}
+            word = next(iter(states)) if len(states) == 1 else ("not-compared" if not states else "mixed")
+            summary[reference][name] = {"summary": word, "cases": dict(sorted(counts.items()))}
+    return summary
+
+
+def matrix_json(results: list[CaseResult], specs: list[ReferenceSpec], seconds: float | None) -> dict[str, Any]:
+    labels = [s.label for s in specs]
+    cases: dict[str, dict[str, str]] = {}
+    for result in sorted(results, key=lambda r: r.case_id):
+        cases.setdefault(result.case_id, {})[result.reference] = result.status
+    per_reference = {label: dict(Counter(r.status for r in results if r.reference == label)) for label in labels}
+    runtime_effects = [
+        {"case": r.case_id, "reference": r.reference, "baseline": r.baseline,
+         "fields": [d.field for d in r.runtime_diffs]}
+        for r in sorted(results, key=lambda r: (r.reference, r.case_id)) if r.runtime_diffs
+    ]  # fmt: skip
+    data: dict[str, Any] = {
+        "references": [
+            {"label": s.label, "kind": s.kind, "value": s.value, "runtime": s.runtime, "locale": s.locale,
+             "baseline": s.baseline.label if s.is_variant else None,
+             "profile": next((r.profile for r in results if r.reference == s.label), None),
+             "counts": per_reference[s.label]}
+            for s in specs
+        ],
+        "cases": cases,
+        "compared_fields": field_comparison_summary(results),
+        "runtime_effects": runtime_effects,
+    }  # fmt: skip
+    if seconds is not None:
+        data["timing"] = {"seconds": round(seconds, 1)}
+    return data
+
+
+def reference_outcomes(results: list[CaseResult]) -> dict[tuple[str, str], Outcome]:
+    return {(r.case_id, r.reference): r.reference_outcome for r in results if r.reference_outcome is not None}
+
+
+def spec_version(specs: list[ReferenceSpec], label: str) -> str | None:
+    """The release version behind a reference label: the npm version, or a bundle's package.json version."""
+    spec = next((s for s in specs if s.label == label), None)
+    if spec is None or spec.is_release:
+        return spec.value if spec else None
+    return bundle_version(Path(spec.value).expanduser()) if spec.kind == "bundle" else None
+
+
+def gate_pair(specs: list[ReferenceSpec], latest: ReferenceSpec | None) -> tuple[str, str] | None:
+    """previous -> new for the gate (reference labels): the pinned default -> `latest` when that is
+    another release, else the two newest baseline releases."""
+    default = ReferenceSpec.parse(default_reference())
+    if latest is not None and latest.value != default.value:
+        return default.label, latest.label
+    releases = [p for p in neighbour_pairs(specs, release_order()) if p.kind == "release"]
+    return (releases[-1].before.label, releases[-1].after.label) if releases else None
+
+
+def drift_from_report(data: dict[str, Any], case_paths: list[Path]) -> DriftReport:
+    """Recompute drift from a matrix report.json's data (report.stored.read_report; no reference is run again)."""
+    outcomes = outcomes_from_report(data)
+    labels = [r["label"] for r in data.get("matrix", {}).get("references", [])]
+    if not labels:
+        labels = sorted({reference for _, reference in outcomes if not is_golden(reference)})
+    specs = [ReferenceSpec.from_label(label) for label in labels]
+    scenarios: list[Scenario] = load_scenarios(case_paths).scenarios
+    return drift_report(outcomes, scenarios, specs, release_order())
+
+
+def outcomes_from_report(data: dict[str, Any]) -> dict[tuple[str, str], Outcome]:
+    """Each result's reference outcome, keyed (case, reference), from report.json data with its long values put
+    back: the values that differ within a case are kept in `outputs` (report.stored), so drift read from a
+    report describes a change byte for byte, as a live run does."""
+    outcomes: dict[tuple[str, str], Outcome] = {}
+    for r in full_entries(data, expand=True):
+        o = r.get("reference_outcome")
+        if o:
+            outcomes[(r["case"], r["reference"])] = Outcome(
+                o["status"], o.get("record"), o.get("thrown"), o.get("error")
+            )
+    return outcomes

@@ -1,0 +1,1 @@
+"""harness/tools/upstream: see docs/harness.md."""
