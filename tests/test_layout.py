@@ -1,5 +1,6 @@
-"""The shape of harness/: no import cycle between its modules, data at the bottom, library apart from the
-CLI, status strings written once, small modules that each say what they own."""
+"""The shape of harness/: folders in layer order (tests/layers.py) with no import running upward, no import
+cycle between modules or folders, data at the bottom, library apart from the CLI, status strings written once,
+short functions, and modules that each say what they own."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
+from layers import FOLDER_LAYER, LAYERS, folder_of, rank
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-MAX_LINES = 400
+#: The longest a function may be, from its `def` line to its last line (a nested function counts on its own too).
+MAX_FUNCTION_LINES = 60
 
 
 def module_name(path: Path) -> str:
@@ -21,9 +24,10 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted(HARNESS.rglob("*.py"))}
 
 
-def imports_of(path: Path) -> set[str]:
-    """The harness modules a file imports, anywhere in it (inside functions too)."""
-    found: set[str] = set()
+def import_sites(path: Path) -> list[tuple[int, str]]:
+    """(line, harness module) for each harness module a file imports, anywhere in it (inside functions and under
+    `if TYPE_CHECKING:` too)."""
+    found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names: list[str] = []
         if isinstance(node, ast.Import):
@@ -32,21 +36,31 @@ def imports_of(path: Path) -> set[str]:
             assert node.level == 0, f"{path}: relative import; write harness.x"
             base = node.module or ""
             names = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        found |= {name for name in names if name in MODULES}
+        found += [(node.lineno, name) for name in names if name in MODULES]
     return found
 
 
+def imports_of(path: Path) -> set[str]:
+    """The harness modules a file imports, anywhere in it (inside functions too)."""
+    return {name for _, name in import_sites(path)}
+
+
 GRAPH = {name: imports_of(path) - {name} for name, path in MODULES.items()}
+FOLDER_GRAPH = {
+    folder: {folder_of(t) for name, targets in GRAPH.items() if folder_of(name) == folder for t in targets} - {folder}
+    for folder in {folder_of(name) for name in MODULES}
+}
 
 
-def cycle() -> list[str] | None:
-    """A cycle in the import graph (module names, the first repeated at the end), or None."""
+def cycle(graph: dict[str, set[str]] | None = None) -> list[str] | None:
+    """A cycle in an import graph (GRAPH unless given; names, the first repeated at the end), or None."""
+    graph = GRAPH if graph is None else graph
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     stack: list[str] = []
 
     def visit(node: str) -> list[str] | None:
         state[node], _ = 1, stack.append(node)
-        for target in sorted(GRAPH[node]):
+        for target in sorted(graph[node]):
             if state.get(target) == 1:
                 return [*stack[stack.index(target) :], target]
             if target not in state and (found := visit(target)):
@@ -54,7 +68,7 @@ def cycle() -> list[str] | None:
         state[node], _ = 2, stack.pop()
         return None
 
-    for node in sorted(GRAPH):
+    for node in sorted(graph):
         if node not in state and (found := visit(node)):
             return found
     return None
@@ -62,6 +76,43 @@ def cycle() -> list[str] | None:
 
 def test_the_import_graph_of_harness_has_no_cycle() -> None:
     assert cycle() is None, " -> ".join(cycle() or [])
+
+
+def test_the_folders_of_harness_import_each_other_without_a_cycle() -> None:
+    assert cycle(FOLDER_GRAPH) is None, " -> ".join(cycle(FOLDER_GRAPH) or [])
+
+
+def test_every_folder_of_harness_has_a_layer() -> None:
+    folders = {folder_of(name) for name in MODULES}
+    assert folders - set(FOLDER_LAYER) == set(), "add these folders to FOLDER_LAYER in tests/layers.py"
+    assert set(FOLDER_LAYER.values()) == set(LAYERS)
+
+
+def upward_imports(name: str, path: Path) -> list[str]:
+    """A module's imports of a higher layer than its own, each as `file:line` with the fix."""
+    return [
+        f"{path.relative_to(HARNESS.parent) if path.is_relative_to(HARNESS.parent) else path}:{line}: {name} ({LAYERS[rank(name)]}) imports {target} "
+        f"({LAYERS[rank(target)]}); move what it needs down to {LAYERS[rank(name)]} or lower, or pass it in"
+        for line, target in import_sites(path)
+        if rank(target) > rank(name)
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_import_runs_upward_in_the_layer_order(name: str) -> None:
+    found = upward_imports(name, MODULES[name])
+    assert found == [], "\n".join(found)
+
+
+def test_the_upward_check_sees_imports_inside_functions_and_for_type_checking(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""x"""\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from harness.run import session\n\n\n'
+        "def f():\n    import harness.cli.main\n    from harness.core import plural\n",
+        encoding="utf-8",
+    )
+    found = upward_imports("harness.cases.tags", module)
+    assert [entry.split(": ")[0].rpartition(":")[2] for entry in found] == ["5", "5", "9"], found
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -99,64 +150,37 @@ def test_no_library_module_imports_the_cli() -> None:
     assert [name for name in library if any(t.startswith("harness.cli") for t in GRAPH[name])] == []
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_each_module_is_small_and_says_what_it_owns(name: str) -> None:
-    path = MODULES[name]
-    text = path.read_text(encoding="utf-8")
-    assert len(text.splitlines()) <= MAX_LINES, f"{path}: over {MAX_LINES} lines; split it"
-    assert ast.get_docstring(ast.parse(text)), f"{path}: no module docstring"
+def long_functions(tree: ast.AST, limit: int = MAX_FUNCTION_LINES) -> list[tuple[int, str, int]]:
+    """(line, qualified name, length) of each function longer than `limit` lines, nested ones on their own."""
+    found: list[tuple[int, str, int]] = []
 
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = prefix + child.name
+                length = (child.end_lineno or child.lineno) - child.lineno + 1
+                if not isinstance(child, ast.ClassDef) and length > limit:
+                    found.append((child.lineno, name, length))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
 
-STATUS_VALUES = ("known-divergence", "stale-divergence", "runtime-divergence")
-
-
-def test_status_strings_are_written_once() -> None:
-    """Status values appear as literals only in the enum that defines them."""
-    pattern = re.compile("[\"'](" + "|".join(STATUS_VALUES) + ")[\"']")
-    found = [str(p) for name, p in MODULES.items() if name != "harness.core.model" and pattern.search(p.read_text())]
-    templates = [str(p) for p in (HARNESS / "report" / "templates").glob("*.j2") if pattern.search(p.read_text())]
-    assert found + templates == []
-
-
-PORT = "memfs_prompt"
-# The runners of the Python port: the only modules of harness/ that may import the code under test.
-PORT_RUNNERS = ("harness.runners.python_port", "harness.runners.python_cli")
-
-
-def imported_modules(path: Path) -> set[str]:
-    """Every module a file imports, anywhere in it (inside functions too), by its full dotted name."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            found.add("." * node.level + (node.module or ""))
+    walk(tree, "")
     return found
 
 
-def imports_the_port(path: Path) -> bool:
-    return any(name == PORT or name.startswith(PORT + ".") for name in imported_modules(path))
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_each_function_is_short_and_each_module_says_what_it_owns(name: str) -> None:
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert ast.get_docstring(tree), f"{path}: no module docstring"
+    long = [f"{path}:{line} {qualified} is {length} lines" for line, qualified, length in long_functions(tree)]
+    assert long == [], f"over {MAX_FUNCTION_LINES} lines from def to its end; split: " + "; ".join(long)
 
 
-def test_only_the_python_runners_import_the_code_under_test() -> None:
-    """The harness works with profile names (letta_profiles) and records; resolving a memfs_prompt Profile is
-    the Python runners' job alone, so any implementation can be tested without the harness loading the port."""
-    found = sorted(name for name, path in MODULES.items() if name not in PORT_RUNNERS and imports_the_port(path))
-    assert found == [], f"these import {PORT} (only {', '.join(PORT_RUNNERS)} may): {', '.join(found)}"
-
-
-def test_the_port_import_check_sees_imports_inside_functions(tmp_path: Path) -> None:
-    module = tmp_path / "m.py"
-    module.write_text('"""x"""\n\n\ndef f():\n    from memfs_prompt.profiles import DEFAULT\n', encoding="utf-8")
-    assert imports_the_port(module)
-    module.write_text('"""x"""\nimport memfs_prompt_extra, letta_profiles\n', encoding="utf-8")
-    assert not imports_the_port(module)
-    module.write_text('"""x"""\nimport os, memfs_prompt\n', encoding="utf-8")
-    assert imports_the_port(module)
-
-
-def test_the_profile_table_imports_nothing_from_the_project() -> None:
-    """letta_profiles is read by the port and the harness alike: standard library only, neither of them."""
-    package = HARNESS.parent / "letta_profiles"
-    imported = {name.split(".")[0] for path in package.rglob("*.py") for name in imported_modules(path)}
-    assert imported <= {"__future__", "collections", "types"}, imported
+def test_the_function_length_counts_nested_functions_on_their_own() -> None:
+    lines = ["def outer():", *["    x = 1"] * 4, "    def inner():", *["        y = 2"] * 5, "", "class C:"]
+    lines += ["    def m(self):", *["        z = 3"] * 5]
+    tree = ast.parse("\n".join(lines) + "\n")
+    assert long_functions(tree, limit=6) == [(1, "outer", 11)]
+    assert long_functions(tree, limit=5) == [(1, "outer", 11), (6, "outer.inner", 6), (14, "C.m", 6)]
