@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.repomodel import MODE_FILE, Blob, CommitModel
+from harness.core.repospec import generated_files
 from harness.repo.gitenv import isolated_env
 from harness.repo.objects import ObjectWriter, nested_tree
-from harness.repo.spec import generated_files
 
 MESSAGE = "bench"
 IDENT = b"Conformance Bot <bot@letta-conformance.invalid> 1767225600 +0000"

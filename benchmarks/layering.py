@@ -13,26 +13,11 @@ tests/test_layout.py) and prints:
 `--longest N` prints instead the N longest functions under harness/ (nested ones on their own; a function's
 length runs from its `def` line to its last line, decorators not counted).
 
-Nodes. A module in a sub-folder belongs to its folder (`runners/result_store/` to `runners`); a module at the
-top of harness/ is a node of its own (`engine`, `lifecycle`, ...), since today the top level mixes core records,
-running and the pytest front end. Issue 39 counted its four folder cycles the same way ("runners-lifecycle").
-
-Layers, lowest first, as issue 39 orders them: core < cases/repo/verdict < acquisition/runners < run < report <
-tools < cli. Nodes of one layer may import each other (that is sideways, not upward, though a pair that does so
-both ways is still a cycle). Today's nodes map onto them by what they hold now (NODE_LAYER below):
-
-- core: model, repomodel, versions, plural, suggest, locations, stopping and the package itself: records and
-  small rules that import nothing of the harness, what the reshape puts at the bottom;
-- cases/repo/verdict: cases/, repo/, verdict/, the folders issue 39 names for this layer;
-- runners: runners/ (with result_store/) and port_command (how the port is invoked): getting references and
-  implementations running;
-- run: engine, schedule, columns, lifecycle, capabilities, expectations, expectations_write: the session,
-  scheduling, lifecycle replay and expectations (issue 39, "Running apart from the command line");
-- report: report/; tools: tools/ (fuzz, reduce, matrix, bisect, upstream tests, history, ...);
-- cli: cli/ and pytest_plugin, the two front ends (both build a Session by hand).
-
-The reference spec (`acquire/manifest.py`) stays in the runners layer here although the reshape moves it to core:
-this measures the tree as it is, so `cases/load.py` importing it counts as upward, as issue 39 says.
+Nodes are the folders of harness/ (a module in a sub-folder belongs to its top folder: `runners/result_store/`
+to `runners`; harness/__init__.py to `core`). Layers, lowest first, as issue 39 orders them: core <
+cases/repo/verdict < acquire/runners < run < report < tools < cli. Folders of one layer may import each other
+(that is sideways, not upward, though a pair that does so both ways is still a cycle). The layers and the folder
+of each are read from tests/layers.py, the table tests/test_layout.py checks against: one mapping for both.
 """
 
 from __future__ import annotations
@@ -45,40 +30,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-HARNESS = Path(__file__).resolve().parents[1] / "harness"
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = ROOT / "harness"
+if str(ROOT) not in sys.path:  # tests/ is no package installed with the harness: read it from the checkout
+    sys.path.insert(0, str(ROOT))
 
-LAYERS = ("core", "cases/repo/verdict", "runners", "run", "report", "tools", "cli")
-
-NODE_LAYER = {
-    # core: records and rules that import nothing of the harness
-    "harness": "core",
-    "model": "core",
-    "repomodel": "core",
-    "versions": "core",
-    "plural": "core",
-    "suggest": "core",
-    "locations": "core",
-    "stopping": "core",
-    # the folders issue 39 puts just above core
-    "cases": "cases/repo/verdict",
-    "repo": "cases/repo/verdict",
-    "verdict": "cases/repo/verdict",
-    # acquisition and runners
-    "runners": "runners",
-    "port_command": "runners",
-    # running a corpus
-    "engine": "run",
-    "schedule": "run",
-    "columns": "run",
-    "lifecycle": "run",
-    "capabilities": "run",
-    "expectations": "run",
-    "expectations_write": "run",
-    "report": "report",
-    "tools": "tools",
-    "cli": "cli",
-    "pytest_plugin": "cli",
-}
+from tests.layers import FOLDER_LAYER, LAYERS, folder_of  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -95,11 +52,8 @@ def module_name(path: Path) -> str:
 
 
 def node_of(module: str) -> str:
-    """`harness.runners.result_store.key` -> `runners`; `harness.run.session` -> `engine`; `harness` -> `harness`."""
-    parts = module.split(".")
-    if len(parts) == 1:
-        return "harness"
-    return parts[1]
+    """`harness.runners.result_store.key` -> `runners`; `harness` -> `core`."""
+    return folder_of(module)
 
 
 def modules() -> dict[str, Path]:
@@ -174,9 +128,9 @@ def components(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def rank(node: str) -> int:
-    if node not in NODE_LAYER:
-        raise SystemExit(f"benchmarks/layering.py: harness node {node!r} has no layer; add it to NODE_LAYER")
-    return LAYERS.index(NODE_LAYER[node])
+    if node not in FOLDER_LAYER:
+        raise SystemExit(f"harness folder {node!r} has no layer; add it to FOLDER_LAYER in tests/layers.py")
+    return LAYERS.index(FOLDER_LAYER[node])
 
 
 def measure() -> dict[str, object]:
@@ -193,13 +147,13 @@ def measure() -> dict[str, object]:
         (
             i
             for i in found
-            if NODE_LAYER.get(node_of(i.source)) == NODE_LAYER.get(node_of(i.target)) == "cases/repo/verdict"
+            if FOLDER_LAYER.get(node_of(i.source)) == FOLDER_LAYER.get(node_of(i.target)) == "cases/repo/verdict"
             and node_of(i.source) != node_of(i.target)
         ),
         key=lambda i: (i.file, i.line),
     )
     return {
-        "nodes": {n: NODE_LAYER.get(n) for n in nodes},
+        "nodes": {n: FOLDER_LAYER.get(n) for n in nodes},
         "graph": {a: {b: len(graph[a][b]) for b in sorted(graph[a])} for a in sorted(graph)},
         "components": components(nodes, edges),
         "mutual_pairs": [
@@ -210,7 +164,7 @@ def measure() -> dict[str, object]:
                 "at": _where(i),
                 "from": i.source,
                 "to": i.target,
-                "layers": [NODE_LAYER[node_of(i.source)], NODE_LAYER[node_of(i.target)]],
+                "layers": [FOLDER_LAYER[node_of(i.source)], FOLDER_LAYER[node_of(i.target)]],
             }
             for i in upward
         ],

@@ -23,9 +23,9 @@ from harness.cases.write import dump_yaml, repo_spec
 from harness.cli.common import PROJECT_CASES
 from harness.cli.main import main as conformance
 from harness.core.repomodel import RepoModel
+from harness.core.repospec import commit_states
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.snapshot import read_snapshot
-from harness.repo.spec import commit_states
 from harness.run.session import build_request
 from harness.runners.python_port import PythonPortRunner
 from harness.tools.fuzz.campaign import repo_models

@@ -16,9 +16,9 @@ from harness.cases.load import load_scenario
 from harness.cases.write import case_document
 from harness.core.model import ScenarioError
 from harness.core.repomodel import RepoModel
+from harness.core.repospec import model_of
 from harness.repo.build import EscapeError, build_repo, materialize_repo
 from harness.repo.gitenv import isolated_env
-from harness.repo.spec import model_of
 
 
 def case(directory: Path, text: str, name: str = "c", kind: str = "compile") -> Path:

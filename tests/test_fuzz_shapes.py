@@ -12,7 +12,7 @@ from hypothesis.internal.floats import float_to_int
 from sortedcontainers import SortedSet
 
 from harness.core.repomodel import RepoModel
-from harness.repo.spec import valid_tree
+from harness.core.repospec import valid_tree
 from harness.tools.fuzz.shapes import client_skills_values, v2_trees
 from harness.tools.fuzz.strategies import _tree_of, blobs, compile_inputs, name_components, repo_models
 

@@ -5,7 +5,6 @@ short functions, and modules that each say what they own."""
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
@@ -90,8 +89,9 @@ def test_every_folder_of_harness_has_a_layer() -> None:
 
 def upward_imports(name: str, path: Path) -> list[str]:
     """A module's imports of a higher layer than its own, each as `file:line` with the fix."""
+    shown = path.relative_to(HARNESS.parent) if path.is_relative_to(HARNESS.parent) else path
     return [
-        f"{path.relative_to(HARNESS.parent) if path.is_relative_to(HARNESS.parent) else path}:{line}: {name} ({LAYERS[rank(name)]}) imports {target} "
+        f"{shown}:{line}: {name} ({LAYERS[rank(name)]}) imports {target} "
         f"({LAYERS[rank(target)]}); move what it needs down to {LAYERS[rank(name)]} or lower, or pass it in"
         for line, target in import_sites(path)
         if rank(target) > rank(name)

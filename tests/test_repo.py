@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from harness.cases.load import load_scenario
+from harness.core.repospec import model_of
 from harness.repo.build import build_repo, materialize_repo
-from harness.repo.spec import model_of
 from memfs_prompt.git_head import open_committed_head
 
 BINARY_NO_NUL = bytes(range(1, 256))

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from harness.cases.load import load_scenario
+from harness.core.repospec import model_of
 from harness.repo.build import materialize_repo, needs_worktree
 from harness.repo.gitenv import isolated_env
-from harness.repo.spec import model_of
 
 
 def scenario(directory: Path, repo: dict, kind: str = "compile"):  # type: ignore[no-untyped-def]

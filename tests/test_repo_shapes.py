@@ -13,10 +13,10 @@ import yaml
 
 from harness.cases.load import load_scenario
 from harness.cases.write import repo_spec
+from harness.core.listing import printed_name
 from harness.core.model import ScenarioError
+from harness.core.repospec import model_of
 from harness.repo.build import MaterializedRepo, materialize_repo
-from harness.repo.listing import printed_name
-from harness.repo.spec import model_of
 
 FILES = {"system/persona.md": "me\n", "system/human.md": "h\n", "notes/a.md": "a\n", "café.md": "e\n"}
 BUDGET = 1024 * 1024

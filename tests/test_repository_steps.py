@@ -13,10 +13,10 @@ import yaml
 from test_case_rules import case, refused, repo_case
 
 from harness.cases.load import load_scenario
+from harness.core.repospec import committed_state
 from harness.repo.build import materialize_repo
 from harness.repo.checkout import MISSING_COMMIT, Checkout
 from harness.repo.gitenv import isolated_env
-from harness.repo.spec import committed_state
 
 PERSONA = "---\ndescription: who I am\n---\nI am a helpful agent.\n"
 

@@ -23,9 +23,9 @@ from typing import Any
 import yaml
 
 from harness.cases.yamlnodes import line_at
+from harness.core.listing import ListingError
 from harness.core.model import ScenarioError
-from harness.repo.listing import ListingError
-from harness.repo.spec import generated_files, listed_prefix, listing_padding, path_problem
+from harness.core.repospec import generated_files, listed_prefix, listing_padding, path_problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
@@ -81,7 +81,7 @@ class _Checker:
 
     def commit(self, where: list[Any], commit: dict[str, Any], base: set[bytes] | None = None) -> None:
         """One commit over `base` (default: the tree walked last), or over its first parent's tree when it
-        names `parents`: renames, then deletions, then files (repo.spec.next_state's order)."""
+        names `parents`: renames, then deletions, then files (core.repospec.next_state's order)."""
         if "parents" in commit:
             parents = commit["parents"]
             for index, number in enumerate(parents):
@@ -197,7 +197,7 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
                                "as UTF-8; give exact bytes with base64 (or path_base64)")  # fmt: skip
     if repo.get("memory_subdir"):
         checker.confined(["repo", "memory_subdir"], repo["memory_subdir"].encode("utf-8"), "memory_subdir")
-    if repo.get("generate"):  # the first commit's starting tree (repo.spec.commit_states)
+    if repo.get("generate"):  # the first commit's starting tree (core.repospec.commit_states)
         for name in generated_files(repo["generate"]):
             checker.confined(["repo", "generate"], name, "generate")
             checker.state.add(name)

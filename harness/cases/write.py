@@ -19,7 +19,7 @@ from harness.cases.load import DEFAULT_INPUTS
 from harness.cases.tags import TAGS
 from harness.core.model import FoundBy
 from harness.core.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, RepoModel, RepoShape
-from harness.repo.spec import file_bytes
+from harness.core.repospec import file_bytes
 
 # --- YAML text that reads back as the same string ---------------------------------------------------
 

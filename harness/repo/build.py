@@ -1,4 +1,4 @@
-"""Materializing a repository model (repo.spec's interpretation of a case): real git objects with
+"""Materializing a repository model (core.repospec's interpretation of a case): real git objects with
 deterministic authors and dates, cached by the digest of the case's spec.
 
 Owns what lands on disk, and that nothing lands outside the repository (`_inside` refuses a path
@@ -18,10 +18,10 @@ from pathlib import Path
 
 from harness.core.model import Scenario
 from harness.core.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
+from harness.core.repospec import model_of, path_problem, repo_digest, shape_of
 from harness.repo import shape as shapes
 from harness.repo.gitenv import isolated_env
 from harness.repo.objects import ObjectWriter, nested_tree
-from harness.repo.spec import model_of, path_problem, repo_digest, shape_of
 
 __all__ = ["MaterializedRepo", "ObjectWriter", "build_repo", "materialize_repo", "nested_tree", "write_commits"]
 
@@ -106,7 +106,7 @@ def needs_worktree(model: RepoModel, lifecycle: bool) -> bool:
 
 
 def _refuse_escapes(model: RepoModel) -> None:
-    """Every name the model holds obeys repo.spec.path_problem (the loader checks the same, with lines)."""
+    """Every name the model holds obeys core.repospec.path_problem (the loader checks the same, with lines)."""
     names = [name for commit in model.commits for name in commit.files]
     names += [*model.worktree.files, *model.worktree.delete]
     if model.memory_subdir:
@@ -152,11 +152,11 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
 
 def check_listing(memory_dir: Path, wanted: int, env: dict[str, str]) -> None:
     """A case's `listing: {bytes}` is what upstream's own listing command prints in the memory directory
-    (AssertionError otherwise: the harness counted wrong, repo.listing)."""
+    (AssertionError otherwise: the harness counted wrong, core.listing)."""
     done = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memory_dir, env=env,
                           capture_output=True, check=True)  # fmt: skip
     if len(done.stdout) != wanted:
-        raise AssertionError(f"listing is {len(done.stdout)} bytes, not {wanted}: repo.listing counted it wrong")
+        raise AssertionError(f"listing is {len(done.stdout)} bytes, not {wanted}: core.listing counted it wrong")
 
 
 def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, str]) -> None:

@@ -26,9 +26,9 @@ from typing import Any
 
 from harness.core.model import Scenario
 from harness.core.repomodel import Blob, CommitModel
+from harness.core.repospec import commit_parents, model_of, next_state
 from harness.repo.build import ObjectWriter, remove_from_worktree, write_commits, write_worktree
 from harness.repo.shape import BRANCH
-from harness.repo.spec import commit_parents, model_of, next_state
 
 REPOSITORY_STEPS = ("commit", "amend", "reset", "break_head")
 # what refs/heads/main names after `break_head: missing-commit`: an id no object of any case has

@@ -24,8 +24,8 @@ from harness.cases.load import DEFAULT_INPUTS
 from harness.cases.write import repo_spec
 from harness.core.model import Scenario
 from harness.core.repomodel import RepoModel
+from harness.core.repospec import model_of
 from harness.repo.build import MaterializedRepo, build_repo, needs_worktree
-from harness.repo.spec import model_of
 from harness.run.session import Session, build_request
 from harness.verdict.signature import Signature, signature_of
 

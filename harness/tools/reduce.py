@@ -21,7 +21,7 @@ from harness.acquire.revision_source import BuildError
 from harness.cases.write import case_document, model_size
 from harness.core.model import FoundBy
 from harness.core.repomodel import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
-from harness.repo.spec import valid_tree
+from harness.core.repospec import valid_tree
 from harness.run.session import Session
 from harness.runners.implementations import DEFAULT
 from harness.runners.references import ReferenceUnderTest, profile_for_reference

@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 from harness.cases.inputs import clock_error, js_value
 from harness.core.repomodel import MODE_EXEC, MODE_FILE, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
-from harness.repo.spec import valid_tree
+from harness.core.repospec import valid_tree
 from harness.tools.fuzz.layouts import gitlinked, repo_shapes
 from harness.tools.fuzz.repertoire import js_text, unicode_text
 from harness.tools.fuzz.shapes import NON_FINITE, client_skills_values, v2_trees

@@ -3,7 +3,7 @@
 Owns what a repository spec means: file contents (text, bom, newlines, repeat, base64, symlinks,
 executables, gitlinks), renames, deletions, parents (merges, roots), generated trees, padded listings,
 work tree noise, and the repository's shape (layout, object format, HEAD, own configuration; `shape_of`).
-The builder (repo.build), the reducer and the fuzzer all read a repository through `model_of`, so they see
+The builder (repo.build), the case checks (cases.checks), the reducer and the fuzzer all read a repository through `model_of`, so they see
 the same trees.
 """
 
@@ -15,6 +15,7 @@ import json
 import random
 from typing import Any
 
+from harness.core.listing import config_bool, listing_size, padding, quote_path
 from harness.core.model import Scenario
 from harness.core.repomodel import (
     MODE_EXEC,
@@ -27,7 +28,6 @@ from harness.core.repomodel import (
     RepoShape,
     WorktreeNoise,
 )
-from harness.repo.listing import config_bool, listing_size, padding, quote_path
 
 
 def file_bytes(content: str | dict[str, Any]) -> Blob:
@@ -122,7 +122,7 @@ def listed_prefix(spec: dict[str, Any]) -> bytes | None:
 
 def listing_padding(spec: dict[str, Any], head: list[bytes]) -> dict[bytes, Blob]:
     """The files `listing: {bytes, directory}` adds to a HEAD holding `head` (every leaf's name), so that
-    the listing is `bytes` long (repo.listing.padding; ListingError when no padding fits)."""
+    the listing is `bytes` long (core.listing.padding; ListingError when no padding fits)."""
     listing = spec["listing"]
     prefix = listed_prefix(spec)
     quoted = quote_path(shape_of(spec).config)
