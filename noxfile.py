@@ -82,6 +82,7 @@ def lint(session: nox.Session) -> None:
         "ruff", "format", "--check", "letta_profiles", "memfs_prompt", "harness", "tests", "benchmarks", "noxfile.py"
     )
     session.run("mypy", "letta_profiles", "memfs_prompt", "harness")
+    session.run("mypy", "--strict", "harness/core")  # the records everything else builds on: strictly typed
 
 
 @nox.session

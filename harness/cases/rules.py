@@ -60,7 +60,10 @@ class Rule:
 
 
 def _schema() -> dict[str, Any]:
-    return json.loads(resources.files("harness.cases").joinpath("rules.schema.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        resources.files("harness.cases").joinpath("rules.schema.json").read_text(encoding="utf-8")
+    )
+    return schema
 
 
 def rules_path(cases_root: Path) -> Path:

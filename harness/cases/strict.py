@@ -29,14 +29,14 @@ class _StrictLoader(yaml.SafeLoader):
     first_alias: yaml.AliasEvent | None = None
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        if self.first_alias is None and self.check_event(yaml.AliasEvent):  # type: ignore[no-untyped-call]
+        if self.first_alias is None and self.check_event(yaml.AliasEvent):
             self.first_alias = self.peek_event()  # type: ignore[no-untyped-call]
-        return super().compose_node(parent, index)  # type: ignore[no-untyped-call, no-any-return]
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
                 raise _KeyProblem(
@@ -45,7 +45,7 @@ class _StrictLoader(yaml.SafeLoader):
             if key in seen:
                 raise _KeyProblem(line, f"key {key!r} is given twice (first on line {seen[key]}); keep one")
             seen[key] = line
-        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep)
 
 
 def read_utf8(path: Path) -> str:
@@ -63,15 +63,15 @@ def parse_strict(text: str, path: Path, what: str = "scenarios") -> tuple[yaml.N
     not text, each refusal a ScenarioError with the line; `what` names the kind of file in the message."""
     loader = _StrictLoader(text)
     try:
-        root = loader.get_single_node()  # type: ignore[no-untyped-call]
-        data = loader.construct_document(root) if root is not None else None  # type: ignore[no-untyped-call]
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
     except _KeyProblem as problem:
         raise ScenarioError(path, problem.line, problem.message) from None
     except yaml.YAMLError as error:
         plain = plain_yaml_error(error)
         raise ScenarioError(path, plain.line, f"invalid YAML: {plain.message}") from None
     finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+        loader.dispose()
     alias = loader.first_alias
     if alias is not None:
         raise ScenarioError(

@@ -61,7 +61,8 @@ def dump_yaml(data: Any) -> str:
 def yaml_keeps(value: str) -> bool:
     """Whether `value` written by dump_yaml reads back unchanged (line ends inside block scalars may not)."""
     try:
-        return yaml.safe_load(dump_yaml({"v": value})) == {"v": value}
+        read_back: object = yaml.safe_load(dump_yaml({"v": value}))
+        return read_back == {"v": value}
     except yaml.YAMLError:
         return False
 

@@ -3,8 +3,9 @@
 Owns what a repository spec means: file contents (text, bom, newlines, repeat, base64, symlinks,
 executables, gitlinks), renames, deletions, parents (merges, roots), generated trees, padded listings,
 work tree noise, and the repository's shape (layout, object format, HEAD, own configuration; `shape_of`).
-The builder (repo.build), the case checks (cases.checks), the reducer and the fuzzer all read a repository through `model_of`, so they see
-the same trees.
+The builder (repo.build), the case checks (cases.checks), the reducer and the fuzzer all read a repository
+through `model_of`, so they see the same trees. Pure rules over core records: it lives in core so that cases/
+and repo/ both read it without importing each other.
 """
 
 from __future__ import annotations

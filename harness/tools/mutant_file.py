@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cases.load import parse_strict, read_utf8
 from harness.cases.schemacheck import validate
+from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.yamlnodes import line_at
 from harness.core.model import ScenarioError
 

@@ -250,13 +250,7 @@ def fuzz(
                                         len(candidates))  # fmt: skip
             collected = oracle.collect(submitted)
             following = upcoming.result()
-            finding, position = None, 0
-            for index, signatures in enumerate(collected, 1):
-                found, known_here = pick_divergence(signatures.values(), seen, [])
-                report.examples += 1  # every example of the batch was compiled by both sides
-                report.known += known_here
-                if found is not None and finding is None:  # the batch's first new divergence (the next run
-                    finding, position = Divergent(candidates[index - 1], found), index  # finds the others)
+            finding, position = _first_finding(collected, candidates, seen, report)
             candidates = following
             if finding is None:
                 continue
@@ -274,6 +268,21 @@ def fuzz(
         report.compiles, report.compile_seconds, report.stats = oracle.compiles, oracle.compile_seconds, oracle.stats
         oracle.close()
     return report
+
+
+def _first_finding(
+    collected: list[dict[str, Signature | None]], candidates: list[Candidate], seen: set[Signature], report: FuzzReport
+) -> tuple[Divergent | None, int]:
+    """The batch's first new divergence and its position (1-based; the next run finds the others), or (None, 0);
+    counts every example of the batch (both sides compiled it) and the known divergences among them."""
+    finding, position = None, 0
+    for index, signatures in enumerate(collected, 1):
+        found, known_here = pick_divergence(signatures.values(), seen, [])
+        report.examples += 1
+        report.known += known_here
+        if found is not None and finding is None:
+            finding, position = Divergent(candidates[index - 1], found), index
+    return finding, position
 
 
 def _next_batch(

@@ -118,7 +118,7 @@ def _component(draw: st.DrawFn, directory: bool) -> bytes:
     elif kind < 28:
         part = draw(_builtin)
     elif kind < 30:
-        encoded = draw(_long).encode("utf-8")[:255]
+        encoded: bytes = draw(_long).encode("utf-8")[:255]
         return encoded.decode("utf-8", "ignore").encode("utf-8")
     else:  # the assigned repertoire (git prints it raw under core.quotePath=false)
         part = draw(_unicode).replace("/", "x").replace("\0", "x")
@@ -207,7 +207,7 @@ def frontmatters(draw: st.DrawFn) -> str:
 @st.composite
 def bodies(draw: st.DrawFn) -> str:
     """Text with a risky fragment in it (or not), between whitespace JS and Python trim differently."""
-    middle = draw(short_text) + draw(_fragments_or_none) + draw(_short_or_unicode)
+    middle: str = draw(short_text) + draw(_fragments_or_none) + draw(_short_or_unicode)
     return draw(_whitespace) + middle + draw(_whitespace)
 
 
@@ -387,7 +387,8 @@ _one_in_twenty = st.integers(0, 19)
 def _compile_inputs(draw: st.DrawFn) -> dict[str, Any]:
     if draw(_one_in_twenty) == 10:
         return draw(refused_inputs())
-    return js_value(draw(_inputs))  # the JavaScript strings the loader would make of them
+    inputs: dict[str, Any] = js_value(draw(_inputs))  # the JavaScript strings the loader would make of them
+    return inputs
 
 
 compile_inputs: st.SearchStrategy[dict[str, Any]] = _compile_inputs()

@@ -111,7 +111,8 @@ def _cached_or_built(tree: SourceTree, commit: str, bun: Path) -> RevisionBuild:
 
 def _version_at(repo: Path, commit: str) -> str | None:
     try:
-        return json.loads(git(repo, "show", f"{commit}:package.json")).get("version")
+        version: str | None = json.loads(git(repo, "show", f"{commit}:package.json")).get("version")
+        return version
     except (BuildError, ValueError):
         return None
 
