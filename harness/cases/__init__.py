@@ -1,1 +1,2 @@
-"""Cases: loading YAML scenarios into typed Scenarios (load, checks, tags, yamlnodes) and writing them (write)."""
+"""Cases: loading YAML scenarios into typed Scenarios (load, strict, checks, tags, yamlnodes, rules, inputs,
+select) and writing them (write); imports only core."""

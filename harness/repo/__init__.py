@@ -1,2 +1,2 @@
-"""Repositories: the one interpreter of a repo spec (spec), building it as git objects (build), reading a real
-repository back as a model (snapshot), and the isolated git environment (gitenv)."""
+"""Repositories: building a case's repo spec (interpreted by core.repospec) as git objects (build, checkout),
+reading a real repository back as a model (snapshot), and the isolated git environment (gitenv)."""

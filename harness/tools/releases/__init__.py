@@ -1,1 +1,2 @@
-"""harness/tools/releases: see docs/harness.md."""
+"""Releases side by side: the matrix of cases x references, drift between neighbours, the CI gate, bisection
+between releases, pinning a new release and sharding the corpus."""
