@@ -35,7 +35,7 @@ HARNESS = ROOT / "harness"
 if str(ROOT) not in sys.path:  # tests/ is no package installed with the harness: read it from the checkout
     sys.path.insert(0, str(ROOT))
 
-from tests.layers import FOLDER_LAYER, LAYERS, folder_of  # noqa: E402
+from tests.layers import FOLDER_LAYER, LAYERS, folder_of, function_lengths  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -178,21 +178,11 @@ def _where(imp: Import) -> str:
 
 def longest(count: int) -> list[tuple[int, str]]:
     """The `count` longest functions of harness/: (lines, `file:line qualified.name`), longest first."""
-    found: list[tuple[int, str]] = []
-
-    def walk(node: ast.AST, prefix: str, rel: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    length = (child.end_lineno or child.lineno) - child.lineno + 1
-                    found.append((length, f"{rel}:{child.lineno} {name}"))
-                walk(child, name + ".", rel)
-            else:
-                walk(child, prefix, rel)
-
-    for path in modules().values():
-        walk(ast.parse(path.read_text(encoding="utf-8")), "", str(path.relative_to(HARNESS.parent)))
+    found = [
+        (length, f"{path.relative_to(HARNESS.parent)}:{line} {name}")
+        for path in modules().values()
+        for line, name, length in function_lengths(ast.parse(path.read_text(encoding="utf-8")))
+    ]
     return sorted(found, key=lambda f: (-f[0], f[1]))[:count]
 
 

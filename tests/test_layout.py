@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from layers import FOLDER_LAYER, LAYERS, folder_of, rank
+from layers import FOLDER_LAYER, LAYERS, folder_of, function_lengths, rank
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
 #: The longest a function may be, from its `def` line to its last line (a nested function counts on its own too).
@@ -166,21 +166,7 @@ def test_no_library_module_imports_the_cli() -> None:
 
 def long_functions(tree: ast.AST, limit: int = MAX_FUNCTION_LINES) -> list[tuple[int, str, int]]:
     """(line, qualified name, length) of each function longer than `limit` lines, nested ones on their own."""
-    found: list[tuple[int, str, int]] = []
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = prefix + child.name
-                length = (child.end_lineno or child.lineno) - child.lineno + 1
-                if not isinstance(child, ast.ClassDef) and length > limit:
-                    found.append((child.lineno, name, length))
-                walk(child, name + ".")
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return found
+    return [found for found in function_lengths(tree) if found[2] > limit]
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
