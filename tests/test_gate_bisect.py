@@ -191,12 +191,13 @@ def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_n
 def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_registry_integrity(
     tmp_path, monkeypatch
 ) -> None:
-    from harness.acquire import manifest, releases
+    from harness.acquire import npm_release, releases
+    from harness.core import registries
 
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path))
-    monkeypatch.setattr(manifest, "_ON_DEMAND", {})
+    monkeypatch.setattr(registries, "_ON_DEMAND", {"npm": {}, "pypi": {}})
     with pytest.raises(releases.ReferenceUnavailable, match="not pinned"):
-        releases.ensure_release("9.9.9")
+        npm_release.ensure("9.9.9")
     seen = {}
 
     def fake_fetch(spec: str, integrity: str, dest):
@@ -206,8 +207,8 @@ def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_regist
         return dest
 
     monkeypatch.setattr(releases, "fetch_verified", fake_fetch)
-    manifest.pin_on_demand("9.9.9", "sha512-registry")
-    assert releases.ensure_release("9.9.9").name == "letta.js"
+    registries.pin_on_demand("9.9.9", "sha512-registry")
+    assert npm_release.ensure("9.9.9").name == "letta.js"
     assert seen == {"spec": "@letta-ai/letta-code@9.9.9", "integrity": "sha512-registry"}
 
 

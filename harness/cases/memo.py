@@ -31,10 +31,15 @@ from harness.core.model import Scenario
 # What a loaded Scenario depends on besides its file: the loader's folder, and each module (and data file) it
 # reads: the records, the profile names, the pinned manifest (a recorded reference must be pinned).
 _FOLDER = Path(__file__).parent
-# Files, not imports: the loader's own import of runners.manifest is not repeated here (issue 39 moves it down).
 _HARNESS = Path(__file__).parents[1]
-_DEPENDS = (_HARNESS / "core" / "model.py", Path(letta_profiles.__file__), Path(versions.__file__),
-            _HARNESS / "acquire" / "manifest.py", reference_dir() / "manifest.json")  # fmt: skip
+_DEPENDS = (
+    _HARNESS / "core" / "model.py",
+    Path(letta_profiles.__file__),
+    Path(versions.__file__),
+    _HARNESS / "core" / "reference.py",
+    _HARNESS / "core" / "registries.py",
+    reference_dir() / "manifest.json",
+)
 
 
 def loader_fingerprint() -> str:
