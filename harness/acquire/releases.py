@@ -213,7 +213,9 @@ def ensure_node() -> Path:
 
 
 def build_checkout(checkout: Path, bun: Path) -> Path:
-    """Build letta.js from an upstream checkout with its own `bun install && bun run build`."""
+    """Build letta.js from an upstream checkout with its own `bun install && bun run build`: `checkout:PATH`, a
+    working tree run with its uncommitted edits. Every committed revision (`git:`, `bisect --checkout`, the
+    history tools) is built by harness.acquire.revision_build instead, which never writes in the checkout."""
     if not (checkout / "package.json").exists():
         raise ReferenceUnavailable(f"{checkout} is not a letta-code checkout (no package.json)")
     for command in ([str(bun), "install", "--frozen-lockfile"], [str(bun), "run", "build"]):

@@ -5,7 +5,7 @@ Reading the corpus (strict YAML, the schema, every check of harness.cases.load) 
 the cache (`scenarios/<fingerprint>.pickle`), keyed by the path as given and the sha256 of the file's bytes
 and of its corpus's rules.yaml (a case's rules are checked against it). The fingerprint is the sha256 of the
 loader's own code and schemas (harness/cases/, and the modules and data it reads: harness/core/model.py,
-letta_profiles, harness/core/versions.py, harness/acquire/manifest.py and the pinned manifest) and the Python
+letta_profiles, harness/core/versions.py, reference.py, registries.py and the pinned manifest) and the Python
 version, so a changed loader never reads what an older one stored. Only scenarios that loaded are kept: a
 file that fails is read again each time, so its error is always the loader's own. The file is replaced
 atomically (several runs may share the cache); one that cannot be read is treated as empty.
