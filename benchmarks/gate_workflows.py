@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import pinned_references, version_key
 from harness.acquire.releases import cache_root
-from harness.runners.bun_reference import BunReferenceRunner
+from harness.core.reference import pinned_references
+from harness.core.registries import REGISTRIES
 from harness.runners.result_store.store import ResultStore, store_path
 
 RUNS = ("cold", "warm", "new-case", "new-release")  # report directories, in the order they run
-SHARED_PARTS = ("bun", "node", "letta-code", "pypi")  # what a matrix reads and never changes
+SHARED_PARTS = ("bun", "node", *(row.cache_part for row in REGISTRIES))  # what a matrix reads and never changes
 NEW_CASE = """\
 id: bench-gate-new-case
 description: a case no earlier run has seen (benchmarks/gate_workflows.py writes it)
@@ -104,8 +104,8 @@ def drop_release(cache: Path, name: str) -> int:
 
 def newest_release() -> tuple[str, str]:
     """The newest pinned release: its spec label and the name its runner stores outcomes under."""
-    spec = max(pinned_references(), key=lambda s: (version_key(s.value), s.kind == "pypi"))
-    return spec.label, BunReferenceRunner(spec, Path("unused"), None).name  # the runner's naming rule
+    spec = pinned_references()[-1]  # release order: by version, the table's last registry last
+    return spec.label, spec.runner_name
 
 
 def measure_gate(

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec, load_manifest
-from harness.acquire.releases import cache_root, ensure_bun, ensure_pypi_release, ensure_release
+from harness.acquire.releases import cache_root, ensure_bun, fetcher
+from harness.core.reference import ReferenceSpec
+from harness.core.registries import load_manifest, registry
 from harness.runners.bun_reference import BunReferenceRunner
 
 
@@ -33,14 +34,11 @@ def _link_or_copy(source: str, dest: str) -> None:
 def private_cache(spec: ReferenceSpec, dest: Path) -> Path:
     """A cache directory holding only the pinned bun and `spec`'s release, with nothing prepared."""
     ensure_bun()
-    if spec.kind == "npm":
-        ensure_release(spec.value)  # present and verified in the shared cache
-        release = Path("letta-code") / spec.value
-    elif spec.kind == "pypi":
-        ensure_pypi_release(spec.value)  # its `node` link points at the shared Node binary, read only
-        release = Path("pypi") / spec.value
-    else:
-        raise ValueError("cold start-up is measured for npm:VERSION and pypi:VERSION references")
+    if not spec.is_release:
+        raise ValueError("cold start-up is measured for releases (npm:VERSION, pypi:VERSION)")
+    # present and verified in the shared cache (a PyPI release's `node` link points at the shared Node, read only)
+    fetcher(spec.kind).ensure(spec.value)
+    release = Path(registry(spec.kind).cache_part) / spec.value
     shared = cache_root()
     version = load_manifest()["bun"]["version"]
     ignore = shutil.ignore_patterns(".conformance-driver-*")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.core.model import CaseResult, FieldDiff, Outcome, Status
+from harness.core.reference import ReferenceSpec
 from harness.tools.releases.bisect import first_change, release_range
 from harness.tools.releases.gate import evaluate, render
 from harness.tools.releases.matrix import matrix_specs
@@ -191,12 +196,13 @@ def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_n
 def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_registry_integrity(
     tmp_path, monkeypatch
 ) -> None:
-    from harness.acquire import manifest, releases
+    from harness.acquire import npm_release, releases
+    from harness.core import registries
 
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path))
-    monkeypatch.setattr(manifest, "_ON_DEMAND", {})
+    monkeypatch.setattr(registries, "_ON_DEMAND", {"npm": {}, "pypi": {}})
     with pytest.raises(releases.ReferenceUnavailable, match="not pinned"):
-        releases.ensure_release("9.9.9")
+        npm_release.ensure("9.9.9")
     seen = {}
 
     def fake_fetch(spec: str, integrity: str, dest):
@@ -206,8 +212,8 @@ def test_an_unpinned_latest_release_is_accepted_for_this_process_with_the_regist
         return dest
 
     monkeypatch.setattr(releases, "fetch_verified", fake_fetch)
-    manifest.pin_on_demand("9.9.9", "sha512-registry")
-    assert releases.ensure_release("9.9.9").name == "letta.js"
+    registries.pin_on_demand("9.9.9", "sha512-registry")
+    assert npm_release.ensure("9.9.9").name == "letta.js"
     assert seen == {"spec": "@letta-ai/letta-code@9.9.9", "integrity": "sha512-registry"}
 
 
@@ -220,3 +226,38 @@ def test_gate_advice_for_a_bundle_names_its_release_version_and_its_reference() 
     advice = "\n".join(gate.advice())
     assert "letta-code 9.9.9 (bundle:/b/letta.js) has no Python profile" in advice
     assert "--reference bundle:/b/letta.js -k CASE_ID" in advice
+
+
+def _git_repo(path: Path, commits: int) -> list[str]:
+    """A repository of `commits` first-parent commits; their hashes, oldest first."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
+    hashes = []
+    for number in range(commits):
+        (path / "f").write_text(str(number))
+        subprocess.run(["git", "-C", str(path), "add", "f"], check=True, env=env)
+        subprocess.run(["git", "-C", str(path), "commit", "-qm", str(number)], check=True, env=env)
+        done = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, env=env)
+        hashes.append(done.stdout.strip())
+    return hashes
+
+
+def test_bisect_checkout_runs_each_commit_as_a_git_revision_under_bun_only(tmp_path: Path) -> None:
+    from harness.cli.bisect import _candidates
+    from harness.tools.releases.bisect import BisectError
+
+    hashes = _git_repo(tmp_path / "up", 3)
+    args = argparse.Namespace(checkout=str(tmp_path / "up"), start=hashes[0], end=hashes[2], runtime="bun")
+    judged: list[ReferenceSpec] = []
+    candidates, outcome_of = _candidates(args, lambda spec: judged.append(spec) or Outcome("ok", record={}))
+    assert candidates == hashes
+    outcome_of(hashes[1])
+    assert judged == [ReferenceSpec("git", f"{(tmp_path / 'up').resolve()}@{hashes[1]}")]
+    with pytest.raises(BisectError, match="bun only"):
+        _candidates(argparse.Namespace(**{**vars(args), "runtime": "node"}), lambda spec: Outcome("ok"))

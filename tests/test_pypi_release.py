@@ -47,7 +47,7 @@ def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
     monkeypatch.setattr(pypi_release, "download_wheel", fake_download)
     monkeypatch.setenv("LETTA_CONFORMANCE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(releases, "_UNPACKED_THIS_PROCESS", set())
+    monkeypatch.setattr(pypi_release, "_UNPACKED_THIS_PROCESS", set())
     published["downloads"] = downloads  # type: ignore[assignment]
     return published
 
@@ -117,7 +117,7 @@ def test_pip_download_is_asked_for_the_pinned_platform_without_dependencies(tmp_
 
 def test_an_unpinned_pypi_version_names_the_pin_command(index: dict) -> None:
     with pytest.raises(ReferenceUnavailable, match=r"conformance pin pypi:9\.9\.9"):
-        releases.ensure_pypi_release("9.9.9")
+        pypi_release.ensure("9.9.9")
 
 
 @pytest.mark.parametrize(

@@ -318,11 +318,12 @@ def test_other_repository_bytes_at_the_same_path_miss(stored: Stored, tmp_path: 
 
 @pytest.mark.integration
 def test_another_artifact_digest_misses(stored: Stored, monkeypatch: pytest.MonkeyPatch) -> None:
-    pinned = manifest.load_manifest()
-    registry = "pypi" if stored.spec.kind == "pypi" else "npm"
-    entry = (pinned["pypi"]["releases"] if registry == "pypi" else pinned["releases"])[stored.spec.value]
-    entry["sha256" if registry == "pypi" else "integrity"] = "0" * 64
-    monkeypatch.setattr(manifest, "load_manifest", lambda: pinned)
+    from harness.core import registries
+
+    pinned = registries.load_manifest()
+    entry = registries.pin_table(pinned, stored.spec.kind)[stored.spec.value]
+    entry[registries.registry(stored.spec.kind).digest_key] = "0" * 64
+    monkeypatch.setattr(registries, "load_manifest", lambda: pinned)
     assert not stored.hit()
 
 

@@ -8,6 +8,9 @@ a reference needs is unpacked: `letta.js`, `package.json`, the wheel's `manifest
 `node_modules` beside `letta.js` (the bundle imports some of them at load: bun would otherwise
 fetch them from the npm registry, unverified), and the Node binary for the `@node` runtime, which
 is stored once by its sha256 and shared by every release. The wheel itself is not kept.
+
+The fetcher of harness.core.registries' `pypi` row: ensure, own_node, pin (`conformance pin pypi:X`) and
+latest (`--latest`) raise harness.acquire.releases.ReferenceUnavailable.
 """
 
 from __future__ import annotations
@@ -22,8 +25,14 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from harness.acquire import releases
+from harness.acquire.releases import ReferenceUnavailable, cache_root
 from harness.acquire.unpacked_check import listing_damage, listing_of, sha256_of
+from harness.core.reference import DEFAULT_RUNTIME
+from harness.core.registries import pin_of, pinned_versions, registry
 from harness.runners.child import run_group
+
+REGISTRY = registry("pypi")
 
 PACKAGE = "letta"
 PLATFORM = "manylinux_2_28_x86_64"
@@ -147,7 +156,7 @@ def ensure_unpacked(version: str, pinned: dict[str, Any], cache: Path) -> Path:
     """cache/pypi/VERSION holding letta.js with the wheel's node_modules beside it and a link `node` to
     the shared Node binary; fetched and verified on first use, fetched again when damaged or
     pinned to other bytes. Returns letta.js."""
-    dest = cache / "pypi" / version
+    dest = cache / REGISTRY.cache_part / version
     marker = dest / ".verified"
     complete = (dest / NODE_MODULES).is_dir() and (dest / "node").exists()  # caches of an older layout lack them
     if (
@@ -169,3 +178,55 @@ def ensure_unpacked(version: str, pinned: dict[str, Any], cache: Path) -> Path:
         os.replace(staging, dest)
     marker.write_text(pinned["sha256"] + "\n")
     return dest / APP / "letta.js"
+
+
+_UNPACKED_THIS_PROCESS: set[str] = set()
+
+
+def ensure(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
+    """Path to letta.js of a pinned PyPI release, fetched and verified on first use, with the wheel's
+    node_modules beside it (for bun and node alike) and its Node binary (own_node)."""
+    pinned = pin_of(REGISTRY.name, version)
+    if pinned is None:
+        known = ", ".join(pinned_versions(REGISTRY.name))
+        raise ReferenceUnavailable(
+            f"letta {version} (PyPI) is not pinned in reference/manifest.json (pinned: {known}); "
+            f"pin it with `conformance pin {REGISTRY.name}:{version}`"
+        )
+    dest = cache_root() / REGISTRY.cache_part / version
+    if version in _UNPACKED_THIS_PROCESS:
+        return dest / APP / "letta.js"
+    with releases.FETCH_LOCK:
+        try:
+            bundle = ensure_unpacked(version, pinned, cache_root())
+        except WheelUnavailable as error:
+            raise ReferenceUnavailable(str(error)) from None
+    _UNPACKED_THIS_PROCESS.add(version)
+    return bundle
+
+
+def own_node(version: str) -> Path:
+    """The Node binary a PyPI release ships (one file shared by every release in the cache)."""
+    ensure(version)
+    return cache_root() / REGISTRY.cache_part / version / "node"
+
+
+def pin(version: str) -> dict[str, Any]:
+    """The pin of a release PyPI publishes: its wheel and sha256 (pip's report), checked against a download."""
+    try:
+        entry = index_entry(version)
+        with tempfile.TemporaryDirectory(prefix="pin-pypi-") as tmp:
+            wheel = fetch_verified_wheel(version, entry, Path(tmp))
+            size = wheel.stat().st_size
+    except WheelUnavailable as error:
+        raise ReferenceUnavailable(str(error)) from None
+    return {"wheel": entry["wheel"], REGISTRY.digest_key: entry[REGISTRY.digest_key], "size": size}
+
+
+def latest() -> tuple[str, str]:
+    """PyPI's newest release and its wheel's sha256 (`pip install --dry-run --report`)."""
+    try:
+        wheel = index_entry(None)
+    except WheelUnavailable as error:
+        raise ReferenceUnavailable(str(error)) from None
+    return str(wheel["version"]), str(wheel[REGISTRY.digest_key])

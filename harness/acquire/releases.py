@@ -1,16 +1,18 @@
-"""Getting references onto the machine: pinned letta-code releases (npm and PyPI) and bun.
+"""Getting references onto the machine: pinned letta-code releases, bun and node.
 
-npm tarballs are fetched with `npm pack` and checked against the sha512 integrity pinned in
-reference/manifest.json; PyPI wheels are fetched and checked by harness.acquire.pypi_release.
-Both are unpacked once into a cache outside the repository ($LETTA_CONFORMANCE_CACHE, default
-~/.cache/letta-conformance). A bundle path or an upstream checkout (built with upstream's own
-`bun run build`) are references too.
+A release is fetched by its registry's fetcher module (harness.core.registries names it: npm_release,
+pypi_release), which verifies it against its pin in reference/manifest.json and unpacks it once into a
+cache outside the repository ($LETTA_CONFORMANCE_CACHE, default ~/.cache/letta-conformance). Here: what
+they share (the cache, a tarball fetched with `npm pack` and checked against its sha512 integrity, the
+cache checks), bun and node, and the dispatch from a spec to its letta.js. A bundle path or an upstream
+checkout (built with upstream's own `bun run build`) are references too.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -19,20 +21,14 @@ import tarfile
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any, Protocol, cast
 
-from harness.acquire import pypi_release
-from harness.acquire.manifest import (
-    DEFAULT_RUNTIME,
-    REFERENCE_DIR,
-    ReferenceSpec,
-    load_manifest,
-    on_demand_pin,
-    pinned_versions,
-)
 from harness.acquire.unpacked_check import listing_damage, listing_of
+from harness.core.reference import ReferenceSpec
+from harness.core.registries import load_manifest, registry
 from harness.runners.child import run_group
 
-_FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
+FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
 
 
 class ReferenceUnavailable(Exception):
@@ -114,7 +110,7 @@ def fetch_verified(spec: str, integrity: str, dest: Path) -> Path:
     A cached copy is used only when its marker names the pinned integrity and its files still
     have the sizes and sha256 recorded at unpacking; a truncated or altered cache is fetched again.
     """
-    with _FETCH_LOCK:
+    with FETCH_LOCK:
         return _fetch_verified(spec, integrity, dest)
 
 
@@ -208,36 +204,6 @@ def ensure_bun() -> Path:
     return binary
 
 
-def _lock_digest(source: Path) -> str:
-    return hashlib.sha256((source / "package-lock.json").read_bytes()).hexdigest()
-
-
-def _install_runtime_deps(name: str, package_dir: Path) -> None:
-    """Install the pinned lockfile reference/runtime-deps/NAME beside the bundle (`npm ci` checks
-    every package's integrity against the lockfile; no install scripts run). Reinstalled when the
-    lockfile changes. 0.25.x import sharp's native binary at load; under node every release needs `ws`."""
-    source = REFERENCE_DIR / "runtime-deps" / name
-    if not (source / "package-lock.json").exists():
-        raise ReferenceUnavailable(f"reference/runtime-deps/{name}/package-lock.json is missing")
-    deps_dir = package_dir.parent / f"deps-{name}"
-    marker = deps_dir / ".installed"
-    digest = _lock_digest(source)
-    if not marker.exists() or marker.read_text().strip() not in ("ok", digest):
-        shutil.rmtree(deps_dir, ignore_errors=True)
-        deps_dir.mkdir(parents=True)
-        for file in ("package.json", "package-lock.json"):
-            shutil.copy(source / file, deps_dir / file)
-        done = run_group(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--silent"], 600, cwd=deps_dir)
-        if done.returncode != 0:
-            raise ReferenceUnavailable(f"npm ci for {name} failed: {done.stderr.strip()[-800:]}")
-        marker.write_text(digest + "\n")
-    link = package_dir / "node_modules"
-    if link.is_symlink() and os.readlink(link) != str(deps_dir / "node_modules"):
-        link.unlink()
-    if not link.exists():
-        link.symlink_to(deps_dir / "node_modules")
-
-
 def ensure_node() -> Path:
     """node from PATH (the `letta` bin's shebang is `#!/usr/bin/env node`)."""
     found = shutil.which("node")
@@ -246,76 +212,10 @@ def ensure_node() -> Path:
     return Path(found)
 
 
-def node_install(bundle: Path, deps: str | None) -> Path:
-    """A node-runtime install of a bundle: letta.js and package.json linked into their own directory,
-    with the release's runtime dependencies in node_modules beside them, so node resolves the
-    bundle's imports as in `npm install -g`, and the bun install beside the original stays as it is."""
-    home = bundle.parent.parent / "node-runtime"
-    home.mkdir(parents=True, exist_ok=True)
-    for name in ("letta.js", "package.json"):
-        link, target = home / name, bundle.parent / name
-        if target.exists() and not link.is_symlink():
-            link.symlink_to(target)
-    if deps:
-        _install_runtime_deps(deps, home)
-    return home / "letta.js"
-
-
-_UNPACKED_THIS_PROCESS: set[str] = set()
-
-
-def ensure_pypi_release(version: str) -> Path:
-    """Path to letta.js of a pinned PyPI release, fetched and verified on first use, with the wheel's
-    node_modules beside it (for bun and node alike) and its Node binary (pypi_node)."""
-    pinned = load_manifest()["pypi"]["releases"].get(version) or on_demand_pin("pypi", version)
-    if pinned is None:
-        known = ", ".join(pinned_versions("pypi"))
-        raise ReferenceUnavailable(
-            f"letta {version} (PyPI) is not pinned in reference/manifest.json (pinned: {known}); "
-            f"pin it with `conformance pin pypi:{version}`"
-        )
-    dest = cache_root() / "pypi" / version
-    if version in _UNPACKED_THIS_PROCESS:
-        return dest / pypi_release.APP / "letta.js"
-    with _FETCH_LOCK:
-        try:
-            bundle = pypi_release.ensure_unpacked(version, pinned, cache_root())
-        except pypi_release.WheelUnavailable as error:
-            raise ReferenceUnavailable(str(error)) from None
-    _UNPACKED_THIS_PROCESS.add(version)
-    return bundle
-
-
-def pypi_node(version: str) -> Path:
-    """The Node binary a PyPI release ships (one file shared by every release in the cache)."""
-    ensure_pypi_release(version)
-    return cache_root() / "pypi" / version / "node"
-
-
-def ensure_release(version: str, runtime: str = DEFAULT_RUNTIME) -> Path:
-    """Path to letta.js of a pinned npm release, fetched and verified on first use, set up to run
-    under `runtime` (node: beside its pinned runtime dependencies, `node_runtime_deps`)."""
-    manifest = load_manifest()
-    pinned = manifest["releases"].get(version) or on_demand_pin("npm", version)
-    if pinned is None:
-        known = ", ".join(manifest["releases"])
-        raise ReferenceUnavailable(f"letta-code {version} is not pinned in reference/manifest.json (pinned: {known})")
-    dest = cache_root() / "letta-code" / version
-    fetch_verified(f"{manifest['package']}@{version}", pinned["integrity"], dest)
-    package_dir = dest / "package"
-    if pinned.get("runtime_deps"):
-        with _FETCH_LOCK:
-            _install_runtime_deps(pinned["runtime_deps"], package_dir)
-    bundle = package_dir / "letta.js"
-    if not bundle.exists():
-        raise ReferenceUnavailable(f"letta-code {version}: the tarball has no letta.js")
-    if runtime == "node":
-        return node_install(bundle, pinned.get("node_runtime_deps"))
-    return bundle
-
-
 def build_checkout(checkout: Path, bun: Path) -> Path:
-    """Build letta.js from an upstream checkout with its own `bun install && bun run build`."""
+    """Build letta.js from an upstream checkout with its own `bun install && bun run build`: `checkout:PATH`, a
+    working tree run with its uncommitted edits. Every committed revision (`git:`, `bisect --checkout`, the
+    history tools) is built by harness.acquire.revision_build instead, which never writes in the checkout."""
     if not (checkout / "package.json").exists():
         raise ReferenceUnavailable(f"{checkout} is not a letta-code checkout (no package.json)")
     for command in ([str(bun), "install", "--frozen-lockfile"], [str(bun), "run", "build"]):
@@ -328,18 +228,38 @@ def build_checkout(checkout: Path, bun: Path) -> Path:
     return bundle
 
 
+class ReleaseFetcher(Protocol):
+    """What a registry's fetcher module (harness.core.registries: Registry.fetcher) provides."""
+
+    def ensure(self, version: str, runtime: str = ...) -> Path: ...  # letta.js, fetched and verified on first use
+    def own_node(self, version: str) -> Path: ...  # the node a release runs under
+    def pin(self, version: str) -> dict[str, Any]: ...  # the pin of a published release, checked against a download
+    def latest(self) -> tuple[str, str]: ...  # the newest published version and its digest
+
+
+def fetcher(name: str) -> ReleaseFetcher:
+    """The fetcher module of the registry called `name`."""
+    return cast(ReleaseFetcher, importlib.import_module(registry(name).fetcher))
+
+
 def resolve_bundle(spec: ReferenceSpec, bun: Path) -> Path:
     """letta.js for a spec. A bundle or checkout run under node uses the dependencies beside it."""
-    if spec.kind == "npm":
-        return ensure_release(spec.value.removeprefix("letta-code@"), spec.runtime)
-    if spec.kind == "pypi":
-        return ensure_pypi_release(spec.value)
+    if spec.is_release:
+        return fetcher(spec.kind).ensure(spec.value, spec.runtime)
     path = Path(spec.value).expanduser().resolve()
     if spec.kind == "bundle":
         if not path.is_file():
             raise ReferenceUnavailable(f"bundle {path} does not exist")
         return path
     return build_checkout(path, bun)
+
+
+def node_for(spec: ReferenceSpec) -> Path:
+    """The node a reference runs under: a release of a registry whose artifacts ship one (PyPI's wheel) on that
+    one, anything else on PATH's node."""
+    if spec.is_release and registry(spec.kind).own_node:
+        return fetcher(spec.kind).own_node(spec.value)
+    return ensure_node()
 
 
 def bundle_version(bundle: Path) -> str | None:

@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from harness.acquire.manifest import ReferenceSpec, recorded_label
 from harness.cases.checks import check_content
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
 from harness.cases.memo import ScenarioMemo
@@ -28,6 +27,7 @@ from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.tags import TAGS
 from harness.cases.yamlnodes import line_at, node_at
 from harness.core.model import GOLDEN, Divergence, Explanation, FoundBy, Recorded, Scenario, ScenarioError
+from harness.core.reference import ReferenceSpec, recorded_label
 from harness.core.suggest import nearest
 from letta_profiles import resolve_profile_name
 

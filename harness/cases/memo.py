@@ -5,7 +5,7 @@ Reading the corpus (strict YAML, the schema, every check of harness.cases.load) 
 the cache (`scenarios/<fingerprint>.pickle`), keyed by the path as given and the sha256 of the file's bytes
 and of its corpus's rules.yaml (a case's rules are checked against it). The fingerprint is the sha256 of the
 loader's own code and schemas (harness/cases/, and the modules and data it reads: harness/core/model.py,
-letta_profiles, harness/core/versions.py, harness/acquire/manifest.py and the pinned manifest) and the Python
+letta_profiles, harness/core/versions.py, reference.py, registries.py and the pinned manifest) and the Python
 version, so a changed loader never reads what an older one stored. Only scenarios that loaded are kept: a
 file that fails is read again each time, so its error is always the loader's own. The file is replaced
 atomically (several runs may share the cache); one that cannot be read is treated as empty.
@@ -31,10 +31,15 @@ from harness.core.model import Scenario
 # What a loaded Scenario depends on besides its file: the loader's folder, and each module (and data file) it
 # reads: the records, the profile names, the pinned manifest (a recorded reference must be pinned).
 _FOLDER = Path(__file__).parent
-# Files, not imports: the loader's own import of runners.manifest is not repeated here (issue 39 moves it down).
 _HARNESS = Path(__file__).parents[1]
-_DEPENDS = (_HARNESS / "core" / "model.py", Path(letta_profiles.__file__), Path(versions.__file__),
-            _HARNESS / "acquire" / "manifest.py", reference_dir() / "manifest.json")  # fmt: skip
+_DEPENDS = (
+    _HARNESS / "core" / "model.py",
+    Path(letta_profiles.__file__),
+    Path(versions.__file__),
+    _HARNESS / "core" / "reference.py",
+    _HARNESS / "core" / "registries.py",
+    reference_dir() / "manifest.json",
+)
 
 
 def loader_fingerprint() -> str:

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from harness.acquire.manifest import RUNTIMES, ReferenceSpec
-from harness.acquire.releases import ReferenceUnavailable
 from harness.cases.load import load_scenarios
 from harness.cli import history
 from harness.cli.common import Commands, add_impl, add_no_cache, add_timeout, case_paths, impl_specs
 from harness.cli.impl_options import add_impl_env, impl_env
 from harness.core.model import Outcome
+from harness.core.reference import DEFAULT_RUNTIME, RUNTIMES, ReferenceSpec
+from harness.runners.git_reference import GitReference
 from harness.tools.releases.bisect import (
     VERDICT_FIELDS,
     BisectError,
-    checkout_bundle,
     commit_range,
     first_change,
     reference_outcome,
@@ -25,6 +24,25 @@ from harness.tools.releases.bisect import (
     verdict_outcome,
 )
 from harness.verdict.diff import COMPARED_FIELDS
+
+Candidates = tuple[list[str], Callable[[str], Outcome]]  # in order, and how one's outcome is had
+
+
+def _candidates(args: argparse.Namespace, judged: Callable[[ReferenceSpec], Outcome]) -> Candidates:
+    """The candidates from --from to --to and how each one's outcome is had: pinned releases under --runtime, or
+    with --checkout the checkout's first-parent commits, each built from source as `git:CHECKOUT@COMMIT`
+    (harness.acquire.revision_build, the one builder of upstream revisions; under the pinned bun only)."""
+    if not args.checkout:
+
+        def release_outcome(label: str) -> Outcome:  # a release label here (0.32.8, pypi:0.34.12)
+            spec = ReferenceSpec.parse(label)
+            return judged(ReferenceSpec(spec.kind, spec.value, args.runtime))
+
+        return release_range(args.start, args.end), release_outcome
+    if args.runtime != DEFAULT_RUNTIME:
+        raise BisectError(f"--checkout builds each commit as a git: revision, which runs under {DEFAULT_RUNTIME} only")
+    checkout = Path(args.checkout).resolve()
+    return commit_range(checkout, args.start, args.end), lambda commit: judged(GitReference(checkout, commit).spec())
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
@@ -39,29 +57,14 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     impl = impl_specs(args)[0] if args.impl else None
 
     def judged(spec: ReferenceSpec) -> Outcome:  # the reference's output, or with --impl the verdict on it
-        return verdict_outcome(scenario, spec, impl, args.timeout, impl_env(args)) if impl else reference_outcome(
-            scenario, spec, args.timeout)  # fmt: skip
+        if impl:
+            return verdict_outcome(scenario, spec, impl, args.timeout, impl_env(args))
+        return reference_outcome(scenario, spec, args.timeout)
 
     searched = VERDICT_FIELDS if impl else COMPARED_FIELDS
+    seen: dict[str, Outcome] = {}
     try:
-        if args.checkout:
-            checkout = Path(args.checkout).resolve()
-            candidates = commit_range(checkout, args.start, args.end)
-
-            def outcome_of(commit: str) -> Outcome:
-                try:
-                    bundle = checkout_bundle(checkout, commit)
-                except (ReferenceUnavailable, subprocess.CalledProcessError) as error:
-                    raise BisectError(f"building {commit[:12]}: {error}") from None
-                return judged(ReferenceSpec("bundle", str(bundle), args.runtime))
-        else:
-            candidates = release_range(args.start, args.end)
-
-            def outcome_of(commit: str) -> Outcome:  # a release label here (0.32.8, pypi:0.34.12)
-                spec = ReferenceSpec.parse(commit)
-                return judged(ReferenceSpec(spec.kind, spec.value, args.runtime))
-
-        seen: dict[str, Outcome] = {}
+        candidates, outcome_of = _candidates(args, judged)
 
         def remembered(candidate: str) -> Outcome:  # each candidate runs once, whichever field is searched
             if candidate not in seen:
@@ -95,7 +98,8 @@ def register(commands: Commands) -> None:
         "--git", help="a local clone of letta-code: bisect its first-parent commits (modules built from source)"
     )
     bisect.add_argument(
-        "--checkout", help="an upstream letta-code checkout: bisect its commits with upstream's full build"
+        "--checkout",
+        help="an upstream letta-code checkout: bisect its commits, each built from source as git:CHECKOUT@COMMIT",
     )
     bisect.add_argument("--runtime", choices=RUNTIMES, default="bun")
     bisect.add_argument(

@@ -1,5 +1,5 @@
-"""`conformance pin npm:X | pypi:X`: pin a new upstream release in reference/manifest.json
-(harness.tools.releases.pin)."""
+"""`conformance pin REGISTRY:X`: pin a new upstream release in reference/manifest.json
+(harness.tools.releases.pin; the registries are harness.core.registries')."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 
 from harness.acquire.releases import ReferenceUnavailable
 from harness.cli.common import Commands
+from harness.core.registries import CURRENT_REGISTRY, REGISTRY_NAMES, registry
 from harness.tools.releases.pin import pin_release
 
 
@@ -20,7 +21,7 @@ def cmd_pin(args: argparse.Namespace) -> int:
             print(f"error: {error}", file=sys.stderr)
             status = 2
             continue
-        digest = pinned.pin.get("integrity") or pinned.pin.get("sha256")
+        digest = pinned.pin[registry(pinned.spec.kind).digest_key]
         print(f"{pinned.spec.cli}: {'already pinned' if pinned.already else 'pinned'} ({digest})")
         for line in pinned.advice():
             print(f"  {line}")
@@ -31,5 +32,6 @@ def register(commands: Commands) -> None:
     pin = commands.add_parser(
         "pin", help="pin new upstream releases: look each up, verify its download, record its digest"
     )
-    pin.add_argument("release", nargs="+", help="npm:VERSION or pypi:VERSION (a bare version means pypi:)")
+    forms = " or ".join(f"{name}:VERSION" for name in REGISTRY_NAMES)
+    pin.add_argument("release", nargs="+", help=f"{forms} (a bare version means {CURRENT_REGISTRY.name}:)")
     pin.set_defaults(func=cmd_pin)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.core.model import DEFAULT_IMPLEMENTATION, Status
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.report.stored import read_report
 
 Key = tuple[str, str]  # (case, reference), or (case, `implementation @ reference`) in a run of several implementations

@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from harness.core.model import CaseResult, RunReport, Status, is_golden
 from harness.core.plural import counted
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.verdict.diff import field_diff_json
 from harness.verdict.signature import field_kind
 from harness.verdict.text import first_difference

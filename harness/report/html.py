@@ -25,7 +25,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from harness.core.model import GOLDEN, CaseResult, RunReport, Status, is_golden
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.report.explained import RULES, explained_rows, report_entries, shown_in_full
 from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands

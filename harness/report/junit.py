@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.model import CaseResult, RunReport, Status
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.verdict.diff import first_difference_line
 
 #: The statuses written as `<skipped>`: each one's `type` and the words its message starts with.

@@ -8,6 +8,7 @@ import shlex
 
 from harness.core.model import DEFAULT_IMPLEMENTATION, CaseResult, is_golden
 from harness.core.port_command import cli_args
+from harness.core.reference import cli_of_label
 
 _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -50,5 +51,4 @@ def _join(parts: list[str]) -> str:
 
 
 def _reference_arg(result: CaseResult) -> str:
-    ref = result.reference
-    return ref if ":" in ref else f"npm:{ref}"
+    return cli_of_label(result.reference)

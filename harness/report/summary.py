@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.core.model import DEFAULT_IMPLEMENTATION, CaseResult, Status, is_golden
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.report.stored import full_entries
 
 #: Tag family -> its tags, in the order the summary lists families. Every tag of harness/cases/tags.py is in

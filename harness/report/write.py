@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Status
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.report.explained import RULES, attribution_json, explain, shown_in_full, used_rules
 from harness.report.html import render_html, verdict_fields
 from harness.report.junit import junit_xml

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.run.expectations import Expectation
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:/+-]*$")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import DRIVER_PATH, ReferenceSpec
+from harness.acquire.manifest import DRIVER_PATH
 from harness.acquire.releases import ReferenceUnavailable, bundle_version, ensure_bun, resolve_bundle
+from harness.core.reference import ReferenceSpec
 from harness.repo.gitenv import isolated_env, recorded_env
 from harness.runners.jsonl_process import JsonLinesRunner
 
@@ -19,8 +20,7 @@ class BunReferenceRunner(JsonLinesRunner):
     """
 
     def __init__(self, spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float = 60.0) -> None:
-        name = f"letta-code@{spec.value}{spec.variant}" if spec.kind == "npm" else spec.label
-        super().__init__(name, [], None, timeout)
+        super().__init__(spec.runner_name, [], None, timeout)
         self.spec = spec
         self.home, self.ceiling = home, ceiling
         self.bundle: Path | None = None

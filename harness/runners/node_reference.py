@@ -1,7 +1,7 @@
 """A real letta-code build run by node (the npm `letta` bin's shebang) through reference/driver.mjs.
 
 Same driver and protocol as the bun runner. An npm release is installed in its own directory with
-its pinned runtime dependencies (harness.acquire.releases.node_install); a PyPI release runs as its
+its pinned runtime dependencies (harness.acquire.npm_release.node_install); a PyPI release runs as its
 users run it, on the wheel's own Node with the wheel's node_modules (harness.acquire.pypi_release).
 Under node, `localeCompare` follows LANG/LC_ALL (full ICU), and `// @bun` pragmas mean nothing, so
 output can differ from bun's: the harness reports that as runtime drift, never as a
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.acquire.releases import ensure_node, pypi_node
+from harness.acquire.releases import node_for
 from harness.runners.bun_reference import BunReferenceRunner
 
 
 class NodeReferenceRunner(BunReferenceRunner):
     def interpreter(self) -> Path:
-        """A PyPI release runs on the Node its wheel ships (as `letta` does); anything else on PATH's node."""
-        return pypi_node(self.spec.value) if self.spec.kind == "pypi" else ensure_node()
+        """A release whose artifact ships a Node (PyPI's wheel) runs on it, as `letta` does; anything else on
+        PATH's node (harness.acquire.releases.node_for)."""
+        return node_for(self.spec)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.releases import bundle_version
 from harness.core.model import GOLDEN, Scenario
+from harness.core.reference import ReferenceSpec, label_of_runner
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.git_reference import GitReference, GitReferenceRunner, profile_of
@@ -32,11 +32,7 @@ class ReferenceUnderTest:
     @property
     def label(self) -> str:
         """From the runner's name (`letta-code@0.32.18@node` -> `0.32.18@node`), so a stand-in runner keeps its own."""
-        return (
-            self.runner.name.removeprefix("letta-code@")
-            if self.runner.name.startswith("letta-code@")
-            else self.runner.name
-        )
+        return label_of_runner(self.runner.name)
 
     @property
     def is_variant(self) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.model import CaseResult, Scenario, Status
-from harness.core.versions import release_key
+from harness.core.reference import release_key
 from harness.report.stored import full_entries, read_report
 from harness.report.write import result_from_json
 from harness.run.expectations import (

@@ -41,8 +41,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import REPO_ROOT, ReferenceSpec, pinned_references
+from harness.acquire.manifest import REPO_ROOT
 from harness.core.model import CaseResult, CompileRequest, Outcome
+from harness.core.reference import ReferenceSpec, pinned_references
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplSpec
 from harness.tools import mutant_file
@@ -126,7 +127,7 @@ class ReplayRunner(Runner):
     """A reference that answers what the real one answered in the baseline run."""
 
     def __init__(self, spec: ReferenceSpec, answers: dict[str, Any]) -> None:
-        self.name = f"letta-code@{spec.value}" if spec.kind == "npm" else spec.label
+        self.name = spec.runner_name
         self.answers = answers
 
     def compile(self, request: CompileRequest) -> Outcome:

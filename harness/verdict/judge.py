@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.core.model import (
     DEFAULT_IMPLEMENTATION,
     GOLDEN,
@@ -26,7 +25,7 @@ from harness.core.model import (
     Status,
     StepRow,
 )
-from harness.core.versions import release_name
+from harness.core.reference import ReferenceSpec, release_name
 from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS, differs, outcome_diff, shown, value_of
 from harness.verdict.view import LETTA_CODE, ComparisonView
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.acquire import manifest
+from harness.core.reference import ReferenceSpec
+from harness.core.registries import pin_of, registry
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.git_reference import GitReferenceRunner
@@ -105,20 +107,23 @@ def artifact_identity(runner: BunReferenceRunner) -> dict[str, Any] | None:
         reference = runner.reference
         commit = resolve_commit(reference.repo.expanduser().resolve(), reference.rev)
         return {"git": commit, "build_format": BUILD_FORMAT, "recipe": files_digest(RECIPES)}
-    version = spec.value.removeprefix("letta-code@")
-    if spec.kind == "npm":
-        pinned = manifest.load_manifest()["releases"].get(version) or manifest.on_demand_pin("npm", version)
-        if pinned is None:
-            return None
+    return release_identity(spec) if spec.is_release else None
+
+
+def release_identity(spec: ReferenceSpec) -> dict[str, Any] | None:
+    """A pinned release's identity: its registry and version, the digest its pin carries (harness.core.registries)
+    and, for a registry whose pins name runtime dependencies, their lockfiles' digests. None when not pinned."""
+    row = registry(spec.kind)
+    pinned = pin_of(row.name, spec.value)
+    if pinned is None:
+        return None
+    identity: dict[str, Any] = {row.name: spec.value, row.digest_key: pinned[row.digest_key]}
+    if row.runtime_deps:
         # under bun the bundle sees runtime_deps; under node its own install with node_runtime_deps, and (through
         # the symlinked letta.js) runtime_deps too
         kinds = ("runtime_deps", "node_runtime_deps") if spec.runtime == "node" else ("runtime_deps",)
-        deps = [pinned[k] for k in kinds if pinned.get(k)]
-        return {"npm": version, "integrity": pinned["integrity"], "runtime_deps": _lockfile_digests(deps)}
-    if spec.kind == "pypi":
-        pinned = manifest.load_manifest()["pypi"]["releases"].get(version) or manifest.on_demand_pin("pypi", version)
-        return None if pinned is None else {"pypi": version, "sha256": pinned["sha256"]}
-    return None
+        identity["runtime_deps"] = _lockfile_digests([pinned[k] for k in kinds if pinned.get(k)])
+    return identity
 
 
 def reference_identity(runner: Runner) -> dict[str, Any] | None:

@@ -1,8 +1,8 @@
 """`conformance bisect CASE --from A --to B`: the first reference where a case's upstream output changes.
 
 Candidates are the pinned releases from A to B (manifest order), or, with `--checkout PATH`, the
-first-parent commits of an upstream checkout from A to B, each built into a bundle with upstream's
-own `bun install && bun run build` (harness.acquire.releases.build_checkout) in a temporary worktree.
+first-parent commits of an upstream checkout from A to B, each run as `git:CHECKOUT@COMMIT` (its modules
+built from source by harness.acquire.revision_build, cached by commit; nothing is written in the checkout).
 The search is a binary search for the first candidate whose output differs from A's: exact when
 the output changes once between A and B; when it changes and changes back, it finds *a* change.
 By default only the reference's own output is compared. With an implementation under test
@@ -12,16 +12,13 @@ first release where it starts (or stops) agreeing with upstream.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.acquire.manifest import ReferenceSpec, pinned_references
-from harness.acquire.releases import build_checkout, cache_root, ensure_bun
 from harness.core.model import Outcome, Scenario
 from harness.run.session import Session
 from harness.runners.implementations import ImplSpec
@@ -109,28 +106,6 @@ def commit_range(checkout: Path, start: str, end: str) -> list[str]:
     first = git("rev-parse", "--verify", f"{start}^{{commit}}")
     listed = git("rev-list", "--reverse", "--first-parent", "--ancestry-path", f"{first}..{end}").split()
     return [first, *listed]
-
-
-def checkout_bundle(checkout: Path, commit: str) -> Path:
-    """letta.js built at `commit`, cached by commit under the cache root (built once)."""
-    dest = cache_root() / "checkout-builds" / commit
-    bundle = dest / "letta.js"
-    if bundle.exists():
-        return bundle
-    with tempfile.TemporaryDirectory(prefix="bisect-") as tmp:
-        worktree = Path(tmp) / "src"
-        subprocess.run(["git", "-C", str(checkout), "worktree", "add", "--detach", str(worktree), commit],
-                       capture_output=True, text=True, check=True)  # fmt: skip
-        try:
-            built = build_checkout(worktree, ensure_bun())
-            dest.mkdir(parents=True, exist_ok=True)
-            shutil.copy(built, bundle)
-            if (worktree / "package.json").exists():
-                shutil.copy(worktree / "package.json", dest / "package.json")
-        finally:
-            subprocess.run(["git", "-C", str(checkout), "worktree", "remove", "--force", str(worktree)],
-                           capture_output=True, check=False)  # fmt: skip
-    return bundle
 
 
 def reference_outcome(scenario: Scenario, spec: ReferenceSpec, timeout: float) -> Outcome:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.core.model import CaseResult, Status
+from harness.core.reference import cli_of_label
 from letta_profiles import profile_name_for_release
 
 GOOD = (Status.PASS, Status.KNOWN)
@@ -77,7 +78,7 @@ class GateResult:
                 f"(in a new profile); if it should not, or not yet, add a divergence to the case with "
                 f"`references: [{self.new!r}]`, the fields listed above, a kind and a reason (docs/cases.md)."
             )
-        reference = self.new if ":" in self.new.split("@")[0] else f"npm:{self.new}"
+        reference = cli_of_label(self.new)
         lines.append(f"reproduce one: conformance run CASE_PATH --reference {reference} -k CASE_ID")
         return lines
 

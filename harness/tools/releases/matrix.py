@@ -10,24 +10,22 @@ network beyond fetching pinned tarballs and wheels.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.acquire import pypi_release
 from harness.acquire.manifest import (
     ReferenceSpec,
     default_reference,
-    load_manifest,
     pinned_references,
     pinned_versions,
     version_key,
 )
-from harness.acquire.releases import ReferenceUnavailable, bundle_version, run_npm
+from harness.acquire.releases import bundle_version, fetcher
 from harness.cases.load import load_scenarios
 from harness.core.model import CaseResult, Outcome, Scenario, is_golden
+from harness.core.registries import REGISTRY_NAMES
 from harness.report.stored import full_entries
 from harness.runners.references import with_baselines
 from harness.tools.releases.drift import DriftReport, drift_report, neighbour_pairs
@@ -37,15 +35,6 @@ from harness.verdict.diff import COMPARED_FIELDS
 def release_order() -> list[str]:
     """Every pinned version (npm and PyPI), oldest first."""
     return sorted({spec.value for spec in pinned_references()}, key=version_key)
-
-
-def discover_latest_npm(package: str | None = None) -> tuple[str, str]:
-    """The npm registry's `latest` version of letta-code and its dist.integrity (on demand only)."""
-    package = package or load_manifest()["package"]
-    done = run_npm(["view", f"{package}@latest", "version", "dist.integrity", "--json"], 120,
-                   "--latest asks the npm registry")  # fmt: skip
-    data = json.loads(done.stdout)
-    return data["version"], data["dist.integrity"]
 
 
 @dataclass(frozen=True)
@@ -61,16 +50,15 @@ class Latest:
 
 
 def discover_latest() -> Latest:
-    """The newest release on npm and PyPI (`npm view`, `pip install --dry-run --report`); on a tie
-    npm's, whose label bare versions already mean."""
-    npm_version, integrity = discover_latest_npm()
-    try:
-        wheel = pypi_release.index_entry(None)
-    except pypi_release.WheelUnavailable as error:
-        raise ReferenceUnavailable(str(error)) from None
-    if version_key(wheel["version"]) > version_key(npm_version):
-        return Latest(ReferenceSpec("pypi", wheel["version"]), wheel["sha256"])
-    return Latest(ReferenceSpec("npm", npm_version), integrity)
+    """The newest release on every registry (each one's fetcher: `npm view`, `pip install --dry-run --report`);
+    on a tie the first registry's in table order (npm's, whose label bare versions already mean)."""
+    newest: Latest | None = None
+    for name in REGISTRY_NAMES:
+        version, digest = fetcher(name).latest()
+        if newest is None or version_key(version) > version_key(newest.spec.value):
+            newest = Latest(ReferenceSpec(name, version), digest)
+    assert newest is not None  # the table is never empty
+    return newest
 
 
 def matrix_specs(
