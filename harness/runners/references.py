@@ -11,13 +11,13 @@ from pathlib import Path
 
 from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.releases import bundle_version
+from harness.core.fields import LETTA_CODE, PRODUCT, ComparisonView
 from harness.core.model import GOLDEN, Scenario
 from harness.runners.base import Runner
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.git_reference import GitReference, GitReferenceRunner, profile_of
 from harness.runners.implementations import SERVER, ImplSpec
 from harness.runners.node_reference import NodeReferenceRunner
-from harness.verdict.view import LETTA_CODE, PRODUCT, ComparisonView
 from letta_profiles import DEFAULT_PROFILE, profile_name_for_release, resolve_profile_name
 
 

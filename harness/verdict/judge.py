@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.acquire.manifest import ReferenceSpec
+from harness.core.fields import COMPARED_FIELDS, GOLDEN_FIELDS, LETTA_CODE, ComparisonView
 from harness.core.model import (
     DEFAULT_IMPLEMENTATION,
     GOLDEN,
@@ -27,8 +28,7 @@ from harness.core.model import (
     StepRow,
 )
 from harness.core.versions import release_name
-from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS, differs, outcome_diff, shown, value_of
-from harness.verdict.view import LETTA_CODE, ComparisonView
+from harness.verdict.diff import differs, outcome_diff, shown, value_of
 
 
 def _unusable(
@@ -109,7 +109,7 @@ def judge(
     expected: Sequence[Divergence] = (),
 ) -> tuple[Status, list[FieldDiff], list[str]]:
     """Verdict for one implementation's outcome against one reference's, on `fields` (the comparison view's,
-    harness.verdict.view); `expected`: the implementation's own known failures for this result
+    harness.core.fields); `expected`: the implementation's own known failures for this result
     (its expectations file, harness.run.expectations)."""
     unusable = _unusable(reference, impl, impl_label, expected)
     if unusable:
@@ -147,10 +147,11 @@ def divergence_verdict(
             fix = _fix(sourced)
         else:
             narrow = (
-                f"take {label} out of its references" if all(label in d.references for d in stale_entries)
+                f"take {label} out of its references"
+                if all(label in d.references for d in stale_entries)
                 else f"narrow its references ({', '.join(sorted({r for d in stale_entries for r in d.references}))})"
                 " to the releases it still diverges against"
-            )  # fmt: skip
+            )
             fix = f"remove it from the case, or {narrow}"
         return Status.STALE, [
             f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {release_name(label)}: "

@@ -27,11 +27,11 @@ from harness.acquire.manifest import (
 )
 from harness.acquire.releases import ReferenceUnavailable, bundle_version, run_npm
 from harness.cases.load import load_scenarios
+from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import CaseResult, Outcome, Scenario, is_golden
 from harness.report.stored import full_entries
 from harness.runners.references import with_baselines
 from harness.tools.releases.drift import DriftReport, drift_report, neighbour_pairs
-from harness.verdict.diff import COMPARED_FIELDS
 
 
 def release_order() -> list[str]:
