@@ -127,8 +127,9 @@ def server_memory(record: Record) -> Record:
 
 
 def letta_code_memory(record: Record) -> Record:
-    """A letta-code record (or the port's) in the product view: `memory` is `coreMemory` up to its
-    last `<memory_metadata>` block, without the "\\n\\n" before it; `memfsRevision`, null when there is none."""
+    """A letta-code record (or the record of an implementation under test) in the product view: `memory` is
+    `coreMemory` up to its last `<memory_metadata>` block, without the "\\n\\n" before it; `memfsRevision`,
+    null when there is none."""
     seen: Record = {}
     core = record.get("coreMemory")
     if isinstance(core, str):

@@ -5,7 +5,7 @@ that could not run is an error, and a request the harness could not write is an 
 the reference's or the implementation's; an implementation that does not serve a case (an `unsupported`
 answer) makes it not applicable, never a pass; a recorded divergence that still diverges is known, one that no
 longer does is stale (a failure, so the list stays true); a runtime/locale variant whose output
-differs from its bun baseline is a runtime divergence (upstream's doing, not the port's).
+differs from its bun baseline is a runtime divergence (upstream's doing, not the implementation's).
 What "differs" means is verdict.diff's.
 """
 
