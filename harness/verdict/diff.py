@@ -32,7 +32,7 @@ def differs(reference: Any, impl: Any) -> bool:
     """The rule for one value; pass `MISSING` (via `value_of`) for a side that lacks it."""
     if (reference is _MISSING) != (impl is _MISSING):
         return True
-    return reference != impl
+    return bool(reference != impl)
 
 
 def value_of(mapping: Mapping[str, Any], name: str) -> Any:
