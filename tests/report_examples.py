@@ -6,6 +6,7 @@ offsets in the tests are worked out by hand from these strings, not copied from 
 
 from __future__ import annotations
 
+from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import CaseResult, Outcome, RunReport, Status
 from harness.verdict.diff import outcome_diff
 
@@ -89,7 +90,7 @@ MATRIX_LABELS = ["0.25.3", "0.32.8", "0.32.18"] + [f"pypi:0.34.{n}" for n in ran
 def passing_matrix(cases: int = 200, labels: list[str] = MATRIX_LABELS) -> RunReport:
     """Every case passing against every reference, with records as long as the corpus's (a few hundred bytes of
     memory, full-length hashes) and every field compared; timings on, as `conformance matrix` writes them."""
-    compared = dict.fromkeys(("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision"), "compared")
+    compared = dict.fromkeys(COMPARED_FIELDS, "compared")
     results = []
     for number in range(cases):
         core = f"<memory>\n<human>\nnote {number}: " + "likes tea and long walks. " * 12 + "\n</human>\n</memory>"

@@ -9,6 +9,7 @@ import pytest
 
 from harness.cases.load import load_scenario, load_text
 from harness.cases.write import case_document
+from harness.core.fields import SKILLS_FIELD
 from harness.core.model import ClientSkills, CompileRequest, Outcome, ScenarioError, Status
 from harness.core.repomodel import RepoModel
 from harness.repo.build import materialize_repo
@@ -16,7 +17,7 @@ from harness.repo.gitenv import isolated_env
 from harness.run.lifecycle import replay, wire_steps
 from harness.run.session import build_request
 from harness.runners.python_port import PythonPortRunner
-from harness.verdict.diff import BOTH, SKILLS_FIELD, outcome_diff, presence
+from harness.verdict.diff import BOTH, outcome_diff, presence
 from harness.verdict.judge import judge_lifecycle
 from harness.verdict.signature import signature_of
 from memfs_prompt import profile_for_release, resolve_profile

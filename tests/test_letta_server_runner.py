@@ -1,6 +1,6 @@
 """`--impl letta-server:VERSION` in the harness: the spec parses, the runner's start failure is an error for
 every case, lifecycle probes are not applicable to it, and it is compared with letta-code references
-through the product view (harness.verdict.view) only.
+through the product view (harness.core.fields) only.
 
 No real server here (tests/test_letta_server_driver.py runs it): the install is faked, and the
 driver is a stand-in speaking the same JSON-lines protocol.
@@ -21,6 +21,7 @@ import pytest
 
 from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.cases.load import load_scenario
+from harness.core.fields import COMPARED_FIELDS, LETTA_CODE, PRODUCT, letta_code_memory, server_memory
 from harness.core.model import CompileRequest, Divergence, LifecycleOpen, Outcome, Status
 from harness.run.expectations import load_expectations
 from harness.run.session import Session
@@ -29,8 +30,7 @@ from harness.runners.base import Runner
 from harness.runners.implementations import SERVER, ImplContext, ImplSpec, make_runner
 from harness.runners.letta_server import LettaServerRunner
 from harness.runners.references import view_for
-from harness.verdict.diff import COMPARED_FIELDS, outcome_diff, presence
-from harness.verdict.view import LETTA_CODE, PRODUCT, letta_code_memory, server_memory
+from harness.verdict.diff import outcome_diff, presence
 from letta_profiles import DEFAULT_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]

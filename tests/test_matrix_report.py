@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.acquire.manifest import ReferenceSpec
+from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.report.html import render_html
 from harness.report.write import report_json
@@ -11,11 +12,9 @@ from harness.tools.releases.gate import evaluate
 from harness.tools.releases.matrix import field_comparison_summary, matrix_json, reference_outcomes
 from harness.verdict.diff import ABSENT_BOTH, BOTH
 
-FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
-
 
 def result(case: str, reference: str, status: str, absent: tuple[str, ...] = (), content: str = "c") -> CaseResult:
-    compared = {f: (ABSENT_BOTH if f in absent else BOTH) for f in FIELDS}
+    compared = {f: (ABSENT_BOTH if f in absent else BOTH) for f in COMPARED_FIELDS}
     record = {"content": content, "compiledAt": "t", "rawSystemHash": "h"}
     out = CaseResult(case, reference, "p", status, (), f"cases/compile/{case}.yaml", compared=compared,
                      reference_outcome=Outcome("ok", record=record))  # fmt: skip

@@ -18,6 +18,7 @@ import pytest
 from report_examples import FAILURES, REFERENCES, case, mixed_report, record
 
 import harness.core.model
+from harness.core.fields import COMPARED_FIELDS, GOLDEN_FIELDS, SKILLS_FIELD
 from harness.core.model import GOLDEN, CaseResult, FieldDiff, Outcome, RunReport, ScenarioError, Status
 from harness.report.html import (
     SHOW_AFTER,
@@ -27,11 +28,10 @@ from harness.report.html import (
     glyph_html,
     render_html,
     side_by_side,
-    verdict_fields,
 )
 from harness.report.reproduce import reproduce_commands, shell_quote
 from harness.report.write import report_json, write_reports
-from harness.verdict.diff import GOLDEN_FIELDS, SKILLS_FIELD, compared_fields, outcome_diff, structured_diff
+from harness.verdict.diff import compared_fields, outcome_diff, structured_diff, verdict_fields
 from harness.verdict.text import first_diff_offset, first_difference
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "harness" / "report" / "schema.json").read_text(encoding="utf-8"))
@@ -225,7 +225,7 @@ def test_the_schema_rejects_an_undocumented_field() -> None:
 def test_fields_compared_lists_every_field_and_which_differed() -> None:
     data = report_json(mixed_report())
     crlf = next(r for r in data["results"] if r["case"] == "crlf-vs-lf" and r["reference"] == REFERENCES[0])
-    assert crlf["compared_fields"] == ["content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision"]
+    assert crlf["compared_fields"] == list(COMPARED_FIELDS)
     assert [(d["field"], d["offset"]) for d in crlf["diffs"]] == [("content", 11), ("coreMemory", FAILURES[0][4])]
     error = next(r for r in data["results"] if r["case"] == "error-case")
     assert error["compared_fields"] == []

@@ -11,6 +11,7 @@ from harness.cases.load import load_scenarios
 from harness.cli import history
 from harness.cli.common import Commands, add_impl, add_no_cache, add_timeout, case_paths, impl_specs
 from harness.cli.impl_options import add_impl_env, impl_env
+from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Outcome
 from harness.core.reference import DEFAULT_RUNTIME, RUNTIMES, ReferenceSpec
 from harness.runners.git_reference import GitReference
@@ -23,7 +24,6 @@ from harness.tools.releases.bisect import (
     release_range,
     verdict_outcome,
 )
-from harness.verdict.diff import COMPARED_FIELDS
 
 Candidates = tuple[list[str], Callable[[str], Outcome]]  # in order, and how one's outcome is had
 

@@ -24,16 +24,16 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from harness.core.model import GOLDEN, CaseResult, RunReport, Status, is_golden
+from harness.core.fields import MATRIX_COLUMNS, view_of
+from harness.core.model import GOLDEN, CaseResult, RunReport, Status
 from harness.core.reference import release_key
 from harness.report.explained import RULES, explained_rows, report_entries, shown_in_full
 from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands
 from harness.report.summary import COLUMNS, FAMILIES, summarize
 from harness.verdict.attribute import attribution_of
-from harness.verdict.diff import GOLDEN_FIELDS, compared_fields, field_diff_json
+from harness.verdict.diff import field_diff_json, verdict_fields
 from harness.verdict.text import as_bytes, first_difference, invisible
-from harness.verdict.view import view_of
 
 SHOW_BEFORE = 16_000  # characters shown before the first difference, per side
 SHOW_AFTER = 16_000  # characters shown from the first difference on, per side
@@ -139,24 +139,6 @@ def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
     return views
 
 
-def verdict_fields(result: CaseResult) -> list[str]:
-    """The record fields (for a lifecycle probe, the observations) this result's verdict compared: those
-    verdict.diff.compared_fields chose (kept in `result.compared` with how each was compared), GOLDEN_FIELDS
-    for a golden check, `thrown` when a side threw, none when a side could not run."""
-    if result.turns:
-        return observations(result)
-    statuses = [o.status for o in (result.reference_outcome, result.impl_outcome) if o is not None]
-    if "error" in statuses or result.impl_outcome is None:
-        return []
-    if is_golden(result.reference):
-        return list(GOLDEN_FIELDS) if statuses == ["ok"] else []
-    if "thrown" in statuses:
-        return ["thrown"]
-    if result.compared:  # the reference's comparison view (harness.verdict.view)
-        return list(result.compared)
-    return list(compared_fields(result.reference_outcome or result.impl_outcome, result.impl_outcome))
-
-
 def field_rows(result: CaseResult) -> list[dict[str, Any]]:
     """One row per compared field: sizes on both sides and whether (and where) they differ."""
     if result.turns:
@@ -194,16 +176,6 @@ def _size(value: Any, present: bool) -> str:
     if isinstance(value, str):
         return f"{len(value.encode('utf-8', 'surrogatepass'))} bytes"
     return json.dumps(value, default=repr)
-
-
-def observations(result: CaseResult) -> list[str]:
-    """A lifecycle result's observation names, in first-seen order over its turns."""
-    names: dict[str, None] = {}
-    for turn in result.turns:
-        for side in ("reference", "impl"):
-            names.update(dict.fromkeys(turn.get(side) or {}))
-        names.update(dict.fromkeys(d.get("observation") for d in turn.get("diffs") or []))
-    return list(names)
 
 
 def turn_rows(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
@@ -365,7 +337,7 @@ def render_html(report: RunReport) -> str:
         verdict=verdict(report, results, len(groups)), GOLDEN=GOLDEN,
         data=Markup(page_data(results, references, linked, key)),
         linked=linked, key=key, command=" ".join(shlex.quote(c) for c in report.command),
-        show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status,
+        show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status, matrix_columns=MATRIX_COLUMNS,
         conformance=conformance_tables(results), columns=COLUMNS, families=FAMILIES,
         explained=explained_rows(entries, report.extra.get(RULES) or {}, linked, key),
     )  # fmt: skip

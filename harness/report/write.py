@@ -13,13 +13,13 @@ from typing import Any
 from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.core.reference import release_key
 from harness.report.explained import RULES, attribution_json, explain, shown_in_full, used_rules
-from harness.report.html import render_html, verdict_fields
+from harness.report.html import render_html
 from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
 from harness.report.stored import SCHEMA, dumps, expanded, full_entry, store
 from harness.report.summary import summarize, summary_json
 from harness.verdict.attribute import attribution_of
-from harness.verdict.diff import field_diff_json
+from harness.verdict.diff import field_diff_json, verdict_fields
 
 __all__ = ["SCHEMA", "report_json", "result_from_json", "result_json", "write_reports"]
 

@@ -267,7 +267,7 @@ class Session:
     def _compared(self, scenario: Scenario, impl: ImplSpec, ref: ReferenceUnderTest, reference: Outcome,
                   outcome: Outcome, baselines: dict[ReferenceSpec, Outcome], request: CompileRequest,
                   started: float) -> CaseResult:  # fmt: skip
-        """One implementation's outcome against one reference's, as this pair is compared (verdict.view)."""
+        """One implementation's outcome against one reference's, as this pair is compared (core.fields)."""
         view = view_for(impl)
         seen = view.apply(reference, outcome)
         expected = self.expected(scenario, impl, ref.label, ref.profile)

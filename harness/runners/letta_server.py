@@ -8,7 +8,7 @@ plain JsonLinesRunner run by the python of a pinned, hash-checked venv in the ca
 the implementation's start error: every case is an error.
 
 It is compared with the letta-code references directly, on the product view's fields only
-(harness.verdict.view.PRODUCT, chosen by harness.runners.references.view_for); each difference is
+(harness.core.fields.PRODUCT, chosen by harness.runners.references.view_for); each difference is
 a `product-difference` in its expectations file, expectations/letta-server-VERSION.yaml.
 """
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.acquire.releases import bundle_version
+from harness.core.fields import LETTA_CODE, PRODUCT, ComparisonView
 from harness.core.model import GOLDEN, Scenario
 from harness.core.reference import ReferenceSpec, label_of_runner
 from harness.runners.base import Runner
@@ -17,7 +18,6 @@ from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.git_reference import GitReference, GitReferenceRunner, profile_of
 from harness.runners.implementations import SERVER, ImplSpec
 from harness.runners.node_reference import NodeReferenceRunner
-from harness.verdict.view import LETTA_CODE, PRODUCT, ComparisonView
 from letta_profiles import DEFAULT_PROFILE, profile_name_for_release, resolve_profile_name
 
 

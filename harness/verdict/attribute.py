@@ -122,8 +122,9 @@ def _applicable(result: CaseResult) -> bool:
     return result.status != Status.NOT_APPLICABLE
 
 
-def attribute(results: Iterable[CaseResult], rules: Mapping[str, RuleLike], cause_of: Callable[[CaseResult], str]
-              ) -> list[Attribution]:  # fmt: skip
+def attribute(
+    results: Iterable[CaseResult], rules: Mapping[str, RuleLike], cause_of: Callable[[CaseResult], str]
+) -> list[Attribution]:
     """Every failing result put on one rule (module doc), per implementation; the entries of each implementation
     most explaining first (implementations in first-seen order). `cause_of(result)` names a cause for results
     put on no rule."""
@@ -136,24 +137,52 @@ def attribute(results: Iterable[CaseResult], rules: Mapping[str, RuleLike], caus
     return entries
 
 
-def _attribute_one(implementation: str, results: list[CaseResult], rules: Mapping[str, RuleLike],
-                   cause_of: Callable[[CaseResult], str]) -> list[Attribution]:  # fmt: skip
+def _attribute_one(
+    implementation: str, results: list[CaseResult], rules: Mapping[str, RuleLike], cause_of: Callable[[CaseResult], str]
+) -> list[Attribution]:
+    """One implementation's failing results put on rules (a greedy cover), the rest on their causes."""
     applicable = [r for r in results if _applicable(r)]
     failing = [r for r in applicable if r.failed]
     if not failing:
         return []
     if all(r.status == Status.ERROR for r in applicable) and len({cause_of(r) for r in applicable}) == 1:
-        only = Attribution(implementation, None, cause_of(failing[0]), len(failing), len(applicable), False,
-                           list(failing), {(r.case_id, r.reference): EVERY_CASE for r in failing})  # fmt: skip
+        every_case = {(r.case_id, r.reference): EVERY_CASE for r in failing}
+        only = Attribution(
+            implementation, None, cause_of(failing[0]), len(failing), len(applicable), False, list(failing), every_case
+        )
         only.chosen = only.representative_of(cause_of)
         return [only]
     known = {_at(r): _holding(r, rules) for r in applicable}
+    chosen = _cover(implementation, failing, known, rules, _totals(applicable, known))
+    ordered = sorted(chosen, key=lambda e: -e.explains)  # stable: at equal counts, the surer (chosen first) first
+    ordered += sorted(_on_causes(implementation, failing, known, cause_of), key=lambda e: (-e.explains, e.name))
+    for entry in ordered:
+        entry.chosen = entry.representative_of(cause_of)
+    return ordered
+
+
+def _totals(
+    applicable: list[CaseResult], known: Mapping[tuple[str, str], tuple[str, ...]]
+) -> dict[str, tuple[int, int]]:
+    """For each rule the applicable results name: how many of them fail, and how many there are."""
     totals: dict[str, list[int]] = {}  # rule -> [failing, applicable]
     for result in applicable:
         for rule_id in known[_at(result)]:
             count = totals.setdefault(rule_id, [0, 0])
             count[0] += result.failed
             count[1] += 1
+    return {rule_id: (f, a) for rule_id, (f, a) in totals.items()}
+
+
+def _cover(
+    implementation: str,
+    failing: list[CaseResult],
+    known: Mapping[tuple[str, str], tuple[str, ...]],
+    rules: Mapping[str, RuleLike],
+    totals: Mapping[str, tuple[int, int]],
+) -> list[Attribution]:
+    """The failing results that name a rule, put on rules: the best-scoring rule (and its mates) first, until
+    every one is on a rule (module doc, step 2)."""
     rate = {rule_id: f / a for rule_id, (f, a) in totals.items()}
     complete = {rule_id for rule_id, (f, a) in totals.items() if f == a >= 2}  # one case alone proves nothing
     unexplained = [r for r in failing if known[_at(r)]]
@@ -163,23 +192,32 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
         for result in unexplained:
             for rule_id in known[_at(result)]:
                 counts[rule_id] = counts.get(rule_id, 0) + 1
-
         best = max(counts, key=lambda i: _score(i, counts[i], rules, rate, complete))
         members = sorted([best, *_mates(best, unexplained, known, rules, rate)], key=lambda i: (rules[i].line, i))
         head = members[0]
-        entry = Attribution(implementation, head, "", totals[head][0], totals[head][1], rules[head].feature,
-                            also=tuple(members[1:]))  # fmt: skip
+        failed, applicable = totals[head]
+        entry = Attribution(implementation, head, "", failed, applicable, rules[head].feature, also=tuple(members[1:]))
         rest = []
         for result in unexplained:
             named = [m for m in members if m in known[_at(result)]]
             if named:
                 entry.results.append(result)
-                entry.evidence[(result.case_id, result.reference)] = _evidence(named[0], known[_at(result)], rules,
-                                                                               complete)  # fmt: skip
+                evidence = _evidence(named[0], known[_at(result)], rules, complete)
+                entry.evidence[(result.case_id, result.reference)] = evidence
             else:
                 rest.append(result)
         unexplained = rest
         chosen.append(entry)
+    return chosen
+
+
+def _on_causes(
+    implementation: str,
+    failing: list[CaseResult],
+    known: Mapping[tuple[str, str], tuple[str, ...]],
+    cause_of: Callable[[CaseResult], str],
+) -> list[Attribution]:
+    """The failing results that name no rule, one entry per cause (each a guess)."""
     by_cause: dict[str, Attribution] = {}
     for result in failing:
         if not known[_at(result)]:
@@ -188,15 +226,12 @@ def _attribute_one(implementation: str, results: list[CaseResult], rules: Mappin
             entry.results.append(result)
             entry.failing += 1
             entry.evidence[(result.case_id, result.reference)] = GUESS
-    ordered = sorted(chosen, key=lambda e: -e.explains)  # stable: at equal counts, the surer (chosen first) first
-    ordered += sorted(by_cause.values(), key=lambda e: (-e.explains, e.name))
-    for entry in ordered:
-        entry.chosen = entry.representative_of(cause_of)
-    return ordered
+    return list(by_cause.values())
 
 
-def _score(rule_id: str, unexplained: int, rules: Mapping[str, RuleLike], rate: Mapping[str, float],
-           complete: set[str]) -> tuple[bool, float, float, int, int, str]:  # fmt: skip
+def _score(
+    rule_id: str, unexplained: int, rules: Mapping[str, RuleLike], rate: Mapping[str, float], complete: set[str]
+) -> tuple[bool, float, float, int, int, str]:
     """How well a rule explains the failures not yet explained (module doc, step 2); the largest wins."""
     whole_feature = rules[rule_id].feature and rule_id in complete
     return whole_feature, unexplained * rate[rule_id], rate[rule_id], unexplained, -rules[rule_id].line, _desc(rule_id)
@@ -206,11 +241,16 @@ MATE_RATE = 0.9  # layout features failing this often, on these same results, ar
 MATE_OVERLAP = 0.9
 
 
-def _mates(best: str, unexplained: list[CaseResult], known: Mapping[tuple[str, str], tuple[str, ...]],
-           rules: Mapping[str, RuleLike], rate: Mapping[str, float]) -> list[str]:  # fmt: skip
+def _mates(
+    best: str,
+    unexplained: list[CaseResult],
+    known: Mapping[tuple[str, str], tuple[str, ...]],
+    rules: Mapping[str, RuleLike],
+    rate: Mapping[str, float],
+) -> list[str]:
     """The other layout features that fail with layout feature `best`: each failing on MATE_RATE of its results,
     and most (MATE_OVERLAP) of the unexplained failures naming either (the one with more) naming both. The data cannot
-    tell which of them is missing (a v2-only port lacks memfs-v1 and its metadata block alike), so one entry
+    tell which of them is missing (a v2-only implementation lacks memfs-v1 and its metadata block alike), so one entry
     names them all."""
     if not rules[best].feature or rate[best] < MATE_RATE:
         return []

@@ -3,7 +3,8 @@
 `differs` is the rule for one value: a value one side has and the other lacks differs from it even
 when the value is null (absent and null are different JSON); otherwise values differ when unequal.
 `outcome_diff` applies it to two outcomes (run, signature, drift, bisect, add-case verification),
-`mapping_diff` to two mappings of observations (lifecycle steps, recorded observations). Two
+`mapping_diff` to two mappings of observations (lifecycle steps, recorded observations), on the fields
+harness.core.fields names; `verdict_fields` says which fields a result's verdict compared. Two
 outcomes that both threw do not differ (upstream's message is not part of the contract); one that
 threw and one that did not differ in `thrown`.
 """
@@ -17,27 +18,21 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from harness.core.model import CaseResult, FieldDiff, Outcome
+from harness.core.fields import COMPARED_FIELDS, GOLDEN_FIELDS, OPTIONAL_FIELDS
+from harness.core.model import CaseResult, FieldDiff, Outcome, is_golden
 from harness.core.plural import counted
 from harness.verdict.text import ABSENT, around, as_bytes, describe_difference, first_diff_offset
 
-COMPARED_FIELDS = ("content", "coreMemory", "compiledAt", "rawSystemHash", "memfsRevision")
-# The turn's system prompt with its <available_skills> block (`appendAvailableSkillsBlock(content,
-# clientSkills)`): answered only for a request that gives `clientSkills`, and then compared like the rest.
-SKILLS_FIELD = "systemPromptWithSkills"
-OPTIONAL_FIELDS = (SKILLS_FIELD,)
-# What a golden case's `expect` quotes from the spec, compared on the port alone (verdict.judge.judge_golden).
-GOLDEN_FIELDS = ("coreMemory",)
 SUMMARY_CHARS = 2048  # longer strings are summarised in structured diffs
 
 _MISSING = object()
 
 
-def differs(reference: Any, port: Any) -> bool:
+def differs(reference: Any, impl: Any) -> bool:
     """The rule for one value; pass `MISSING` (via `value_of`) for a side that lacks it."""
-    if (reference is _MISSING) != (port is _MISSING):
+    if (reference is _MISSING) != (impl is _MISSING):
         return True
-    return reference != port
+    return bool(reference != impl)
 
 
 def value_of(mapping: Mapping[str, Any], name: str) -> Any:
@@ -45,10 +40,10 @@ def value_of(mapping: Mapping[str, Any], name: str) -> Any:
     return mapping.get(name, _MISSING)
 
 
-def mapping_diff(reference: Mapping[str, Any], port: Mapping[str, Any], names: list[str] | None = None) -> list[str]:
-    """The names (reference's order, then port's own) whose values differ between two mappings."""
-    names = names if names is not None else [*reference, *(n for n in port if n not in reference)]
-    return [name for name in names if differs(value_of(reference, name), value_of(port, name))]
+def mapping_diff(reference: Mapping[str, Any], impl: Mapping[str, Any], names: list[str] | None = None) -> list[str]:
+    """The names (reference's order, then the implementation's own) whose values differ between two mappings."""
+    names = names if names is not None else [*reference, *(n for n in impl if n not in reference)]
+    return [name for name in names if differs(value_of(reference, name), value_of(impl, name))]
 
 
 def shown(mapping: Mapping[str, Any], name: str) -> Any:
@@ -58,18 +53,18 @@ def shown(mapping: Mapping[str, Any], name: str) -> Any:
 
 def compared_fields(
     reference: Outcome,
-    port: Outcome,
+    impl: Outcome,
     fields: tuple[str, ...] = COMPARED_FIELDS,
     optional: tuple[str, ...] = OPTIONAL_FIELDS,
 ) -> tuple[str, ...]:
     """`fields`, then each optional field (`systemPromptWithSkills`) that either record has."""
-    records = (reference.record or {}, port.record or {})
+    records = (reference.record or {}, impl.record or {})
     return (*fields, *(name for name in optional if name not in fields and any(name in r for r in records)))
 
 
 def outcome_diff(
     reference: Outcome,
-    port: Outcome,
+    impl: Outcome,
     fields: tuple[str, ...] | None = COMPARED_FIELDS,
     optional: tuple[str, ...] = OPTIONAL_FIELDS,
 ) -> list[FieldDiff]:
@@ -78,47 +73,76 @@ def outcome_diff(
     `fields=None` compares every field either record has; otherwise `fields` and the `optional` fields
     either record has (compared_fields). Presence says how each field was compared.
     """
-    if reference.status == "thrown" or port.status == "thrown":
-        if reference.status == port.status:
+    if reference.status == "thrown" or impl.status == "thrown":
+        if reference.status == impl.status:
             return []
         # a side that did not throw has no `thrown` at all
-        return [FieldDiff("thrown", reference.thrown, port.thrown, 0, reference.status == "thrown",
-                          port.status == "thrown")]  # fmt: skip
-    ref_record, port_record = reference.record or {}, port.record or {}
+        threw = (reference.status == "thrown", impl.status == "thrown")
+        return [FieldDiff("thrown", reference.thrown, impl.thrown, 0, *threw)]
+    ref_record, impl_record = reference.record or {}, impl.record or {}
     names = (
-        list(compared_fields(reference, port, fields, optional))
+        list(compared_fields(reference, impl, fields, optional))
         if fields is not None
-        else sorted(set(ref_record) | set(port_record))
+        else sorted(set(ref_record) | set(impl_record))
     )
     diffs = []
-    for name in mapping_diff(ref_record, port_record, names):
-        in_ref, in_port = name in ref_record, name in port_record
-        ref_bytes, impl_bytes = as_bytes(ref_record.get(name), in_ref), as_bytes(port_record.get(name), in_port)
+    for name in mapping_diff(ref_record, impl_record, names):
+        in_ref, in_impl = name in ref_record, name in impl_record
+        ref_bytes, impl_bytes = as_bytes(ref_record.get(name), in_ref), as_bytes(impl_record.get(name), in_impl)
         offset = first_diff_offset(ref_bytes, impl_bytes)
-        diffs.append(FieldDiff(name, ref_record.get(name), port_record.get(name), offset or 0, in_ref, in_port))
+        diffs.append(FieldDiff(name, ref_record.get(name), impl_record.get(name), offset or 0, in_ref, in_impl))
     return diffs
+
+
+def verdict_fields(result: CaseResult) -> list[str]:
+    """The record fields (for a lifecycle probe, the observations) this result's verdict compared: those
+    compared_fields chose (kept in `result.compared` with how each was compared), GOLDEN_FIELDS for a
+    golden check, `thrown` when a side threw, none when a side could not run (report.json's
+    `compared_fields`, index.html's field rows)."""
+    if result.turns:
+        return observations(result)
+    statuses = [o.status for o in (result.reference_outcome, result.impl_outcome) if o is not None]
+    if "error" in statuses or result.impl_outcome is None:
+        return []
+    if is_golden(result.reference):
+        return list(GOLDEN_FIELDS) if statuses == ["ok"] else []
+    if "thrown" in statuses:
+        return ["thrown"]
+    if result.compared:  # the reference's comparison view (harness.core.fields)
+        return list(result.compared)
+    return list(compared_fields(result.reference_outcome or result.impl_outcome, result.impl_outcome))
+
+
+def observations(result: CaseResult) -> list[str]:
+    """A lifecycle result's observation names, in first-seen order over its turns."""
+    names: dict[str, None] = {}
+    for turn in result.turns:
+        for side in ("reference", "impl"):
+            names.update(dict.fromkeys(turn.get(side) or {}))
+        names.update(dict.fromkeys(d.get("observation") for d in turn.get("diffs") or []))
+    return list(names)
 
 
 # How each field was compared (CaseResult.compared, report.json `compared_fields`):
 BOTH = "compared"  # both records have it: compared byte for byte
-ABSENT_BOTH = "compared-as-absent"  # neither has it (0.25.x has no coreMemory): the port must not have it either
-REFERENCE_ONLY = "reference-only"  # a difference: the port lacks a field the reference returns
-IMPL_ONLY = "impl-only"  # a difference: the port returns a field the reference does not
+ABSENT_BOTH = "compared-as-absent"  # neither has it (0.25.x has no coreMemory): the implementation must not either
+REFERENCE_ONLY = "reference-only"  # a difference: the implementation lacks a field the reference returns
+IMPL_ONLY = "impl-only"  # a difference: the implementation returns a field the reference does not
 THROWN = "thrown"  # one side or both threw: the records are not compared field by field
 
 
-def presence(reference: Outcome, port: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> dict[str, str]:
+def presence(reference: Outcome, impl: Outcome, fields: tuple[str, ...] = COMPARED_FIELDS) -> dict[str, str]:
     """For every compared field, how outcome_diff compared it. Absent fields are compared, never skipped."""
-    fields = compared_fields(reference, port, fields)
-    if reference.status == "thrown" or port.status == "thrown":
+    fields = compared_fields(reference, impl, fields)
+    if reference.status == "thrown" or impl.status == "thrown":
         return dict.fromkeys(fields, THROWN)
-    ref_record, port_record = reference.record or {}, port.record or {}
+    ref_record, impl_record = reference.record or {}, impl.record or {}
     states = {}
     for name in fields:
-        in_ref, in_port = name in ref_record, name in port_record
-        if in_ref and in_port:
+        in_ref, in_impl = name in ref_record, name in impl_record
+        if in_ref and in_impl:
             states[name] = BOTH
-        elif in_ref or in_port:
+        elif in_ref or in_impl:
             states[name] = REFERENCE_ONLY if in_ref else IMPL_ONLY
         else:
             states[name] = ABSENT_BOTH
@@ -179,9 +203,9 @@ def render_field_diff(diff: FieldDiff) -> str:
     )
 
 
-def structured_diff(reference: dict[str, Any] | None, port: dict[str, Any] | None) -> str:
+def structured_diff(reference: dict[str, Any] | None, impl: dict[str, Any] | None) -> str:
     """A deepdiff of two records, for the report (long strings are summarised, not dumped)."""
-    diff = DeepDiff(_summarised(reference or {}), _summarised(port or {}), verbose_level=2, max_diffs=200)
+    diff = DeepDiff(_summarised(reference or {}), _summarised(impl or {}), verbose_level=2, max_diffs=200)
     return diff.to_json(indent=1) if diff else ""
 
 

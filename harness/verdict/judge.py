@@ -5,7 +5,7 @@ that could not run is an error, and a request the harness could not write is an 
 the reference's or the implementation's; an implementation that does not serve a case (an `unsupported`
 answer) makes it not applicable, never a pass; a recorded divergence that still diverges is known, one that no
 longer does is stale (a failure, so the list stays true); a runtime/locale variant whose output
-differs from its bun baseline is a runtime divergence (upstream's doing, not the port's).
+differs from its bun baseline is a runtime divergence (upstream's doing, not the implementation's).
 What "differs" means is verdict.diff's.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from harness.core.fields import COMPARED_FIELDS, GOLDEN_FIELDS, LETTA_CODE, ComparisonView
 from harness.core.model import (
     DEFAULT_IMPLEMENTATION,
     GOLDEN,
@@ -26,8 +27,7 @@ from harness.core.model import (
     StepRow,
 )
 from harness.core.reference import ReferenceSpec, release_name
-from harness.verdict.diff import COMPARED_FIELDS, GOLDEN_FIELDS, differs, outcome_diff, shown, value_of
-from harness.verdict.view import LETTA_CODE, ComparisonView
+from harness.verdict.diff import differs, outcome_diff, shown, value_of
 
 
 def _unusable(
@@ -108,7 +108,7 @@ def judge(
     expected: Sequence[Divergence] = (),
 ) -> tuple[Status, list[FieldDiff], list[str]]:
     """Verdict for one implementation's outcome against one reference's, on `fields` (the comparison view's,
-    harness.verdict.view); `expected`: the implementation's own known failures for this result
+    harness.core.fields); `expected`: the implementation's own known failures for this result
     (its expectations file, harness.run.expectations)."""
     unusable = _unusable(reference, impl, impl_label, expected)
     if unusable:
@@ -146,10 +146,11 @@ def divergence_verdict(
             fix = _fix(sourced)
         else:
             narrow = (
-                f"take {label} out of its references" if all(label in d.references for d in stale_entries)
+                f"take {label} out of its references"
+                if all(label in d.references for d in stale_entries)
                 else f"narrow its references ({', '.join(sorted({r for d in stale_entries for r in d.references}))})"
                 " to the releases it still diverges against"
-            )  # fmt: skip
+            )
             fix = f"remove it from the case, or {narrow}"
         return Status.STALE, [
             f"recorded divergence in {', '.join(sorted(stale))} no longer diverges against {release_name(label)}: "

@@ -57,46 +57,46 @@ def _without_space(text: str) -> str:
     return _spaces().sub("", text)
 
 
-def difference_kind(reference: Any, port: Any) -> str:
-    """One word for how port's value differs from reference's, both present (None is a JSON null there;
-    a side that lacks the field is field_kind's to say)."""
+def difference_kind(reference: Any, impl: Any) -> str:
+    """One word for how the implementation's value differs from the reference's, both present (None is a JSON
+    null there; a side that lacks the field is field_kind's to say)."""
     if reference is None:
         return "null-in-reference"
-    if port is None:
+    if impl is None:
         return "null-in-impl"
-    if not isinstance(reference, str) or not isinstance(port, str):
+    if not isinstance(reference, str) or not isinstance(impl, str):
         return "value"
-    return _text_kind(reference, port)
+    return _text_kind(reference, impl)
 
 
 @functools.lru_cache(maxsize=4096)
-def _text_kind(reference: str, port: str) -> str:
+def _text_kind(reference: str, impl: str) -> str:
     """difference_kind of two strings, once per pair: a report asks it of each failing result several times
     (its cause, its group, its rule's representative), and a value may be megabytes."""
-    if len(reference) == len(port) and Counter(reference) == Counter(port):  # the same characters (sorted equal)
+    if len(reference) == len(impl) and Counter(reference) == Counter(impl):  # the same characters (sorted equal)
         return "order"
-    if _without_space(reference) == _without_space(port):
+    if _without_space(reference) == _without_space(impl):
         return "whitespace"
-    if len(port) < len(reference):
+    if len(impl) < len(reference):
         return "impl-shorter"
-    if len(port) > len(reference):
+    if len(impl) > len(reference):
         return "impl-longer"
     return "text"
 
 
-def signature_of(reference_label: str, reference: Outcome, port: Outcome) -> Signature | None:
-    """None when both agree (or the reference could not run: that is no divergence of the port)."""
+def signature_of(reference_label: str, reference: Outcome, impl: Outcome) -> Signature | None:
+    """None when both agree (or the reference could not run: that is no divergence of the implementation)."""
     if reference.status == "error":
         return None
-    if port.status == "error":
-        crash = (port.error or "").split(":", 1)[0] or "error"
+    if impl.status == "error":
+        crash = (impl.error or "").split(":", 1)[0] or "error"
         return Signature(reference_label, (("error", f"impl-crash:{crash}"),))
-    if reference.status != port.status:
-        kind = "impl-threw" if port.status == "thrown" else "reference-threw"
+    if reference.status != impl.status:
+        kind = "impl-threw" if impl.status == "thrown" else "reference-threw"
         return Signature(reference_label, (("thrown", kind),))
     if reference.status == "thrown":
         return None
-    diffs = [(diff.field, field_kind(diff)) for diff in outcome_diff(reference, port)]
+    diffs = [(diff.field, field_kind(diff)) for diff in outcome_diff(reference, impl)]
     return Signature(reference_label, tuple(sorted(diffs))) if diffs else None
 
 

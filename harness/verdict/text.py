@@ -17,18 +17,73 @@ CONTEXT_BYTES = 48
 
 
 _GLYPHS = {
-    "\t": "␉", "\n": "␊\n", "\r": "␍", "\x0b": "␋", "\x0c": "␌", "\x00": "␀", "\x7f": "␡",
-    "\ufeff": "⟨BOM⟩", "\u00a0": "⟨NBSP⟩", "\ufffd": "⟨U+FFFD⟩", "\u2028": "⟨LS⟩", "\u2029": "⟨PS⟩",
-    "\u0085": "⟨NEL⟩", "\u200b": "⟨ZWSP⟩", "\u3000": "⟨IDSP⟩",
-}  # fmt: skip
+    "\t": "␉",
+    "\n": "␊\n",
+    "\r": "␍",
+    "\x0b": "␋",
+    "\x0c": "␌",
+    "\x00": "␀",
+    "\x7f": "␡",
+    "\ufeff": "⟨BOM⟩",
+    "\u00a0": "⟨NBSP⟩",
+    "\ufffd": "⟨U+FFFD⟩",
+    "\u2028": "⟨LS⟩",
+    "\u2029": "⟨PS⟩",
+    "\u0085": "⟨NEL⟩",
+    "\u200b": "⟨ZWSP⟩",
+    "\u3000": "⟨IDSP⟩",
+}
 
 
-_NAMES = {"\t": "TAB", "\ufeff": "BOM", "\u00a0": "NBSP", "\ufffd": "U+FFFD", "\u2028": "LS", "\u2029": "PS",
-          "\u0085": "NEL", "\u200b": "ZWSP", "\u3000": "IDSP", "\x7f": "DEL"}  # fmt: skip
+_NAMES = {
+    "\t": "TAB",
+    "\ufeff": "BOM",
+    "\u00a0": "NBSP",
+    "\ufffd": "U+FFFD",
+    "\u2028": "LS",
+    "\u2029": "PS",
+    "\u0085": "NEL",
+    "\u200b": "ZWSP",
+    "\u3000": "IDSP",
+    "\x7f": "DEL",
+}
 
 
-_C0 = ("NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI", "DLE",
-       "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US")  # fmt: skip
+#: the C0 control characters' names, by code point (U+0000 to U+001F)
+_C0 = (
+    "NUL",
+    "SOH",
+    "STX",
+    "ETX",
+    "EOT",
+    "ENQ",
+    "ACK",
+    "BEL",
+    "BS",
+    "HT",
+    "LF",
+    "VT",
+    "FF",
+    "CR",
+    "SO",
+    "SI",
+    "DLE",
+    "DC1",
+    "DC2",
+    "DC3",
+    "DC4",
+    "NAK",
+    "SYN",
+    "ETB",
+    "CAN",
+    "EM",
+    "SUB",
+    "ESC",
+    "FS",
+    "GS",
+    "RS",
+    "US",
+)
 
 
 _HIDDEN_CATEGORIES = ("Cf", "Cc", "Zl", "Zp", "Zs", "Cs", "Co", "Cn")
@@ -146,13 +201,14 @@ def _char_at(data: bytes, start: int) -> str:
     return f"byte 0x{data[start]:02X} (not UTF-8)"
 
 
-def describe_difference(reference: bytes, port: bytes, offset: int, *, reference_present: bool = True,
-                        impl_present: bool = True) -> str:  # fmt: skip
+def describe_difference(
+    reference: bytes, impl: bytes, offset: int, *, reference_present: bool = True, impl_present: bool = True
+) -> str:
     """The first differing characters, named: `reference U+0020 SPACE, implementation U+0062 LATIN SMALL LETTER B`.
 
     Starts at the character that holds byte `offset` (both sides share the bytes before it).
     """
-    start = char_start(reference if len(reference) > offset else port, offset)
+    start = char_start(reference if len(reference) > offset else impl, offset)
     left = _char_at(reference, start) if reference_present else "absent (no such field)"
-    right = _char_at(port, start) if impl_present else "absent (no such field)"
+    right = _char_at(impl, start) if impl_present else "absent (no such field)"
     return f"reference {left}, implementation {right}"

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.acquire.manifest import ReferenceSpec, pinned_references
+from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Outcome, Scenario
 from harness.run.session import Session
 from harness.runners.implementations import ImplSpec
 from harness.tools.releases.drift import changes
-from harness.verdict.diff import COMPARED_FIELDS, outcome_diff
+from harness.verdict.diff import outcome_diff
 
 
 class BisectError(Exception):

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.acquire.manifest import REGISTRIES, ReferenceSpec
+from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Explanation, FieldDiff, Outcome, Scenario
-from harness.verdict.diff import COMPARED_FIELDS, field_diff_json, outcome_diff
+from harness.verdict.diff import field_diff_json, outcome_diff
 from harness.verdict.text import as_bytes, first_diff_offset
 
 TEXT_FIELDS = ("content", "coreMemory")

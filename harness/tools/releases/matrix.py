@@ -24,12 +24,12 @@ from harness.acquire.manifest import (
 )
 from harness.acquire.releases import bundle_version, fetcher
 from harness.cases.load import load_scenarios
+from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import CaseResult, Outcome, Scenario, is_golden
 from harness.core.registries import REGISTRY_NAMES
 from harness.report.stored import full_entries
 from harness.runners.references import with_baselines
 from harness.tools.releases.drift import DriftReport, drift_report, neighbour_pairs
-from harness.verdict.diff import COMPARED_FIELDS
 
 
 def release_order() -> list[str]:
