@@ -32,8 +32,15 @@ OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "
 FEATURES = ("memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block", "memory-update")
 DELIVERIES: tuple[Delivery, ...] = ("mid-conversation", "persisted-reminder")
 STEP_KINDS = (
-    "turn", "system", "model", "new_conversation", "agent_free_conversation", "recompile", "compact", "conversation",
-)  # fmt: skip
+    "turn",
+    "system",
+    "model",
+    "new_conversation",
+    "agent_free_conversation",
+    "recompile",
+    "compact",
+    "conversation",
+)
 
 # The ids the port uses where upstream's store would draw them from randomUUID (counted from 1, as the
 # driver's hook does) and the request names none.

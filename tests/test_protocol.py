@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from harness.acquire.manifest import DRIVER_PATH, REPO_ROOT, ReferenceSpec, default_reference
 from harness.cases.load import load_scenario
 from harness.core.model import CompileRequest, LifecycleOpen
+from harness.core.protocol import FAILURE_ANSWER_DEFS, OPS
 from harness.repo.build import materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.run.lifecycle import replay
@@ -30,15 +31,8 @@ from memfs_prompt import PROFILES, profile_for_release, resolve_profile
 
 SCHEMA = json.loads((REPO_ROOT / "reference" / "protocol.schema.json").read_text(encoding="utf-8"))
 SERVE = [sys.executable, "-m", "memfs_prompt", "serve"]
-ALL_OPS = {"hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close"}
-ANSWER_DEF = {
-    "hello": "helloAnswer",
-    "compile": "compileAnswer",
-    "skills_block": "skillsBlockAnswer",
-    "lifecycle_open": "lifecycleOpenAnswer",
-    "lifecycle_step": "lifecycleStepAnswer",
-    "lifecycle_close": "lifecycleCloseAnswer",
-}
+ALL_OPS = set(OPS)
+ANSWER_DEF = {name: op.answer_def for name, op in OPS.items()}
 SKILLS = [{"name": "review", "description": "Review a diff"}, {"name": "notes"}]
 SURROGATE = "x\ud800y"  # a lone surrogate: JSON text can carry it escaped, UTF-8 cannot
 RAW_SEPARATORS = '{"id": 0, "op": "skills_block", "systemPrompt": "a\u2028b\x85c"}'.encode()  # raw, not escaped
@@ -47,7 +41,7 @@ RAW_SEPARATORS = '{"id": 0, "op": "skills_block", "systemPrompt": "a\u2028b\x85c
 def schema_errors(answer: Any, op: Any) -> list[str]:
     """Why `answer` is not an answer to a request with `op` (an op's own answer, an error or unsupported)."""
     refs = [ANSWER_DEF[op]] if op in ANSWER_DEF else []
-    schema = {**SCHEMA, "anyOf": [{"$ref": f"#/$defs/{r}"} for r in [*refs, "errorAnswer", "unsupportedAnswer"]]}
+    schema = {**SCHEMA, "anyOf": [{"$ref": f"#/$defs/{r}"} for r in [*refs, *FAILURE_ANSWER_DEFS]]}
     return [f"{list(e.absolute_path)}: {e.message}" for e in Draft202012Validator(schema).iter_errors(answer)]
 
 
@@ -268,9 +262,16 @@ def test_serve_and_the_in_process_runner_give_identical_compile_records(tmp_path
     scenario = load_scenario(REPO_ROOT / "cases" / "compile" / f"{case}.yaml")
     repo = materialize_repo(scenario, tmp_path)
     inputs = scenario.inputs
-    request = CompileRequest(repo.memory_dir, inputs["system"], inputs["agent_id"], inputs["conversation_id"],
-                             inputs["now"], inputs["previous_message_count"], inputs["include_memfs"],
-                             scenario.client_skills)  # fmt: skip
+    request = CompileRequest(
+        repo.memory_dir,
+        inputs["system"],
+        inputs["agent_id"],
+        inputs["conversation_id"],
+        inputs["now"],
+        inputs["previous_message_count"],
+        inputs["include_memfs"],
+        scenario.client_skills,
+    )
     env = isolated_env(tmp_path / "home", tmp_path / "repos")
     server = serve_runner("letta-code@0.32.14", env)
     try:

@@ -27,15 +27,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.core.model import CompileRequest, LifecycleOpen, Outcome
+from harness.core import protocol
+from harness.core.model import CompileRequest, Outcome
 from harness.repo.gitenv import isolated_env, recorded_env
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.jsonl_process import JsonLinesRunner
 
 PROTOCOL = 1  # the protocol version this harness speaks (docs/protocol.md)
-ENV_HINT = (" (the program runs in an isolated environment, docs/protocol.md \"Environment\": a private HOME, pinned "
-            "locale and TZ, no variable of yours but PYTHONPATH; pass one with --impl-env NAME or --impl-env "
-            "NAME=VALUE)")  # fmt: skip
+ENV_HINT = (
+    ' (the program runs in an isolated environment, docs/protocol.md "Environment": a private HOME, pinned '
+    "locale and TZ, no variable of yours but PYTHONPATH; pass one with --impl-env NAME or --impl-env NAME=VALUE)"
+)
 
 
 class CommandRunner(JsonLinesRunner):
@@ -72,9 +74,10 @@ class CommandRunner(JsonLinesRunner):
             self.start_error = f"{self.spec.label} speaks protocol {spoken!r}; this harness speaks {PROTOCOL}"
         declared = self.capabilities.get("features")
         if not self.start_error and declared is not None and not _names(declared):
-            self.start_error = (f"{self.spec.label}'s hello: capabilities.features is {declared!r}, not a list of "
-                                "feature ids (memfs-v2, skills-block, ...; docs/protocol.md); leave it out to "
-                                "declare every feature")  # fmt: skip
+            self.start_error = (
+                f"{self.spec.label}'s hello: capabilities.features is {declared!r}, not a list of feature ids "
+                "(memfs-v2, skills-block, ...; docs/protocol.md); leave it out to declare every feature"
+            )
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -106,8 +109,8 @@ class CommandRunner(JsonLinesRunner):
     def compile(self, request: CompileRequest) -> Outcome:
         return self._unserved(request.profile, lifecycle=False) or super().compile(request)
 
-    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
-        return self._unserved(request.profile, lifecycle=True) or super().lifecycle_open(request)
+    def ask(self, request: dict[str, Any]) -> Outcome:
+        return self._unserved(request.get("profile"), protocol.op_of(request).lifecycle) or super().ask(request)
 
     def close(self) -> None:
         super().close()

@@ -23,8 +23,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from harness.core.model import CompileRequest, LifecycleOpen, Outcome
-from harness.runners import wire
+from harness.core import protocol
+from harness.core.model import CompileRequest, Outcome
 from harness.runners.base import Runner
 from harness.runners.child import Child, kill_child, start_group
 from harness.runners.wire import UnreadableRequest, check_request, encode_request, unreadable_outcome
@@ -195,7 +195,7 @@ class JsonLinesProcess:
                 yield self._fail(answer)
                 yield from [None] * (len(payloads) - index - 1)
                 return
-            if wire.ends_process(answer):  # the driver exits after this answer
+            if protocol.ends_process(answer):  # the driver exits after this answer
                 self.stop()
                 yield answer
                 yield from [None] * (len(payloads) - index - 1)
@@ -239,13 +239,12 @@ class JsonLinesRunner(Runner):
         self.info: dict[str, Any] = {}
         self.hello: dict[str, Any] = {}  # the whole `hello` answer (protocol version, capabilities)
         self.start_error: str | None = None
-        self._session = 0
         self._prefetched: dict[str, Future[tuple[dict[str, Any] | Exception | None, float]]] = {}
         self._collector: threading.Thread | None = None
 
     def start(self) -> None:
         try:
-            answer = self.process.request({"op": "hello"}, timeout=max(self.timeout, 120.0))
+            answer = self.process.request(protocol.request("hello"), timeout=max(self.timeout, 120.0))
             self.hello, self.info = answer, answer.get("info", {})
         except (ProtocolError, OSError) as error:
             self.start_error = f"{error}{self.fault_hint}\n{self.process.stderr_tail()}".strip()
@@ -259,8 +258,8 @@ class JsonLinesRunner(Runner):
         if pending is not None:
             answer, elapsed = pending.result()
             if answer is not None:  # else: unanswered (the process ended first), asked again below
-                return self._outcome(answer, elapsed, "record", merge=("systemPromptWithSkills",), batch=True)
-        return self._ask(payload, "record", merge=("systemPromptWithSkills",))
+                return self._outcome(payload, answer, elapsed, batch=True)
+        return self.ask(payload)
 
     def prefetch(self, requests: list[CompileRequest]) -> None:
         """Send these compile requests now, all at once, and collect the answers in the background; `compile`
@@ -298,68 +297,36 @@ class JsonLinesRunner(Runner):
             self._collector.join()
             self._collector = None
 
-    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
-        self._session += 1
-        payload = request.to_wire(f"s{self._session}")
-        return self._ask(payload, "opened", keep=("opened", "compiled"))
-
-    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
-        return self._ask({"op": "lifecycle_step", "session": f"s{self._session}", "step": step}, "observed")
-
     def lifecycle_close(self) -> None:
         if self.process.running and not self.start_error:
-            with contextlib.suppress(ProtocolError, OSError, UnreadableRequest):
-                self.process.request({"op": "lifecycle_close", "session": f"s{self._session}"}, timeout=self.timeout)
+            super().lifecycle_close()
 
-    def _ask(
-        self, payload: dict[str, Any], key: str, keep: tuple[str, ...] = (), merge: tuple[str, ...] = ()
-    ) -> Outcome:
-        """One request; the answer's `key` (or the `keep` keys) become the outcome's record, with the
-        `merge` keys the answer has added to it."""
+    def ask(self, request: dict[str, Any]) -> Outcome:
+        """One request; its answer decoded by harness.core.protocol.decode."""
         if self.start_error:
             return Outcome("error", error=f"{self.name} unavailable: {self.start_error}")
         self.wait_prefetched()  # the process serves one conversation at a time
         started = time.perf_counter()
         try:
-            answer = self.process.request(payload, timeout=self.timeout)
+            answer = self.process.request(request, timeout=self.timeout)
         except UnreadableRequest as error:
             return unreadable_outcome(error)
         except (ProtocolError, OSError) as error:
-            return Outcome("error", error=f"{error}{self.fault_hint}", stderr=self.process.stderr_tail(),
-                           elapsed_ms=_ms(started))  # fmt: skip
-        return self._outcome(answer, _ms(started), key, keep, merge)
+            return self._outcome(request, error, _ms(started))
+        return self._outcome(request, answer, _ms(started))
 
     def _outcome(
-        self,
-        answer: dict[str, Any] | Exception,
-        elapsed: float,
-        key: str,
-        keep: tuple[str, ...] = (),
-        merge: tuple[str, ...] = (),
-        *,
-        batch: bool = False,
+        self, request: dict[str, Any], answer: dict[str, Any] | Exception, elapsed: float, *, batch: bool = False
     ) -> Outcome:
         """An answer (or the error that ended its request) as an outcome; `batch`: it came from `prefetch`."""
         if isinstance(answer, Exception):
-            return Outcome("error", error=f"{answer}{self.fault_hint}", stderr=self.process.stderr_tail(),
-                           elapsed_ms=elapsed)  # fmt: skip
-        polluted = bool(answer.get("polluted"))
-        notes = [wire.pollution_note(answer)] if polluted else []
-        if wire.ends_process(answer) and not batch:
-            self.process.stop()  # (a batch stops it itself, right after this answer)
-        if not answer.get("ok") and "unsupported" in answer:  # docs/protocol.md: not applicable, never a pass
-            return Outcome("unsupported", error=str(answer["unsupported"]), elapsed_ms=elapsed)
-        if not answer.get("ok"):
             return Outcome(
-                "error", error=str(answer.get("error")), stderr=self.process.stderr_tail(), elapsed_ms=elapsed
+                "error", error=f"{answer}{self.fault_hint}", stderr=self.process.stderr_tail(), elapsed_ms=elapsed
             )
-        if "thrown" in answer:
-            return Outcome("thrown", thrown=answer["thrown"], polluted=polluted, elapsed_ms=elapsed, notes=notes)
-        record = {k: answer.get(k) for k in keep} if keep else answer.get(key)
-        if not isinstance(record, dict) or (keep and not isinstance(answer.get(key), dict)):
-            return Outcome("error", error=f"answer has no {key}: {str(answer)[:200]}", elapsed_ms=elapsed)
-        record = {**record, **{name: answer[name] for name in merge if name in answer}}
-        return Outcome("ok", record=record, polluted=polluted, elapsed_ms=elapsed, notes=notes)
+        if protocol.ends_process(answer) and not batch:
+            self.process.stop()  # (a batch stops it itself, right after this answer)
+        stderr = "" if answer.get("ok") else self.process.stderr_tail()
+        return protocol.decode(protocol.op_of(request), answer, elapsed, stderr)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "argv": self.process.argv, "info": self.info, "starts": self.process.starts}

@@ -89,8 +89,14 @@ class LettaServerRunner(JsonLinesRunner):
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
-        info.update({"implementation": self.spec.label, "product": SERVER, "version": self.spec.value,
-                     "python": str(self.python) if self.python else None})  # fmt: skip
+        info.update(
+            {
+                "implementation": self.spec.label,
+                "product": SERVER,
+                "version": self.spec.value,
+                "python": str(self.python) if self.python else None,
+            }
+        )
         if self.process.env:
             info["env"] = recorded_env(self.process.env)
         if self.start_error:

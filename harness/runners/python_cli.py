@@ -22,6 +22,7 @@ from typing import Any
 
 import letta_profiles
 import memfs_prompt
+from harness.core import protocol
 from harness.core.model import CompileRequest, Outcome
 from harness.core.port_command import cli_args
 from harness.runners.implementations import ImplContext, ImplSpec
@@ -105,7 +106,7 @@ class PythonCliRunner(PythonPortRunner):
         in_file = system_goes_in_a_file(request.system)
         carried = (request.agent_id, request.conversation_id, request.now, *(() if in_file else (request.system,)))
         if not all(map(argv_can_carry, carried)) or (in_file and not utf8_can_carry(request.system)):
-            outcome = super().compile(request)
+            outcome = super().ask(request.to_wire())  # the port in process
             outcome.notes.append("no command-line argument can carry these inputs: compiled in process")
             return outcome
         started = time.perf_counter()
@@ -135,9 +136,20 @@ class PythonCliRunner(PythonPortRunner):
         outcome.elapsed_ms = (time.perf_counter() - started) * 1000
         return outcome
 
+    def ask(self, request: dict[str, Any]) -> Outcome:
+        """A lifecycle op in process (the command has no way to run one); any other op but `compile` (`compile`
+        above) is not the command's: `unsupported`, never the in-process port's answer in its name."""
+        if protocol.op_of(request).lifecycle:
+            return super().ask(request)
+        return Outcome("unsupported", error=f"python -m memfs_prompt compile has no {request['op']} op")
+
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "implementation": "python -m memfs_prompt compile", "profile": self.profile.name,
-                "collation": collation_info()}  # fmt: skip
+        return {
+            "name": self.name,
+            "implementation": "python -m memfs_prompt compile",
+            "profile": self.profile.name,
+            "collation": collation_info(),
+        }
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> PythonCliRunner:

@@ -2,8 +2,9 @@
 
 Each request goes to the server as the dict `python -m memfs_prompt serve` would parse from its line,
 so the in-process port and the served port answer through one code path (docs/protocol.md). Answers
-become outcomes as a JSON-lines runner reads them: `record` (with `systemPromptWithSkills` merged in),
-`thrown`, or an error (`error`, or `unsupported` for an input the port does not serve). A request no line
+become outcomes through the one decoder every runner uses (harness.core.protocol.decode): `record` (with
+`systemPromptWithSkills` merged in), `thrown`, or an error (`error`, or `unsupported` for an input the port
+does not serve). A request no line
 could carry (harness.runners.wire) is not given to the port: its outcome is the harness's error.
 """
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.core.model import CompileRequest, LifecycleOpen, Outcome
+from harness.core import protocol
+from harness.core.model import CompileRequest, Outcome
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.wire import check_request
@@ -29,48 +31,23 @@ class PythonPortRunner(Runner):
         self.git_env = git_env
         self.name = f"python:{self.profile.name}"
         self._server = Server(self.profile, git_env)
-        self._session = 0
 
-    def compile(self, request: CompileRequest) -> Outcome:
-        return self._ask(request.to_wire(), "record", merge=("systemPromptWithSkills",))
-
-    def lifecycle_open(self, request: LifecycleOpen) -> Outcome:
-        self._session += 1
-        return self._ask(request.to_wire(self._session_name), "opened", keep=("opened", "compiled"))
-
-    def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
-        return self._ask({"op": "lifecycle_step", "session": self._session_name, "step": step}, "observed")
-
-    def lifecycle_close(self) -> None:
-        self._server.handle({"op": "lifecycle_close", "session": self._session_name})
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "implementation": "memfs_prompt (in process)", "profile": self.profile.name,
-                "collation": collation_info()}  # fmt: skip
-
-    @property
-    def _session_name(self) -> str:
-        return f"s{self._session}"
-
-    def _ask(
-        self, request: dict[str, Any], key: str, keep: tuple[str, ...] = (), merge: tuple[str, ...] = ()
-    ) -> Outcome:
-        """One request; the answer's `key` (or the `keep` keys) become the record, with the `merge` keys added."""
+    def ask(self, request: dict[str, Any]) -> Outcome:
+        """One request to the server; its answer decoded as every runner decodes one (harness.core.protocol)."""
         refused = check_request(request)  # what no line could carry is not given to the port either
         if refused is not None:
             return refused
         started = time.perf_counter()
         answer = self._server.handle(request)
-        elapsed = (time.perf_counter() - started) * 1000
-        if not answer["ok"] and "unsupported" in answer:
-            return Outcome("unsupported", error=str(answer["unsupported"]), elapsed_ms=elapsed)
-        if not answer["ok"]:
-            return Outcome("error", error=str(answer.get("error")), elapsed_ms=elapsed)
-        if "thrown" in answer:
-            return Outcome("thrown", thrown=answer["thrown"], elapsed_ms=elapsed)
-        record = {k: answer.get(k) for k in keep} if keep else dict(answer[key])
-        record.update((name, answer[name]) for name in merge if name in answer)
-        return Outcome("ok", record=record, elapsed_ms=elapsed)
+        return protocol.decode(protocol.op_of(request), answer, (time.perf_counter() - started) * 1000)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "implementation": "memfs_prompt (in process)",
+            "profile": self.profile.name,
+            "collation": collation_info(),
+        }
 
 
 def compile_each(runs: list[tuple[PythonPortRunner, CompileRequest]]) -> list[Outcome]:

@@ -9,8 +9,6 @@ reference). A request that cannot be written is `UnreadableRequest`: the harness
 carries `harness_bug` and the verdict blames the harness (harness.verdict.judge), never the reference or
 the implementation. Cases cannot get there (harness.cases.inputs.non_finite_at refuses them at load time);
 this is the guard for every other way a request is built (the fuzzer, diff-repo, a harness bug).
-
-Also what an answer's `polluted` and `restored` say about the process that wrote it (`ends_process`).
 """
 
 from __future__ import annotations
@@ -61,15 +59,3 @@ def _why(payload: dict[str, Any], error: Exception) -> str:
             value = value[part]
         return f"{'/'.join(map(str, where))} is {value!r}, which JSON cannot hold (no NaN or Infinity)"
     return f"{type(error).__name__}: {error}"
-
-
-def ends_process(answer: dict[str, Any]) -> bool:
-    """Whether the program exits after this answer (docs/protocol.md): polluted, and not restored in place."""
-    return bool(answer.get("polluted")) and answer.get("restored") is not True
-
-
-def pollution_note(answer: dict[str, Any]) -> str:
-    """What a polluted answer's result says about the process it leaves."""
-    if ends_process(answer):
-        return "upstream code polluted a shared prototype; the process was restarted"
-    return "upstream code polluted a shared prototype; the driver restored it in place"

@@ -61,6 +61,7 @@ import tempfile
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -244,39 +245,49 @@ def answer(line: bytes) -> dict[str, Any]:
         return {"id": None, "ok": False, "error": f"request is not JSON: {error}"}
     if not isinstance(request, dict):
         return {"id": None, "ok": False, "error": "request is not a JSON object"}
-    reply: dict[str, Any] = {"id": request.get("id")}
     op = request.get("op")
-    if op == "hello":
-        info = {
-            "product": "letta-server",
-            "version": letta_version(),
-            "python": sys.version.split()[0],
-            "runtime": f"python {sys.version.split()[0]}",
-            "importMs": IMPORT_MS,
-            "importError": IMPORT_ERROR,
-            "timezone": TIMEZONE,
-        }
-        capabilities = {"ops": ["hello", "compile"], "lifecycle": False, "profiles": None}
-        return {**reply, "ok": True, "protocol": 1, "capabilities": capabilities, "info": info}
-    if op != "compile":  # docs/protocol.md: an op it does not serve is `unsupported`, not an error
-        return {**reply, "ok": False, "unsupported": f"op {json.dumps(op)}"}
+    handler = HANDLERS.get(op) if isinstance(op, str) else None
+    if handler is None:  # docs/protocol.md: an op it does not serve is `unsupported`, not an error
+        return {"id": request.get("id"), "ok": False, "unsupported": f"op {json.dumps(op)}"}
+    return {"id": request.get("id"), **handler(request)}
+
+
+def hello(request: dict[str, Any]) -> dict[str, Any]:
+    info = {
+        "product": "letta-server",
+        "version": letta_version(),
+        "python": sys.version.split()[0],
+        "runtime": f"python {sys.version.split()[0]}",
+        "importMs": IMPORT_MS,
+        "importError": IMPORT_ERROR,
+        "timezone": TIMEZONE,
+    }
+    capabilities = {"ops": list(HANDLERS), "lifecycle": False, "profiles": None}
+    return {"ok": True, "protocol": 1, "capabilities": capabilities, "info": info}
+
+
+def compile_op(request: dict[str, Any]) -> dict[str, Any]:
     if IMPORT_ERROR is not None:
-        return {**reply, "ok": False, "error": f"letta could not be imported: {IMPORT_ERROR}"}
+        return {"ok": False, "error": f"letta could not be imported: {IMPORT_ERROR}"}
     for key, kind in REQUIRED.items():
         if not isinstance(request.get(key), kind):
-            return {**reply, "ok": False, "error": f"compile needs {key} ({kind.__name__})"}
+            return {"ok": False, "error": f"compile needs {key} ({kind.__name__})"}
     try:
         parse_now(request["now"])
     except ValueError as error:
         if ISO_SHAPED.fullmatch(request["now"]):
-            return {**reply, "ok": True, "thrown": unrepresentable_date(request["now"], error), "polluted": False}
-        return {**reply, "ok": False, "error": f"bad now: {error}"}
+            return {"ok": True, "thrown": unrepresentable_date(request["now"], error), "polluted": False}
+        return {"ok": False, "error": f"bad now: {error}"}
     try:
         record = compile_request(request)
     except Exception as error:  # upstream raised: a result, like driver.mjs's `thrown`
         traceback.print_exc(file=sys.stderr)
-        return {**reply, "ok": True, "thrown": thrown_text(error), "polluted": False}
-    return {**reply, "ok": True, "record": record, "polluted": False}
+        return {"ok": True, "thrown": thrown_text(error), "polluted": False}
+    return {"ok": True, "record": record, "polluted": False}
+
+
+# The ops it answers (hello lists these keys; harness.core.protocol.OPS's required ops must be among them).
+HANDLERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"hello": hello, "compile": compile_op}
 
 
 def main() -> int:

@@ -155,6 +155,10 @@ class MemoizedReference(Runner):
         if missing:
             self.live().prefetch(missing)
 
+    def ask(self, request: dict[str, Any]) -> Outcome:
+        """Any other op: the live reference answers (only compiles and whole probes are stored)."""
+        return self.live().ask(request)
+
     def lifecycle_open(self, request: LifecycleOpen) -> Outcome:  # a probe not wrapped by for_probe
         return self.live().lifecycle_open(request)
 
@@ -271,10 +275,15 @@ class ProbeReplay(Runner):
         except OSError as error:  # a checkout that cannot be read whole: the probe runs, unstored
             print(f"warning: {self.checkout}: not memoized ({error})", file=sys.stderr)
             return None
-        return sha256_hex(canonical({
-            "op": "lifecycle", "reference": identity, "open": opened, "steps": self.steps,
-            "repository": repository, "builders": files_digest(BUILDERS),
-        }))  # fmt: skip
+        probe = {
+            "op": "lifecycle",
+            "reference": identity,
+            "open": opened,
+            "steps": self.steps,
+            "repository": repository,
+            "builders": files_digest(BUILDERS),
+        }
+        return sha256_hex(canonical(probe))
 
     def lifecycle_step(self, step: dict[str, Any]) -> Outcome:
         started = time.perf_counter()
@@ -292,8 +301,11 @@ class ProbeReplay(Runner):
         if entry is None or entry["request"] != sent:
             self.owner.store.forget(self._key)
             self.cached, self._stored = "", []
-            return Outcome("error", error=f"the result store's probe {self._key[:16]} was recorded with other "
-                           "requests (a harness bug; it is dropped: run again, or with --no-cache)")  # fmt: skip
+            return Outcome(
+                "error",
+                error=f"the result store's probe {self._key[:16]} was recorded with other requests (a harness bug; "
+                "it is dropped: run again, or with --no-cache)",
+            )
         try:
             return decode_outcome(self._restored(entry["outcome"]), self._key, started)
         except (TypeError, ValueError):
@@ -312,6 +324,9 @@ class ProbeReplay(Runner):
 
     def compile(self, request: CompileRequest) -> Outcome:
         return self.owner.compile(request)
+
+    def ask(self, request: dict[str, Any]) -> Outcome:
+        return self.owner.ask(request)
 
 
 class RepositorySteps(Protocol):

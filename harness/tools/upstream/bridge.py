@@ -25,10 +25,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.core.protocol import ends_process
 from harness.runners.command import CommandRunner
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.jsonl_process import ProtocolError
-from harness.runners.wire import UnreadableRequest, ends_process
+from harness.runners.wire import UnreadableRequest
 
 PORT_COMMAND = [sys.executable, "-m", "memfs_prompt", "serve"]
 
