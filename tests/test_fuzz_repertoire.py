@@ -18,9 +18,9 @@ from harness.cases.load import DEFAULT_INPUTS, load_text
 from harness.cases.write import case_document, dump_yaml
 from harness.core.repomodel import RepoModel
 from harness.tools.batch_compile import Candidate
-from harness.tools.fuzz.campaign import campaign as fuzz
+from harness.tools.fuzz import campaign as fuzz
+from harness.tools.fuzz import repertoire as fuzz_repertoire
 from harness.tools.fuzz.campaign import is_refused, refusal
-from harness.tools.fuzz.campaign import repertoire as fuzz_repertoire
 from harness.tools.fuzz.lifecycle import is_refused as lifecycle_refused
 from harness.tools.fuzz.lifecycle import lifecycle_documents, lifecycle_scenario
 from harness.tools.fuzz.lifecycle import refusal as lifecycle_refusal

@@ -9,7 +9,7 @@ import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, RepoSpec, build
 
 from harness.core.model import ClientSkills, CompileRequest
-from harness.runners.port_command import cli_args
+from harness.core.port_command import cli_args
 from harness.runners.python_cli import PythonCliRunner, outcome_of
 from harness.runners.python_port import PythonPortRunner
 from memfs_prompt import profile_for_release

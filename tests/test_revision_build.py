@@ -28,9 +28,9 @@ from harness.acquire.revision_source import (
 )
 from harness.runners import git_reference
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, revision_profile
-from harness.tools.history.table import revision_corpus
-from harness.tools.history.table import scan as history_scan
-from harness.tools.history.table import table as history
+from harness.tools.history import revision_corpus
+from harness.tools.history import scan as history_scan
+from harness.tools.history import table as history
 
 pytestmark = pytest.mark.skipif(OFFLINE, reason="needs the pinned bun (LETTA_CONFORMANCE_OFFLINE=1)")
 

@@ -7,7 +7,7 @@ import re
 import shlex
 
 from harness.core.model import DEFAULT_IMPLEMENTATION, CaseResult, is_golden
-from harness.runners.port_command import cli_args
+from harness.core.port_command import cli_args
 
 _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -1,6 +1,6 @@
 """The Python port run the way its users run it: one `python -m memfs_prompt compile ... --json` process per compile.
 
-`harness.runners.port_command.cli_args` is the one place that turns a compile request into that command line: the
+`harness.core.port_command.cli_args` is the one place that turns a compile request into that command line: the
 reproduce commands of a report print it, and `PythonCliRunner` runs it (the mutation tool uses the
 runner so that a mutant of memfs_prompt/cli.py can be killed).
 
@@ -23,8 +23,8 @@ from typing import Any
 import letta_profiles
 import memfs_prompt
 from harness.core.model import CompileRequest, Outcome
+from harness.core.port_command import cli_args
 from harness.runners.implementations import ImplContext, ImplSpec
-from harness.runners.port_command import cli_args
 from harness.runners.python_port import PythonPortRunner
 from harness.runners.wire import check_request
 from memfs_prompt.collation import info as collation_info
