@@ -22,7 +22,8 @@ from harness.core.model import CaseResult, Outcome, RunReport, Status
 from harness.report.explained import RULES, RuleRow, explain, shown_in_full
 from harness.report.groups import cause_of
 from harness.report.merge import merge_reports
-from harness.report.write import report_json, write_reports
+from harness.report.write import report_json
+from harness.report.writers import write_reports
 from harness.verdict.attribute import EVERY_CASE, GUESS, ONLY_RULE, attribute
 
 RULES_TABLE = {

@@ -9,7 +9,8 @@ import pytest
 
 from harness.acquire.manifest import ReferenceSpec
 from harness.core.model import Explanation, FieldDiff, Outcome, Scenario
-from harness.tools.releases.drift import changes, drift_markdown, drift_report, neighbour_pairs, sections
+from harness.report.drift import drift_markdown
+from harness.tools.releases.drift import changes, drift_report, neighbour_pairs, sections
 
 ORDER = ["0.25.9", "0.30.28", "0.31.12"]
 OLD_TEXT = "S\n\n<self>\nme\n</self>\n\n<memory>\n<a>x</a>\n<external_projection>\nâ\x80\x94 n.md\n</external_projection>\n</memory>\n\n<memory_metadata>\nm\n</memory_metadata>"  # noqa: E501
@@ -73,7 +74,7 @@ def test_a_change_is_explained_by_a_case_that_pins_it_and_covers_the_others_in_i
     assert explained.explained_by == {"pins-connectors": "connectors decoded as UTF-8"}
     assert [g.change for g in report.unexplained] == ["coreMemory/external_projection"]
     assert not report.ok
-    text = drift_markdown(report)
+    text = drift_markdown(report.to_json())
     assert "UNEXPLAINED" in text and "  - connectors decoded as UTF-8 (`pins-connectors`)" in text
     assert "0.30.28 -> 0.31.12 (release): 0 case(s) changed" in text
 
@@ -145,7 +146,7 @@ def test_a_system_label_named_memory_stays_inside_the_system_tree() -> None:
 
 def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run_does(tmp_path: Path) -> None:
     from harness.core.model import CaseResult, RunReport, Status
-    from harness.report.write import write_reports
+    from harness.report.writers import write_reports
     from harness.tools.releases.drift import described
     from harness.tools.releases.matrix import outcomes_from_report, reference_outcomes
 
@@ -163,7 +164,7 @@ def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run
     live = drift_report(reference_outcomes(results), scenarios, labels, ORDER)
     directory = write_reports(RunReport(results, [], [], ["conformance", "matrix"], timing=False), tmp_path)["json"]
     saved = drift_report(outcomes_from_report(json.loads(directory.read_text())), scenarios, labels, ORDER)
-    assert saved.to_json() == live.to_json() and drift_markdown(saved) == drift_markdown(live)
+    assert saved.to_json() == live.to_json() and drift_markdown(saved.to_json()) == drift_markdown(live.to_json())
     assert [g.change for g in saved.groups] == ["content/external_projection", "coreMemory (added)"]
     assert "$output" not in json.dumps(saved.to_json())  # every change by its bytes, none by a digest
     group = saved.groups[0]

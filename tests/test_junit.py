@@ -20,7 +20,7 @@ from test_implementations import PortReference
 from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.core.model import RunReport, Status
-from harness.report.write import write_reports
+from harness.report.writers import write_reports
 from harness.run.session import Session
 from harness.runners.implementations import ImplSpec
 

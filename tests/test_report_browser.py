@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from report_examples import FAILURES, REFERENCES, STDERR, mixed_report
 
-from harness.report.write import write_reports
+from harness.report.writers import write_reports
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

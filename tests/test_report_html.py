@@ -30,7 +30,8 @@ from harness.report.html import (
     side_by_side,
 )
 from harness.report.reproduce import reproduce_commands, shell_quote
-from harness.report.write import report_json, write_reports
+from harness.report.write import report_json
+from harness.report.writers import write_reports
 from harness.verdict.diff import compared_fields, outcome_diff, structured_diff, verdict_fields
 from harness.verdict.text import first_diff_offset, first_difference
 

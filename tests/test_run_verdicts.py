@@ -26,7 +26,8 @@ from harness.core.model import (
     ScenarioError,
     Status,
 )
-from harness.report.write import report_json, write_reports
+from harness.report.write import report_json
+from harness.report.writers import write_reports
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.verdict.diff import outcome_diff

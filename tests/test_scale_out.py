@@ -20,7 +20,8 @@ from harness.cases.load import load_scenarios
 from harness.cli import main as cli
 from harness.core.model import CaseResult, CompileRequest, Outcome, RunReport, Scenario, ScenarioError, Status
 from harness.report.merge import MergeError, merge_reports
-from harness.report.write import report_json, result_from_json, result_json, write_reports
+from harness.report.write import report_json, result_from_json, result_json
+from harness.report.writers import write_reports
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.python_port import PythonPortRunner

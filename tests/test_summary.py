@@ -36,7 +36,8 @@ from harness.report.summary import (
     summary_from_json,
     summary_json,
 )
-from harness.report.write import report_json, write_reports
+from harness.report.write import report_json
+from harness.report.writers import write_reports
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "harness" / "report" / "schema.json").read_text(encoding="utf-8"))
 

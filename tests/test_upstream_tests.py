@@ -18,7 +18,8 @@ from test_revision_build import Upstream, snapshot
 from harness.acquire.releases import ensure_bun
 from harness.cli.main import main
 from harness.report.upstream_records import FILE_LEVEL, FileRun, Outcome, Verdict
-from harness.report.upstream_tests import report_json, terminal_lines, write_reports
+from harness.report.upstream_tests import UpstreamReport, report_json, terminal_lines
+from harness.report.writers import UPSTREAM_TESTS, write_reports
 from harness.runners.git_reference import GitReference
 from harness.runners.implementations import ImplSpec
 from harness.tools.upstream import suite as upstream_tests
@@ -311,7 +312,7 @@ def test_planted_bug_fails_with_upstreams_assertion(fixture_repo: Upstream, cach
     assert test.call["site"].startswith(f"{TEST_FILE}:") and test.call["request"]["memoryDir"] == "/m"
     assert test.call["request"]["profile"] == "letta-code@0.30.28"
     run = upstream_tests.UpstreamRun("cmd:fixture --bug content", [result], ["conformance", "upstream-tests"])
-    write_reports(run, tmp_path / "report", timing=False)
+    write_reports(UpstreamReport(run, timing=False), tmp_path / "report", UPSTREAM_TESTS)
     stored = json.loads((tmp_path / "report" / "report.json").read_text())
     assert stored == report_json(run, timing=False) and stored["schema"] == "letta-conformance/upstream-tests/1"
     assert stored["summary"]["failed"] == 1 and "timing" not in stored["revisions"][0]

@@ -29,6 +29,7 @@ from harness.cases.select import Keyword
 from harness.core.locations import LOCAL_CASES, default_cases, project_cases
 from harness.core.model import Scenario, ScenarioError
 from harness.core.suggest import nearest
+from harness.report.writers import RUN, files_text
 from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.runners.references import profile_for_reference
 from letta_profiles import PROFILE_NAMES, PUBLISHED, resolve_profile_name
@@ -170,8 +171,9 @@ def add_no_cache(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def add_report(parser: argparse.ArgumentParser, what: str = "index.html, report.json and junit.xml") -> None:
-    parser.add_argument("--report", help=f"directory for {what}")
+def add_report(parser: argparse.ArgumentParser, kind: str = RUN) -> None:
+    """`--report DIR`, its help naming the files a report of `kind` holds (harness.report.writers)."""
+    parser.add_argument("--report", help=f"directory for {files_text(kind)}")
 
 
 def add_runtime_options(parser: argparse.ArgumentParser) -> None:

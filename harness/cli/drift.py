@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from harness.cli.common import Commands, UsageError, case_paths
+from harness.report.drift import drift_markdown
 from harness.report.stored import ReportError, read_report
-from harness.tools.releases.drift import drift_markdown
 from harness.tools.releases.matrix import drift_from_report
 
 
@@ -18,11 +18,11 @@ def cmd_drift(args: argparse.Namespace) -> int:
         report = drift_from_report(data, case_paths(args.paths or []))
     except ReportError as error:  # not a readable report.json: the message names the file
         raise UsageError(str(error)) from None
-    text = drift_markdown(report)
+    data = report.to_json()
     if args.json:
-        print(json.dumps(report.to_json(), indent=1))
+        print(json.dumps(data, indent=1))
     else:
-        print(text, end="")
+        print(drift_markdown(data), end="")
     return 0 if report.ok else 1
 
 

@@ -31,16 +31,17 @@ from harness.cli.common import (
     writing,
 )
 from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
-from harness.cli.terminal import cached_text, print_results
+from harness.cli.terminal import cached_text, print_results, reports_line
 from harness.core import stopping
 from harness.core.model import RunReport
 from harness.core.plural import counted
+from harness.report.drift import drift_markdown
 from harness.report.explained import name_rules
 from harness.report.meta import interrupted, run_metadata
-from harness.report.write import write_reports
+from harness.report.writers import MATRIX, write_reports
 from harness.run.by_reference import run_by_reference
 from harness.run.session import Session
-from harness.tools.releases.drift import drift_markdown, drift_report
+from harness.tools.releases.drift import drift_report
 from harness.tools.releases.gate import GateResult, evaluate
 from harness.tools.releases.gate import render as render_gate
 from harness.tools.releases.matrix import (
@@ -139,13 +140,11 @@ def _matrix(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     shape += f" = {counted(len(results), 'result')}"
     print(f"matrix: {shape}: {summary} in {seconds:.1f} s")
-    markdown = drift_markdown(drift)
-    print(markdown.splitlines()[-1])
+    print(drift_markdown(extra["drift"]).splitlines()[-1])
     if args.report:
         with writing(args.report, "--report") as directory:
-            paths = write_reports(report, directory)
-            (directory / "drift.md").write_text(markdown, encoding="utf-8")
-        print(f"reports: {paths['html']} {paths['json']} {paths['junit']} {directory / 'drift.md'}")
+            paths = write_reports(report, directory, MATRIX)
+        print(reports_line(paths))
     if stopping.requested():
         return stopping.exit_code()  # 130 (SIGINT) or 143 (SIGTERM, --run-timeout): the report is partial
     if gate is not None:
@@ -176,7 +175,7 @@ def register(commands: Commands) -> None:
     matrix.add_argument("--latest", action="store_true", help="also the newest release on the npm registry (network)")
     matrix.add_argument("--gate", action="store_true", help="fail when a case that passed against the previous "
                         "pinned release fails against the newest one, and say what to do")  # fmt: skip
-    add_report(matrix, "index.html, report.json, junit.xml and drift.md")
+    add_report(matrix, MATRIX)
     add_select(matrix)
     add_timeout(matrix)
     add_run_timeout(matrix)

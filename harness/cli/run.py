@@ -36,14 +36,14 @@ from harness.cli.common import (
     writing,
 )
 from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
-from harness.cli.terminal import Progress, cached_text, print_results
+from harness.cli.terminal import Progress, cached_text, print_results, reports_line
 from harness.core import stopping
 from harness.core.model import RunReport, Scenario, ScenarioError, Status
 from harness.core.plural import counted
 from harness.report.explained import name_rules
 from harness.report.merge import merge_rerun
 from harness.report.meta import interrupted, run_metadata
-from harness.report.write import write_reports
+from harness.report.writers import write_reports
 from harness.run.session import Session
 from harness.tools.keep import keep_run
 from harness.tools.releases.shard import Shard
@@ -133,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
         with writing(args.report, "--report") as directory:
             paths = write_reports(written, directory)
         merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
-        print(f"reports: {paths['html']} {paths['json']} {paths['junit']}" + (merged if rerun is not None else ""))
+        print(reports_line(paths) + (merged if rerun is not None else ""))
     if stopping.requested():
         return stopping.exit_code()  # 130 (SIGINT) or 143 (SIGTERM, --run-timeout): the report is partial
     if shard and not scenarios and not load_errors:

@@ -6,6 +6,7 @@ slowest results (--durations). Shared by `run` and `matrix`."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from harness.core.model import CaseResult, RunReport, Status
@@ -179,3 +180,8 @@ def print_results(report: RunReport, verbose: bool, durations: int | None) -> No
     for line in lines:
         print(line)
     print_conformance(results, families=each)
+
+
+def reports_line(paths: dict[str, Path]) -> str:
+    """The files a command wrote (harness.report.writers.write_reports), as the terminal names them."""
+    return "reports: " + " ".join(str(path) for path in paths.values())

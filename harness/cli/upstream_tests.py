@@ -14,9 +14,19 @@ from pathlib import Path
 
 from harness.acquire.releases import ReferenceUnavailable, ensure_bun
 from harness.acquire.revision_source import BuildError
-from harness.cli.common import Commands, UsageError, add_impl, add_no_timing, add_profile, impl_specs, writing
+from harness.cli.common import (
+    Commands,
+    UsageError,
+    add_impl,
+    add_no_timing,
+    add_profile,
+    add_report,
+    impl_specs,
+    writing,
+)
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.report.upstream_tests import terminal_lines, write_reports
+from harness.report.upstream_tests import UpstreamReport, terminal_lines
+from harness.report.writers import UPSTREAM_TESTS, write_reports
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.tools.upstream.bridge import BridgeError, protocol_spec
 from harness.tools.upstream.suite import Options, run_upstream_tests
@@ -59,7 +69,7 @@ def cmd_upstream_tests(args: argparse.Namespace) -> int:
     run.command = ["conformance", *sys.argv[1:]]
     if args.report:
         with writing(args.report, "--report") as directory:
-            write_reports(run, Path(directory), timing=not args.no_timing, started=started)
+            write_reports(UpstreamReport(run, not args.no_timing, started), Path(directory), UPSTREAM_TESTS)
     for line in terminal_lines(run):
         print(line)
     counts = run.counts()
@@ -79,7 +89,7 @@ def register(commands: Commands) -> None:
     add_impl(parser, many=False)
     add_impl_env(parser)
     add_profile(parser)
-    parser.add_argument("--report", help="directory for report.json and index.html")
+    add_report(parser, UPSTREAM_TESTS)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds the implementation may take per call")
     parser.add_argument("--file-timeout", type=float, default=600.0, help="seconds one `bun test FILE` may take")
     parser.add_argument(

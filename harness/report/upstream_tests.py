@@ -1,6 +1,6 @@
 """The report of `conformance upstream-tests`: report.json (schema `letta-conformance/upstream-tests/1`),
-index.html (templates/upstream_tests.html.j2) and the terminal's tables, all from the records of
-harness.report.upstream_records (this module imports no runner, bridge or bun code).
+index.html (templates/upstream_tests.html.j2), both written by harness.report.writers, and the terminal's
+tables, all from the records of harness.report.upstream_records (this module imports no runner, bridge or bun code).
 
 Each revision gets one table: every selected test file with its counts, then every test that did not pass,
 with its verdict, who is at fault and why; a failure carries upstream's assertion message and the call that
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict
-from pathlib import Path
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -133,11 +132,25 @@ def render_html(run: UpstreamRun, data: dict[str, Any]) -> str:
                            dumps=lambda v: json.dumps(v, indent=1, ensure_ascii=False))  # fmt: skip
 
 
-def write_reports(run: UpstreamRun, directory: Path, timing: bool = True, started: float | None = None) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    data = report_json(run, timing, started)
-    (directory / "report.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    (directory / "index.html").write_text(render_html(run, data), encoding="utf-8")
+@dataclass(frozen=True)
+class UpstreamReport:
+    """What upstream-tests' report files are written from (harness.report.writers): the run, whether it is timed,
+    and when it started."""
+
+    run: UpstreamRun
+    timing: bool = True
+    started: float | None = None
+
+
+def upstream_json(report: UpstreamReport) -> bytes:
+    """report.json's bytes."""
+    data = report_json(report.run, report.timing, report.started)
+    return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def upstream_html(report: UpstreamReport) -> bytes:
+    """index.html's bytes."""
+    return render_html(report.run, report_json(report.run, report.timing, report.started)).encode("utf-8")
 
 
 def _first_line(text: str, width: int = 160) -> str:

@@ -1,5 +1,5 @@
-"""Writing a run's report files: report.json (stable schema, docs/report-format.md), junit.xml (report.junit)
-and index.html (report.html); and reading report.json entries back into results (for merges).
+"""report.json's data (stable schema, docs/report-format.md) from a run, and its entries read back into results
+(for merges). harness.report.writers writes it, with the other files of a report directory.
 
 Timing lives only under `timing` keys, so two runs of the same corpus give the same
 bytes once those are removed (and `--no-timing` leaves them out altogether).
@@ -7,21 +7,18 @@ bytes once those are removed (and `--no-timing` leaves them out altogether).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Status
 from harness.core.reference import release_key
 from harness.report.explained import RULES, attribution_json, explain, shown_in_full, used_rules
-from harness.report.html import render_html
-from harness.report.junit import junit_xml
 from harness.report.reproduce import reproduce_commands
-from harness.report.stored import SCHEMA, dumps, expanded, full_entry, store
+from harness.report.stored import SCHEMA, expanded, full_entry, store
 from harness.report.summary import summarize, summary_json
 from harness.verdict.attribute import attribution_of
 from harness.verdict.diff import field_diff_json, verdict_fields
 
-__all__ = ["SCHEMA", "report_json", "result_from_json", "result_json", "write_reports"]
+__all__ = ["SCHEMA", "report_json", "result_from_json", "result_json"]
 
 
 def result_json(result: CaseResult, timing: bool) -> dict[str, Any]:
@@ -164,12 +161,3 @@ def _without_timing(info: dict[str, Any]) -> dict[str, Any]:
     if isinstance(clean.get("info"), dict):
         clean["info"] = {k: v for k, v in clean["info"].items() if k != "importMs"}
     return clean
-
-
-def write_reports(report: RunReport, directory: Path) -> dict[str, Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = {"json": directory / "report.json", "junit": directory / "junit.xml", "html": directory / "index.html"}
-    paths["json"].write_text(dumps(report_json(report)), encoding="ascii")
-    paths["junit"].write_bytes(junit_xml(report))
-    paths["html"].write_text(render_html(report), encoding="utf-8", errors="replace")  # lone surrogates
-    return paths

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPORT_FILES = ("report.json", "junit.xml", "index.html")
+from harness.report.writers import RUN, files_of
+
+REPORT_FILES = files_of(RUN)  # the files `conformance run --report` writes (harness.report.writers)
 #: Fields that hold timings (report.json): per-result `timing`, per-reference process `starts` and `info.importMs`.
 TIMING_KEYS = frozenset({"timing", "starts", "importMs"})
 

@@ -7,7 +7,8 @@ variant of the other (`0.32.18` -> `0.32.18@node/da_DK.UTF-8`). For each pair, e
 (`coreMemory (added)`), or a section of a text field whose bytes changed
 (`content/external_projection`). A group is explained when at least one of its cases declares the
 change in its `explains` list (docs/cases.md); a group no case explains is listed as unexplained,
-and an `explains` entry whose change did not happen is listed as stale.
+and an `explains` entry whose change did not happen is listed as stale. Its Markdown (drift.md) is
+harness.report.drift's, from `DriftReport.to_json`.
 """
 
 from __future__ import annotations
@@ -249,56 +250,3 @@ def drift_report(
                     )  # fmt: skip
     ordered = sorted(groups.values(), key=lambda g: (pairs.index(g.pair), g.change))
     return DriftReport(pairs, ordered, stale, unknown)
-
-
-def _by_sentence(explained_by: dict[str, str]) -> list[tuple[str, list[str]]]:
-    sentences: dict[str, list[str]] = {}
-    for case_id, says in sorted(explained_by.items()):
-        sentences.setdefault(says, []).append(case_id)
-    return list(sentences.items())
-
-
-def _names(cases: list[str], limit: int) -> str:
-    shown = ", ".join(f"`{c}`" for c in cases[:limit])
-    return shown + (f" and {len(cases) - limit} more" if len(cases) > limit else "")
-
-
-def drift_markdown(report: DriftReport, max_cases: int = 8) -> str:
-    """A readable summary: one section per neighbouring pair, one bullet per change."""
-    lines = ["# Drift between neighbouring references", ""]
-    for pair in report.pairs:
-        groups = [g for g in report.groups if g.pair == pair]
-        changed = sorted({c for g in groups for c in g.cases})
-        lines.append(f"## {pair.name} ({pair.kind}): {len(changed)} case(s) changed")
-        if not groups:
-            lines.append("- no case's reference output changed")
-        for group in groups:
-            shown = ", ".join(group.cases[:max_cases]) + (
-                f", … ({len(group.cases)} in all)" if len(group.cases) > max_cases else ""
-            )
-            first = group.first
-            example = (
-                f"  - first difference in `{group.cases[0]}`: byte {first['offset']} of {first['field']}, "
-                f"{first['difference']}; before: …{first['before_context']}…; after: …{first['after_context']}…"
-            )
-            if group.explained:
-                lines.append(f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). Explained by:")
-                lines += [f"  - {says} ({_names(cases, 4)})" for says, cases in _by_sentence(group.explained_by)]
-            else:
-                lines.append(
-                    f"- **{group.change}** in {len(group.cases)} case(s) ({shown}). **UNEXPLAINED**: no case pins it"
-                )
-            lines.append(example)
-        lines.append("")
-    if report.stale:
-        lines.append("## Stale explanations (the case says its output changes here, and it did not)")
-        lines += [f"- `{s['case']}` {s['from']} -> {s['to']}: {s['says']} ({s['path']})" for s in report.stale]
-        lines.append("")
-    if report.unknown:
-        lines.append("## Not compared (a reference could not run)")
-        lines += [f"- `{u['case']}` {u['from']} -> {u['to']}" for u in report.unknown]
-        lines.append("")
-    total, unexplained = len(report.groups), len(report.unexplained)
-    lines.append(f"{total} change group(s), {total - unexplained} explained, {unexplained} unexplained, "
-                 f"{len(report.stale)} stale explanation(s).")  # fmt: skip
-    return "\n".join(lines) + "\n"
