@@ -13,7 +13,7 @@ import pytest
 from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.core.model import CompileRequest, Outcome, Scenario
-from harness.run.by_reference import Shared, run_by_reference
+from harness.run.by_reference import ComputedOnce, run_by_reference
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
@@ -323,7 +323,7 @@ def test_sides_kept_across_runs_replay_a_probe_once_for_every_session(tmp_path) 
     """A history runs one probe against many commits' modules, a session each: the port's side runs once."""
     opened: list[str] = []
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
-    across = Shared()
+    across = ComputedOnce()
     statuses = []
     for version in ("0.34.0", "0.34.12"):  # one profile (letta-code@0.33.6), a session each
         made = {version: PortAsReference(f"letta-code@{version}", version)}

@@ -328,7 +328,7 @@ class Session:
                            shared: Any = None) -> list[CaseResult]:  # fmt: skip
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
         alone, golden). `refs`: only against these (started by the caller), not slot `slot`'s references.
-        `shared` (harness.run.by_reference.SharedSides): the implementations' sides, run once per profile and
+        `shared` (harness.run.by_reference.ImplLifecycleSides): the implementations' sides, run once per profile and
         handoff."""
         work = self.cache / "repos" / ".lifecycle"
         targets: list[tuple[str, str, Runner | None]] = []

@@ -20,7 +20,7 @@ from harness.acquire.revision_source import BuildError
 from harness.cases.load import load_scenarios
 from harness.cases.select import Keyword
 from harness.core.model import Outcome, Scenario
-from harness.run.by_reference import Shared, run_by_reference
+from harness.run.by_reference import ComputedOnce, run_by_reference
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.git_reference import GitReference, GitReferenceRunner
@@ -87,7 +87,7 @@ def run_references(
     *,
     timeout: float = 60.0,
     jobs: int = 1,
-    sides: Shared | None = None,
+    sides: ComputedOnce | None = None,
 ) -> dict[str, CorpusRun]:
     """Run the corpus against references (npm/bundle specs and git references) in one session, `jobs` columns
     at a time (harness.run.by_reference); each reference's own outputs by case. `sides`: the port's lifecycle sides,
