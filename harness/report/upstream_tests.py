@@ -17,7 +17,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from harness.report.meta import run_metadata
+from harness.run.meta import run_metadata
 from harness.report.upstream_records import FileRun, Outcome, RevisionResult, TestVerdict, UpstreamRun, Verdict
 
 SCHEMA = "letta-conformance/upstream-tests/1"
