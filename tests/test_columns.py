@@ -14,6 +14,7 @@ from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.core.model import CompileRequest, Outcome, Scenario
 from harness.run.by_reference import ComputedOnce, run_by_reference
+from harness.run.corpus import RunOptions, run_corpus
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
@@ -78,9 +79,15 @@ def run_both(tmp_path: Path, scenarios: list[Scenario], jobs: int) -> tuple[list
     for by_reference in (False, True):
         PEAK[0] = 0
         made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
-        with Session(specs, cache=tmp_path / "cache", jobs=jobs, memoize=False,
-                     runner_factory=lambda spec, cache, made=made: made[spec.value]) as session:  # fmt: skip
-            results.append(run_by_reference(session, scenarios) if by_reference else session.run(scenarios))
+        options = RunOptions(
+            specs,
+            cache=tmp_path / "cache",
+            jobs=jobs,
+            memoize=False,
+            by_reference=by_reference,
+            runner_factory=lambda spec, cache, made=made: made[spec.value],
+        )
+        results.append(run_corpus(scenarios, options).results)  # the library entry every command runs through
         runners = made
     return results[0], results[1], runners
 

@@ -95,8 +95,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     scenarios = load_cases(case_paths(args.paths or []), args.k)
     found, runs = history_table(repo, rows, scenarios, timeout=args.timeout)
     seconds = time.perf_counter() - started
-    command = "conformance history --git " + " ".join(sys.argv[sys.argv.index("--git") + 1 :]) if "--git" in sys.argv \
-        else "conformance history"  # fmt: skip
+    command = (
+        "conformance history --git " + " ".join(sys.argv[sys.argv.index("--git") + 1 :])
+        if "--git" in sys.argv
+        else "conformance history"
+    )
     located: list[LifecycleChange] = []
     if any(is_lifecycle(s) for s in scenarios):
         located = locate_lifecycle_changes(repo, rows, found, scenarios, timeout=args.timeout)
@@ -113,13 +116,17 @@ def cmd_history(args: argparse.Namespace) -> int:
             out.mkdir(parents=True, exist_ok=True)
             (out / "history.md").write_text(text, encoding="utf-8")
             data = {
-                "repo": str(repo), "from": args.start, "to": args.end, "seconds": round(seconds, 1),
-                "scan_seconds": round(scanned, 1), "rows": [asdict(r) for r in rows],
+                "repo": str(repo),
+                "from": args.start,
+                "to": args.end,
+                "seconds": round(seconds, 1),
+                "scan_seconds": round(scanned, 1),
+                "rows": [asdict(r) for r in rows],
                 "changes": [{**asdict(c), "output_changing": c.output_changing} for c in found],
                 "lifecycle_changes": [asdict(c) for c in located],
                 "corpus_seconds": round(next(iter(runs.values())).seconds, 1) if runs else 0.0,  # one run, every module
                 "errors": {m: r.errors for m, r in runs.items() if r.errors},
-            }  # fmt: skip
+            }
             (out / "history.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return 0
 
@@ -136,8 +143,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
             print(f"{row.commit[:10]} {row.date[:10]} {row.version} {state} {row.subject[:70]}")
         previous = row.module
     distinct = len({r.module for r in rows if r.module})
-    print(f"{len(rows)} commits, {sum(r.built for r in rows)} built, {distinct} distinct modules, "
-          f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+    print(
+        f"{len(rows)} commits, {sum(r.built for r in rows)} built, {distinct} distinct modules, "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     return 0
 
 
@@ -147,8 +156,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         raise UsageError(f"no case with id {args.case!r}")
     started = time.perf_counter()
     try:
-        result = bisect_commits(Path(args.git), scenarios[0], args.start, args.end, timeout=args.timeout,
-                                fields=tuple(args.field or ()))  # fmt: skip
+        result = bisect_commits(
+            Path(args.git), scenarios[0], args.start, args.end, timeout=args.timeout, fields=tuple(args.field or ())
+        )
     except (ValueError, BisectError, BuildError) as error:
         raise UsageError(str(error)) from None
     seconds = time.perf_counter() - started
@@ -160,8 +170,10 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         return FAILED
     repo = Path(args.git).expanduser().resolve()
     subject = git(repo, "log", "-1", "--format=%h %aI %s", result.first_changed).decode().strip()
-    print(f"{args.case}: first changed at {subject} (after {result.last_same[:10]}): {', '.join(result.what)} "
-          f"({seconds:.1f} s)")  # fmt: skip
+    print(
+        f"{args.case}: first changed at {subject} (after {result.last_same[:10]}): {', '.join(result.what)} "
+        f"({seconds:.1f} s)"
+    )
     return OK
 
 
@@ -178,8 +190,10 @@ def cmd_equal(args: argparse.Namespace) -> int:
     differ = sorted(set(built.keys) ^ set(released.keys) | {c for c in built.keys if c not in same})
     errors = sorted(set(built.errors) | set(released.errors))
     seconds = time.perf_counter() - started
-    print(f"git:{args.git}@{args.rev} vs {npm.cli}: {len(same)} of {len(set(built.keys) | set(released.keys))} "
-          f"cases equal, {len(differ)} differ, {len(errors)} errors ({seconds:.1f} s)")  # fmt: skip
+    print(
+        f"git:{args.git}@{args.rev} vs {npm.cli}: {len(same)} of {len(set(built.keys) | set(released.keys))} "
+        f"cases equal, {len(differ)} differ, {len(errors)} errors ({seconds:.1f} s)"
+    )
     for case_id in differ[:20]:
         print(f"  differs: {case_id}")
     for case_id in errors[:5]:
@@ -209,9 +223,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     seconds = time.perf_counter() - started
-    print(f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile}, "
-          f"compiler module {build.module_key[:12]}, built in {built:.1f} s): "
-          f"{', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} ({seconds:.1f} s)")  # fmt: skip
+    print(
+        f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile}, "
+        f"compiler module {build.module_key[:12]}, built in {built:.1f} s): "
+        f"{', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} ({seconds:.1f} s)"
+    )
     for result in results:
         if result.failed:
             print(f"  {result.status}: {result.case_id}: {'; '.join(result.reasons)[:200]}")

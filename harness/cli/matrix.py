@@ -144,8 +144,12 @@ def register(commands: Commands) -> None:
         "--locale", action="append", help="with a non-bun runtime: also run under this LANG (repeatable)"
     )
     matrix.add_argument("--latest", action="store_true", help="also the newest release on the npm registry (network)")
-    matrix.add_argument("--gate", action="store_true", help="fail when a case that passed against the previous "
-                        "pinned release fails against the newest one, and say what to do")  # fmt: skip
+    matrix.add_argument(
+        "--gate",
+        action="store_true",
+        help="fail when a case that passed against the previous "
+        "pinned release fails against the newest one, and say what to do",
+    )
     add_report(matrix, "index.html, report.json, junit.xml and drift.md")
     add_select(matrix)
     add_timeout(matrix)

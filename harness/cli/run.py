@@ -74,8 +74,10 @@ def keep_directory(text: str) -> Path:
     """`--keep DIR`: a new or empty directory (checked before anything runs: nothing kept is ever mixed)."""
     directory = Path(text)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise UsageError(f"--keep {text}: {'not a directory' if not directory.is_dir() else 'not empty'}; "
-                         "give a new or empty directory")  # fmt: skip
+        raise UsageError(
+            f"--keep {text}: {'not a directory' if not directory.is_dir() else 'not empty'}; "
+            "give a new or empty directory"
+        )
     return directory
 
 
@@ -229,8 +231,12 @@ def register(commands: Commands) -> None:
     add_report(run)
     add_select(run)
     add_jobs(run)
-    run.add_argument("--keep", metavar="DIR", help="keep each case's repository and both sides' outputs, passing "
-                     "results included, in DIR (new or empty; layout: docs/keep.md)")  # fmt: skip
+    run.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep each case's repository and both sides' outputs, passing "
+        "results included, in DIR (new or empty; layout: docs/keep.md)",
+    )
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
     add_run_timeout(run)
@@ -238,7 +244,11 @@ def register(commands: Commands) -> None:
     add_no_cache(run)
     add_runtime_options(run)
     add_run_control(run)
-    run.add_argument("-v", "--verbose", action="store_true",
-                     help="list every failing result and every rule it breaks (default: the rules, most explaining "
-                          "first, and each result only when at most 10 fail)")  # fmt: skip
+    run.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every failing result and every rule it breaks (default: the rules, most explaining "
+        "first, and each result only when at most 10 fail)",
+    )
     run.set_defaults(func=cmd_run)

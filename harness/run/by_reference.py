@@ -289,9 +289,12 @@ class ByReferenceRun:
 
 
 def port_compiles(
-    session: Session, columns: list[ReferenceUnderTest], scenarios: list[Scenario],
-    requests: dict[int, CompileRequest], index: dict[int, int],
-) -> list[tuple[Hashable, list[str], CompileRequest]]:  # fmt: skip
+    session: Session,
+    columns: list[ReferenceUnderTest],
+    scenarios: list[Scenario],
+    requests: dict[int, CompileRequest],
+    index: dict[int, int],
+) -> list[tuple[Hashable, list[str], CompileRequest]]:
     """The in-process port's compiles a matrix needs, as PortPool work: each compile case, keyed (case, port),
     under the profiles of the columns it applies to, in the order the columns ask (cases in order, profiles as
     they start)."""
