@@ -265,7 +265,7 @@ def test_a_worker_with_nothing_left_helps_with_the_longest_column_in_a_process_o
 def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_process(
     tmp_path, scenarios, monkeypatch
 ) -> None:
-    from harness.run import by_reference as columns
+    from harness.run import by_reference
     from harness.run.port_pool import PortPool
 
     served: list[object] = []
@@ -279,7 +279,7 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
     monkeypatch.setattr(PortPool, "outcome", spied)
     runs = []
     for ahead in (10**9, 1):  # never worth worker processes; always
-        monkeypatch.setattr(columns, "AHEAD", ahead)
+        monkeypatch.setattr(by_reference, "AHEAD", ahead)
         specs = [ReferenceSpec.parse(f"npm:{v}") for v in VERSIONS]
         made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
         with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
@@ -300,7 +300,7 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
 
 
 def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_process(tmp_path, monkeypatch) -> None:
-    from harness.run import by_reference as columns
+    from harness.run import by_reference
     from harness.run.port_pool import PortPool
 
     ran_there: list[bool] = []
@@ -316,7 +316,7 @@ def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_proce
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
     runs = []
     for ahead in (10**9, 1):
-        monkeypatch.setattr(columns, "AHEAD", ahead)
+        monkeypatch.setattr(by_reference, "AHEAD", ahead)
         made = {v: PortAsReference(f"letta-code@{v}", v) for v in versions}
         specs = [ReferenceSpec.parse(f"npm:{v}") for v in versions]
         with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
