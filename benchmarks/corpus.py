@@ -21,7 +21,8 @@ from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.core.model import Scenario
 from harness.repo.build import materialize_repo
-from harness.run.session import Session, build_request
+from harness.run.corpus import RunOptions, open_session
+from harness.run.session import build_request
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +37,7 @@ def compile_scenarios(cases: Path) -> list[Scenario]:
 
 def python_only(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str, Any]:
     """Every case's port compile with no reference: what the run costs without one."""
-    with Session([spec], memoize=False) as session:  # the reference's own work, not the result store's
+    with open_session(RunOptions([spec], memoize=False)) as session:  # the reference's own work, not the result store's
         ref_profile = session.references[0].profile
         for scenario in scenarios:
             materialize_repo(scenario, session.cache)  # built before timing, as the full run finds them
@@ -63,7 +64,7 @@ def full_in_process(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str,
     upstream code changes a shared prototype), so the reference's share is its first start-up
     plus the sum of its compile times.
     """
-    with Session([spec], memoize=False) as session:  # the reference's own work, not the result store's
+    with open_session(RunOptions([spec], memoize=False)) as session:  # the reference's own work, not the result store's
         for scenario in scenarios:
             materialize_repo(scenario, session.cache)
         started = time.perf_counter()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.acquire.manifest import ReferenceSpec
-from harness.run.session import Session
+from harness.run.corpus import RunOptions, open_session
 from harness.tools.batch_compile import scratch_parent
 from harness.tools.fuzz.campaign import fuzz
 
@@ -33,7 +33,7 @@ def measure_fuzz(spec: ReferenceSpec, seconds: float = 30.0, seed: int = 1) -> d
     load_before = [round(x, 2) for x in os.getloadavg()]
     with (
         tempfile.TemporaryDirectory(prefix="bench-fuzz-", dir=scratch_parent()) as tmp,
-        Session([spec], cache=Path(tmp)) as session,
+        open_session(RunOptions([spec], cache=Path(tmp))) as session,
     ):
         started = time.monotonic()
         session.start()

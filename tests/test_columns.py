@@ -13,7 +13,8 @@ import pytest
 from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.core.model import CompileRequest, Outcome, Scenario
-from harness.run.by_reference import Shared, run_by_reference
+from harness.run.by_reference import ComputedOnce, run_by_reference
+from harness.run.corpus import RunOptions, run_corpus
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.implementations import DEFAULT, ImplContext, ImplSpec, make_runner
@@ -78,9 +79,15 @@ def run_both(tmp_path: Path, scenarios: list[Scenario], jobs: int) -> tuple[list
     for by_reference in (False, True):
         PEAK[0] = 0
         made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
-        with Session(specs, cache=tmp_path / "cache", jobs=jobs, memoize=False,
-                     runner_factory=lambda spec, cache, made=made: made[spec.value]) as session:  # fmt: skip
-            results.append(run_by_reference(session, scenarios) if by_reference else session.run(scenarios))
+        options = RunOptions(
+            specs,
+            cache=tmp_path / "cache",
+            jobs=jobs,
+            memoize=False,
+            by_reference=by_reference,
+            runner_factory=lambda spec, cache, made=made: made[spec.value],
+        )
+        results.append(run_corpus(scenarios, options).results)  # the library entry every command runs through
         runners = made
     return results[0], results[1], runners
 
@@ -258,7 +265,7 @@ def test_a_worker_with_nothing_left_helps_with_the_longest_column_in_a_process_o
 def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_process(
     tmp_path, scenarios, monkeypatch
 ) -> None:
-    from harness.run import by_reference as columns
+    from harness.run import by_reference
     from harness.run.port_pool import PortPool
 
     served: list[object] = []
@@ -272,7 +279,7 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
     monkeypatch.setattr(PortPool, "outcome", spied)
     runs = []
     for ahead in (10**9, 1):  # never worth worker processes; always
-        monkeypatch.setattr(columns, "AHEAD", ahead)
+        monkeypatch.setattr(by_reference, "AHEAD", ahead)
         specs = [ReferenceSpec.parse(f"npm:{v}") for v in VERSIONS]
         made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
         with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
@@ -293,7 +300,7 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
 
 
 def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_process(tmp_path, monkeypatch) -> None:
-    from harness.run import by_reference as columns
+    from harness.run import by_reference
     from harness.run.port_pool import PortPool
 
     ran_there: list[bool] = []
@@ -309,7 +316,7 @@ def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_proce
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
     runs = []
     for ahead in (10**9, 1):
-        monkeypatch.setattr(columns, "AHEAD", ahead)
+        monkeypatch.setattr(by_reference, "AHEAD", ahead)
         made = {v: PortAsReference(f"letta-code@{v}", v) for v in versions}
         specs = [ReferenceSpec.parse(f"npm:{v}") for v in versions]
         with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
@@ -323,7 +330,7 @@ def test_sides_kept_across_runs_replay_a_probe_once_for_every_session(tmp_path) 
     """A history runs one probe against many commits' modules, a session each: the port's side runs once."""
     opened: list[str] = []
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
-    across = Shared()
+    across = ComputedOnce()
     statuses = []
     for version in ("0.34.0", "0.34.12"):  # one profile (letta-code@0.33.6), a session each
         made = {version: PortAsReference(f"letta-code@{version}", version)}

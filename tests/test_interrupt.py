@@ -199,8 +199,8 @@ def test_a_partial_report_is_marked_interrupted_never_ok_and_lists_what_did_not_
     from report_examples import case, record
 
     from harness.core.model import Outcome, RunReport, Status
-    from harness.report.meta import interrupted, run_metadata
     from harness.report.writers import write_reports
+    from harness.run.meta import interrupted, run_metadata
 
     ok = Outcome("ok", record=record("persona: helpful"))
     meta = run_metadata(["conformance", "matrix"], [], None, None)

@@ -11,7 +11,7 @@ import pytest
 
 from harness.cli.main import main
 from harness.core import locations
-from harness.report import meta
+from harness.run import meta
 
 ROOT = Path(__file__).resolve().parents[1]
 

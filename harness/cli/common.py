@@ -1,4 +1,5 @@
-"""Options shared by several `conformance` commands, each defined once, and the case selection they feed.
+"""Options shared by several `conformance` commands, each defined once, the case selection they feed, and the
+exit codes.
 
 A command module calls these to declare its options, then parses arguments and calls the library.
 """
@@ -38,8 +39,20 @@ CASES = LOCAL_CASES  # the current directory's: commands write cases only there 
 PROJECT_CASES = project_cases()  # the tool's corpus (harness.core.locations): read when there is no ./cases
 
 
+#: Every exit code of `conformance`, here and nowhere else (stopping.exit_code adds 130 and 143 for a stopped run).
+OK = 0  # every result passed (or is known)
+FAILED = 1  # a result failed, a file did not load, a gate or check failed
+USAGE = 2  # a UsageError: a wrong input, one message
+CRASH = 3  # anything else raised: a harness bug, with its traceback
+
+
+def exit_code(ok: bool) -> int:
+    """A finished command's exit code: OK when everything it judged passed, else FAILED."""
+    return OK if ok else FAILED
+
+
 class UsageError(Exception):
-    """A wrong input found before anything runs: one message, exit 2 (cli.main)."""
+    """A wrong input found before anything runs: one message, exit USAGE (cli.main)."""
 
 
 Commands = argparse._SubParsersAction  # type: ignore[type-arg]

@@ -21,7 +21,7 @@ from harness.cli.common import (
 from harness.cli.impl_options import add_impl_env, impl_env
 from harness.core.model import CompileRequest, Scenario, Status
 from harness.repo.snapshot import repository_notes
-from harness.run.session import Session
+from harness.run.corpus import RunOptions, open_session
 from harness.runners.references import view_for
 from harness.verdict.diff import render_field_diff
 from harness.verdict.judge import judge
@@ -58,7 +58,8 @@ def cmd_diff_repo(args: argparse.Namespace) -> int:
     impl = impl_specs(args)[0]
     request = request_of(args)
     memory_dir = request.memory_dir
-    with Session([spec], implementations=[impl], profile_override=args.profile, impl_env=impl_env(args)) as session:
+    options = RunOptions([spec], implementations=[impl], profile_override=args.profile, impl_env=impl_env(args))
+    with open_session(options) as session:
         print_repository_notes(memory_dir, session.git_env)
         session.start()
         ref = session.references[0]

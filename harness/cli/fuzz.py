@@ -23,7 +23,7 @@ from harness.cli.common import (
     reference_specs,
 )
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.run.session import Session
+from harness.run.corpus import RunOptions, open_session
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
@@ -42,8 +42,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: not a directory")
     with (
         tempfile.TemporaryDirectory(prefix="letta-fuzz-", dir=scratch_parent()) as tmp,
-        Session(
-            specs, implementations=impls, cache=Path(tmp), profile_override=args.profile, impl_env=impl_env(args)
+        open_session(
+            RunOptions(
+                specs, implementations=impls, cache=Path(tmp), profile_override=args.profile, impl_env=impl_env(args)
+            )
         ) as session,
     ):
         session.start()

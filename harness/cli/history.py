@@ -1,13 +1,17 @@
-"""`conformance history`, `bisect --git`, `upstream-head` and the revision checks, until they are
-wired into the `conformance` parser: `python -m harness.cli.history {history,scan,bisect,run,equal,head}`.
+"""`conformance history`, `history-scan`, `revision-run`, `revision-equal`, `upstream-head` and `bisect --git`:
+upstream's own history, built from source (harness.tools.history).
 
 - `history --git PATH --from A --to B`: the table of output-changing commits (harness.tools.history.table).
-- `scan`: every first-parent commit's compiler module, grouped by hash.
-- `bisect CASE --git PATH --from A --to B`: the first commit where a case's reference output changes.
-- `run --git PATH --rev REV`: the corpus against a revision, judged with its profile (the rule in
+- `history-scan --git PATH --from A --to B`: every first-parent commit's compiler module, grouped by hash.
+- `bisect CASE --git PATH --from A --to B` (cli.bisect calls `cmd_bisect`): the first commit where a case's
+  reference output changes.
+- `revision-run --git PATH --rev REV`: the corpus against a revision, judged with its profile (the rule in
   harness.runners.git_reference); what `conformance run --reference git:PATH@REV` will do.
-- `equal --git PATH --rev REV --release npm:X`: a revision and a pinned release, case by case.
-- `head --git PATH`: the weekly gate on upstream's HEAD beside the newest pinned release.
+- `revision-equal --git PATH --rev REV --release npm:X`: a revision and a pinned release, case by case.
+- `upstream-head --git PATH`: the weekly gate on upstream's HEAD beside the newest pinned release.
+
+`python -m harness.cli.history {history,scan,bisect,run,equal,head} ...`, the spelling these had before they
+joined the `conformance` parser, still works: `main` hands it to that parser under the new names (LEGACY).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -24,9 +28,20 @@ from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.acquire.releases import cache_root
 from harness.acquire.revision_build import build_revision
 from harness.acquire.revision_source import BuildError, git
-from harness.cli.common import Commands, UsageError, add_no_cache, case_paths, keyword, writing
-from harness.cli.parser import Parser
-from harness.run.session import Session
+from harness.cli.common import (
+    FAILED,
+    OK,
+    Commands,
+    UsageError,
+    add_jobs,
+    add_no_cache,
+    add_select,
+    add_timeout,
+    case_paths,
+    exit_code,
+    writing,
+)
+from harness.run.corpus import RunOptions, run_corpus
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.tools.history.revision_corpus import (
     bisect_commits,
@@ -80,8 +95,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     scenarios = load_cases(case_paths(args.paths or []), args.k)
     found, runs = history_table(repo, rows, scenarios, timeout=args.timeout)
     seconds = time.perf_counter() - started
-    command = "conformance history --git " + " ".join(sys.argv[sys.argv.index("--git") + 1 :]) if "--git" in sys.argv \
-        else "conformance history"  # fmt: skip
+    command = (
+        "conformance history --git " + " ".join(sys.argv[sys.argv.index("--git") + 1 :])
+        if "--git" in sys.argv
+        else "conformance history"
+    )
     located: list[LifecycleChange] = []
     if any(is_lifecycle(s) for s in scenarios):
         located = locate_lifecycle_changes(repo, rows, found, scenarios, timeout=args.timeout)
@@ -98,13 +116,17 @@ def cmd_history(args: argparse.Namespace) -> int:
             out.mkdir(parents=True, exist_ok=True)
             (out / "history.md").write_text(text, encoding="utf-8")
             data = {
-                "repo": str(repo), "from": args.start, "to": args.end, "seconds": round(seconds, 1),
-                "scan_seconds": round(scanned, 1), "rows": [asdict(r) for r in rows],
+                "repo": str(repo),
+                "from": args.start,
+                "to": args.end,
+                "seconds": round(seconds, 1),
+                "scan_seconds": round(scanned, 1),
+                "rows": [asdict(r) for r in rows],
                 "changes": [{**asdict(c), "output_changing": c.output_changing} for c in found],
                 "lifecycle_changes": [asdict(c) for c in located],
                 "corpus_seconds": round(next(iter(runs.values())).seconds, 1) if runs else 0.0,  # one run, every module
                 "errors": {m: r.errors for m, r in runs.items() if r.errors},
-            }  # fmt: skip
+            }
             (out / "history.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return 0
 
@@ -121,35 +143,38 @@ def cmd_scan(args: argparse.Namespace) -> int:
             print(f"{row.commit[:10]} {row.date[:10]} {row.version} {state} {row.subject[:70]}")
         previous = row.module
     distinct = len({r.module for r in rows if r.module})
-    print(f"{len(rows)} commits, {sum(r.built for r in rows)} built, {distinct} distinct modules, "
-          f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+    print(
+        f"{len(rows)} commits, {sum(r.built for r in rows)} built, {distinct} distinct modules, "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     return 0
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     scenarios = [s for s in load_cases(case_paths(args.paths or [])) if s.id == args.case]
     if not scenarios:
-        print(f"error: no case with id {args.case!r}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no case with id {args.case!r}")
     started = time.perf_counter()
     try:
-        result = bisect_commits(Path(args.git), scenarios[0], args.start, args.end, timeout=args.timeout,
-                                fields=tuple(args.field or ()))  # fmt: skip
+        result = bisect_commits(
+            Path(args.git), scenarios[0], args.start, args.end, timeout=args.timeout, fields=tuple(args.field or ())
+        )
     except (ValueError, BisectError, BuildError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     seconds = time.perf_counter() - started
     print(
         f"{len(result.candidates)} candidates, tested {len(result.tested)}: {', '.join(c[:10] for c in result.tested)}"
     )
     if result.first_changed is None:
         print(f"{args.case}: the reference output is the same at both ends ({seconds:.1f} s)")
-        return 1
+        return FAILED
     repo = Path(args.git).expanduser().resolve()
     subject = git(repo, "log", "-1", "--format=%h %aI %s", result.first_changed).decode().strip()
-    print(f"{args.case}: first changed at {subject} (after {result.last_same[:10]}): {', '.join(result.what)} "
-          f"({seconds:.1f} s)")  # fmt: skip
-    return 0
+    print(
+        f"{args.case}: first changed at {subject} (after {result.last_same[:10]}): {', '.join(result.what)} "
+        f"({seconds:.1f} s)"
+    )
+    return OK
 
 
 def cmd_equal(args: argparse.Namespace) -> int:
@@ -165,13 +190,15 @@ def cmd_equal(args: argparse.Namespace) -> int:
     differ = sorted(set(built.keys) ^ set(released.keys) | {c for c in built.keys if c not in same})
     errors = sorted(set(built.errors) | set(released.errors))
     seconds = time.perf_counter() - started
-    print(f"git:{args.git}@{args.rev} vs {npm.cli}: {len(same)} of {len(set(built.keys) | set(released.keys))} "
-          f"cases equal, {len(differ)} differ, {len(errors)} errors ({seconds:.1f} s)")  # fmt: skip
+    print(
+        f"git:{args.git}@{args.rev} vs {npm.cli}: {len(same)} of {len(set(built.keys) | set(released.keys))} "
+        f"cases equal, {len(differ)} differ, {len(errors)} errors ({seconds:.1f} s)"
+    )
     for case_id in differ[:20]:
         print(f"  differs: {case_id}")
     for case_id in errors[:5]:
         print(f"  error: {case_id}: {(built.errors.get(case_id) or released.errors.get(case_id) or '')[:300]}")
-    return 0 if not differ and not errors else 1
+    return exit_code(not differ and not errors)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -183,28 +210,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         profile, _commit, _version = profile_of(reference, args.profile)
         build = build_revision(reference.repo, reference.rev)
     except (UnknownRevisionProfile, BuildError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     built = time.perf_counter() - started
     scenarios = load_cases(case_paths(args.paths or []), args.k)
     cache = cache_root()
     lifecycle = any(is_lifecycle(s) for s in scenarios)
     spec = reference.spec()
     factory = runner_factory({spec.value: reference}, cache / "home", cache / "repos", args.timeout, lifecycle)
-    with Session([spec], profile_override=profile, timeout=args.timeout, runner_factory=factory,
-                 jobs=args.jobs) as session:  # fmt: skip
-        results = session.run(scenarios)
+    options = RunOptions([spec], profile_override=profile, timeout=args.timeout, runner_factory=factory, jobs=args.jobs)
+    results = run_corpus(scenarios, options).results
     counts: dict[str, int] = {}
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     seconds = time.perf_counter() - started
-    print(f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile}, "
-          f"compiler module {build.module_key[:12]}, built in {built:.1f} s): "
-          f"{', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} ({seconds:.1f} s)")  # fmt: skip
+    print(
+        f"{reference.label} = {build.commit[:12]} (letta-code {build.version}, profile {profile}, "
+        f"compiler module {build.module_key[:12]}, built in {built:.1f} s): "
+        f"{', '.join(f'{n} {s}' for s, n in sorted(counts.items()))} ({seconds:.1f} s)"
+    )
     for result in results:
         if result.failed:
             print(f"  {result.status}: {result.case_id}: {'; '.join(result.reasons)[:200]}")
-    return 0 if not any(r.failed for r in results) else 1
+    return exit_code(not any(r.failed for r in results))
 
 
 def cmd_head(args: argparse.Namespace) -> int:
@@ -217,7 +244,7 @@ def cmd_head(args: argparse.Namespace) -> int:
         build = build_revision(repo, args.rev, lifecycle=True)
     except BuildError as error:
         print(f"FAIL: upstream {args.rev} does not build: {error}")
-        return 1
+        return FAILED
     scenarios = load_cases(case_paths(args.paths or []), args.k)
     groups, errors, _head, _released = head_gate(repo, args.rev, release, scenarios, timeout=args.timeout)
     seconds = time.perf_counter() - started
@@ -240,83 +267,86 @@ def cmd_head(args: argparse.Namespace) -> int:
         with writing(args.out, "--out") as out:
             out.mkdir(parents=True, exist_ok=True)
             (out / "upstream-head.md").write_text(text, encoding="utf-8")
-    return 0 if verdict == "ok" else 1
+    return exit_code(verdict == "ok")
 
 
-def add_arguments(parser: argparse.ArgumentParser, bisect: bool = False) -> None:
-    parser.add_argument("--git", required=True, help="a local clone of letta-code (read only; nothing is written)")
-    parser.add_argument("--from", dest="start", required=True, help="first commit (any commit-ish)")
-    parser.add_argument("--to", dest="end", default="HEAD", help="last commit (default HEAD)")
-    parser.add_argument("--timeout", type=float, default=60.0)
+def add_cases(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", dest="paths", action="append", type=Path, help="scenario file or directory")
 
 
+def add_revision_range(parser: argparse.ArgumentParser) -> None:
+    """--git, --from, --to, --timeout and --cases: what every command over a range of upstream commits takes."""
+    parser.add_argument("--git", required=True, help="a local clone of letta-code (read only; nothing is written)")
+    parser.add_argument("--from", dest="start", required=True, help="first commit (any commit-ish)")
+    parser.add_argument("--to", dest="end", default="HEAD", help="last commit (default HEAD)")
+    add_timeout(parser)
+    add_cases(parser)
+
+
+def add_revision(parser: argparse.ArgumentParser) -> None:
+    """--git and --rev: one upstream revision, and the --timeout, -k and --cases of its corpus run."""
+    parser.add_argument("--git", required=True, help="a local clone of letta-code (read only; nothing is written)")
+    parser.add_argument("--rev", default="HEAD", help="the revision (any commit-ish; default HEAD)")
+    add_timeout(parser)
+    add_select(parser)
+    add_cases(parser)
+
+
 def register(commands: Commands) -> None:
-    """`conformance history` and `conformance upstream-head`; `conformance bisect --git` calls cmd_bisect here."""
-    _add_history(commands)
-    head = commands.add_parser("upstream-head", help="gate: upstream's HEAD against the newest pinned release")
-    _head_arguments(head)
-
-
-def _add_history(commands: Commands) -> None:
+    """The history commands of `conformance`; `conformance bisect --git` calls cmd_bisect here."""
     history = commands.add_parser("history", help="the table of output-changing commits of an upstream clone")
-    add_arguments(history)
+    add_revision_range(history)
     history.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
-    history.add_argument("-k", type=keyword, help="only the cases this expression selects (as run -k)")
+    add_select(history)
     history.add_argument("--out", help="directory for history.md and history.json")
     add_no_cache(history)
     history.set_defaults(func=cmd_history)
-
-
-def _head_arguments(head: argparse.ArgumentParser) -> None:
-    head.add_argument("--git", required=True)
-    head.add_argument("--rev", default="HEAD")
+    scan_parser = commands.add_parser("history-scan", help="build every first-parent commit's compiler module")
+    add_revision_range(scan_parser)
+    scan_parser.add_argument("--exhaustive", action="store_true", help="build every commit (no input fingerprints)")
+    scan_parser.set_defaults(func=cmd_scan)
+    run = commands.add_parser("revision-run", help="the corpus against an upstream revision, judged with its profile")
+    add_revision(run)
+    run.add_argument("--profile", help="override the profile the revision's version maps to")
+    add_jobs(run)
+    run.set_defaults(func=cmd_run)
+    equal = commands.add_parser("revision-equal", help="the corpus against a revision and a release: equal outputs?")
+    add_revision(equal)
+    equal.add_argument("--release", required=True, help="pinned release: npm:X, pypi:X or a bare version")
+    equal.set_defaults(func=cmd_equal)
+    head = commands.add_parser("upstream-head", help="gate: upstream's HEAD against the newest pinned release")
+    add_revision(head)
     head.add_argument("--release", help="pinned release to compare with (default: the default reference)")
-    head.add_argument("--timeout", type=float, default=60.0)
-    head.add_argument("-k", type=keyword)
-    head.add_argument("--cases", dest="paths", action="append", type=Path)
     head.add_argument("--out", help="directory for upstream-head.md")
     add_no_cache(head)
     head.set_defaults(func=cmd_head)
 
 
-def main(argv: Iterable[str] | None = None) -> int:
-    parser = Parser(prog="python -m harness.cli.history", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    _add_history(commands)
-    scan_parser = commands.add_parser("scan", help="build every first-parent commit's compiler module")
-    add_arguments(scan_parser)
-    scan_parser.add_argument("--exhaustive", action="store_true")
-    scan_parser.set_defaults(func=cmd_scan)
-    bisect = commands.add_parser("bisect", help="the first commit where a case's reference output changes")
-    bisect.add_argument("case")
-    add_arguments(bisect)
-    bisect.add_argument("--field", action="append", help="only a change of this field counts (repeatable)")
-    bisect.set_defaults(func=cmd_bisect)
-    run = commands.add_parser("run", help="the corpus against a revision, judged with its profile")
-    run.add_argument("--git", required=True)
-    run.add_argument("--rev", default="HEAD")
-    run.add_argument("--profile", help="override the profile the revision's version maps to")
-    run.add_argument("--timeout", type=float, default=60.0)
-    run.add_argument("-j", "--jobs", type=int, default=1)
-    run.add_argument("-k", type=keyword)
-    run.add_argument("--cases", dest="paths", action="append", type=Path)
-    run.set_defaults(func=cmd_run)
-    _head_arguments(commands.add_parser("head", help="gate: upstream's HEAD against the newest pinned release"))
-    equal = commands.add_parser("equal", help="the corpus against a revision and a release: equal outputs?")
-    equal.add_argument("--git", required=True)
-    equal.add_argument("--rev", default="HEAD")
-    equal.add_argument("--release", required=True, help="pinned release: npm:X, pypi:X or a bare version")
-    equal.add_argument("--timeout", type=float, default=60.0)
-    equal.add_argument("-k", type=keyword)
-    equal.add_argument("--cases", dest="paths", action="append", type=Path)
-    equal.set_defaults(func=cmd_equal)
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    try:
-        return int(args.func(args))
-    except UsageError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+#: `python -m harness.cli.history WORD`: the `conformance` command each word became.
+LEGACY = {
+    "history": "history",
+    "scan": "history-scan",
+    "bisect": "bisect",
+    "run": "revision-run",
+    "equal": "revision-equal",
+    "head": "upstream-head",
+}
+
+
+def legacy_argv(argv: Sequence[str]) -> list[str]:
+    """The `conformance` arguments of a `python -m harness.cli.history` command line (bisect's --to was HEAD)."""
+    words = list(argv)
+    if words and words[0] in LEGACY:
+        words[0] = LEGACY[words[0]]
+        if words[0] == "bisect" and "--to" not in words:
+            words += ["--to", "HEAD"]
+    return words
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from harness.cli import main as conformance  # the one parser, whose modules import this one
+
+    return conformance.main(legacy_argv(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""`conformance`: the argument parser (one module per command registers its own) and the exit codes.
+"""`conformance`: the argument parser (one module per command registers its own) and how an exception ends a
+command (the exit codes themselves are cli.common's).
 
 Every command module parses its arguments and calls the library; options several commands share
 are defined once in cli.common.
@@ -33,17 +34,13 @@ from harness.cli import (
     show,
     upstream_tests,
 )
-from harness.cli.common import UsageError
+from harness.cli.common import CRASH, USAGE, UsageError
 from harness.cli.parser import Parser
 from harness.core import stopping
 from harness.runners.result_store import NO_CACHE_ENV
 
 COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
             bisect, mutation, determinism, pin, history, expectations, cache, upstream_tests, cases)  # fmt: skip
-
-
-USAGE = 2  # a UsageError: a wrong input, one message
-CRASH = 3  # anything else raised: a harness bug, with its traceback
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -26,6 +26,7 @@ from harness.cases.rules import is_rules_file, rules_of_cases
 from harness.cases.tags import TAGS
 from harness.core.model import CaseResult, Scenario, ScenarioError, Status
 from harness.core.plural import counted
+from harness.run.corpus import RunOptions, open_session
 from harness.run.session import Session
 from harness.runners.implementations import IMPL_FORMS, ImplSpec
 from harness.verdict.diff import render_field_diff
@@ -63,10 +64,13 @@ def _session(config: pytest.Config) -> Session:
             from harness.run.expectations import load_expectations  # only when a file is given
 
             expectations.append(load_expectations(Path(path)))
-        config.stash[_SESSION_KEY] = Session(
-            [ReferenceSpec.parse(r) for r in refs], implementations=impls, expectations=expectations,
+        options = RunOptions(
+            [ReferenceSpec.parse(r) for r in refs],
+            implementations=impls,
+            expectations=expectations,
             profile_override=config.getoption("conformance_profile"),
-        )  # fmt: skip
+        )
+        config.stash[_SESSION_KEY] = open_session(options)
     return config.stash[_SESSION_KEY]
 
 

@@ -25,7 +25,7 @@ from harness.cli.common import (
 from harness.cli.impl_options import add_impl_env, impl_env
 from harness.core.model import ScenarioError
 from harness.repo.snapshot import SnapshotError, read_snapshot
-from harness.run.session import Session
+from harness.run.corpus import RunOptions, open_session
 from harness.tools.batch_compile import scratch_parent
 from harness.tools.reduce import (
     Candidate,
@@ -59,8 +59,10 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         return 2
     with (
         tempfile.TemporaryDirectory(prefix="letta-reduce-", dir=scratch_parent()) as tmp,
-        Session(
-            [spec], implementations=[impl], cache=Path(tmp), profile_override=args.profile, impl_env=impl_env(args)
+        open_session(
+            RunOptions(
+                [spec], implementations=[impl], cache=Path(tmp), profile_override=args.profile, impl_env=impl_env(args)
+            )
         ) as session,
     ):
         oracle = Oracle(session)

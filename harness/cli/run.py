@@ -11,6 +11,8 @@ from pathlib import Path
 from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.releases import cache_root
 from harness.cli.common import (
+    OK,
+    USAGE,
     Commands,
     UsageError,
     add_expectations,
@@ -27,6 +29,7 @@ from harness.cli.common import (
     add_runtime_options,
     add_select,
     add_timeout,
+    exit_code,
     impl_specs,
     load_selected,
     maxfail,
@@ -42,9 +45,8 @@ from harness.core.model import RunReport, Scenario, ScenarioError, Status
 from harness.core.plural import counted
 from harness.report.explained import name_rules
 from harness.report.merge import merge_rerun
-from harness.report.meta import interrupted, run_metadata
 from harness.report.writers import write_reports
-from harness.run.session import Session
+from harness.run.corpus import RunOptions, not_run, run_corpus
 from harness.tools.keep import keep_run
 from harness.tools.releases.shard import Shard
 
@@ -72,8 +74,10 @@ def keep_directory(text: str) -> Path:
     """`--keep DIR`: a new or empty directory (checked before anything runs: nothing kept is ever mixed)."""
     directory = Path(text)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise UsageError(f"--keep {text}: {'not a directory' if not directory.is_dir() else 'not empty'}; "
-                         "give a new or empty directory")  # fmt: skip
+        raise UsageError(
+            f"--keep {text}: {'not a directory' if not directory.is_dir() else 'not empty'}; "
+            "give a new or empty directory"
+        )
     return directory
 
 
@@ -94,96 +98,115 @@ def _run(args: argparse.Namespace) -> int:
     rerun = last_failed(args.report) if args.last_failed else None
     keep = keep_directory(args.keep) if args.keep else None
     everything, load_errors = load_selected(args.paths, None)
-    scenarios = select(everything, args.k)
-    if not any(path.is_file() for path in args.paths):  # a corpus, not chosen files: stale entries are errors
+    chosen_files = any(path.is_file() for path in args.paths)
+    if not chosen_files:  # a corpus, not chosen files: stale entries are errors
         for expectations in args.loaded_expectations:
             load_errors += expectations.check_corpus(everything)
     for error in load_errors:
         print(f"error: {error}", file=sys.stderr)
+    scenarios = _selected(select(everything, args.k), rerun, shard, args.k, bool(load_errors))
+    if isinstance(scenarios, int):
+        return scenarios  # nothing to run: the exit code
+    report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
+    if problem := name_rules(report, scenarios):
+        print(f"error: {problem}", file=sys.stderr)
+    if not args.k and rerun is None and not shard and not chosen_files:
+        for expectations in args.loaded_expectations:  # a broad entry is stale when it explained nothing
+            for stale in expectations.explaining_nothing(everything, report.results):
+                report.load_errors.append(stale)
+                print(f"error: {stale}", file=sys.stderr)
+    _print_run(report, seconds, args)
+    if keep is not None:
+        kept = keep_run(keep, scenarios, report.results, cache_root())
+        print(f"kept: {counted(kept, 'case')} (repositories, both sides' outputs) in {keep} (docs/keep.md)")
+    if args.report:
+        _write(report, args.report, rerun is not None)
+    if stopping.requested():
+        return stopping.exit_code()  # 130 (SIGINT) or 143 (SIGTERM, --run-timeout): the report is partial
+    if shard and not scenarios and not load_errors:
+        return OK  # an empty shard has nothing to fail
+    return exit_code(report.ok)
+
+
+def _selected(
+    scenarios: list[Scenario], rerun: set[str] | None, shard: Shard | None, keyword: str | None, load_errors: bool
+) -> list[Scenario] | int:
+    """The cases `--lf` and `--shard` leave of those selected, or the exit code when there is nothing to run."""
     if rerun is not None:
         scenarios = [s for s in scenarios if s.id in rerun]
         print(f"--lf: {counted(len(scenarios), 'case')} failed in the previous report", file=sys.stderr)
         if not scenarios and not load_errors:
             print("nothing failed last time: nothing to rerun", file=sys.stderr)
-            return 0
+            return OK
     if not scenarios and not load_errors:
-        print(f"no scenarios selected{f' by -k {args.k}' if args.k else ''}", file=sys.stderr)
-        return 2
+        print(f"no scenarios selected{f' by -k {keyword}' if keyword else ''}", file=sys.stderr)
+        return USAGE
     if shard:
         selected = len(scenarios)
         scenarios = shard.select(scenarios)
         print(f"shard {shard}: {len(scenarios)} of {selected} selected cases", file=sys.stderr)
-    report, seconds = run_cases(scenarios, specs, load_errors, args, shard)
-    if problem := name_rules(report, scenarios):
-        print(f"error: {problem}", file=sys.stderr)
-    results = report.results
-    if not args.k and rerun is None and not shard and not any(path.is_file() for path in args.paths):
-        for expectations in args.loaded_expectations:  # a broad entry is stale when it explained nothing
-            for stale in expectations.explaining_nothing(everything, results):
-                report.load_errors.append(stale)
-                print(f"error: {stale}", file=sys.stderr)
+    return scenarios
+
+
+def _print_run(report: RunReport, seconds: float, args: argparse.Namespace) -> None:
     print_results(report, verbose=args.verbose, durations=args.durations)
+    results = report.results
     summary = ", ".join(f"{n} {status}" for status, n in report.counts.items() if n) + cached_text(results)
     print(f"{counted(len(results), 'result')}: {summary} in {seconds:.1f} s")
-    if keep is not None:
-        kept = keep_run(keep, scenarios, results, cache_root())
-        print(f"kept: {counted(kept, 'case')} (repositories, both sides' outputs) in {keep} (docs/keep.md)")
-    if args.report:
-        written = merge_rerun(Path(args.report), report) if rerun is not None else report
-        with writing(args.report, "--report") as directory:
-            paths = write_reports(written, directory)
-        merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
-        print(reports_line(paths) + (merged if rerun is not None else ""))
-    if stopping.requested():
-        return stopping.exit_code()  # 130 (SIGINT) or 143 (SIGTERM, --run-timeout): the report is partial
-    if shard and not scenarios and not load_errors:
-        return 0  # an empty shard has nothing to fail
-    return 0 if report.ok else 1
 
 
-def run_cases(scenarios: list[Scenario], specs: list[ReferenceSpec], load_errors: list[ScenarioError],
-              args: argparse.Namespace, shard: Shard | None) -> tuple[RunReport, float]:  # fmt: skip
+def _write(report: RunReport, directory_text: str, rerun: bool) -> None:
+    """The report files in `--report DIR`; a `--lf` re-run merged into the report it re-ran."""
+    written = merge_rerun(Path(directory_text), report) if rerun else report
+    with writing(directory_text, "--report") as directory:
+        paths = write_reports(written, directory)
+    results = report.results
+    merged = f" ({counted(len(results), 'result')} re-run, the other {len(written.results) - len(results)} kept)"
+    print(reports_line(paths) + (merged if rerun else ""))
+
+
+def run_cases(
+    scenarios: list[Scenario],
+    specs: list[ReferenceSpec],
+    load_errors: list[ScenarioError],
+    args: argparse.Namespace,
+    shard: Shard | None,
+) -> tuple[RunReport, float]:
     """Run with progress, -x/--maxfail; the report with its `run` metadata, and the wall seconds."""
     impls = getattr(args, "impls", None) or impl_specs(args)
     cases_per_run = len(impls) * sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
     progress = Progress(cases_per_run, maxfail=maxfail(args), failures=len(load_errors))  # a load error counts
-    started_at, started = time.time(), time.perf_counter()
-    expectations = getattr(args, "loaded_expectations", [])
-    with Session(specs, implementations=impls, expectations=expectations, profile_override=args.profile,
-                 timeout=args.timeout, jobs=args.jobs, rules=rules_of(scenarios),
-                 impl_env=impl_env(args)) as session:  # fmt: skip
-        results = [] if progress.stop() else session.run(scenarios, progress, stop=progress.stop)
-        progress.finish()
-        references = session.describe_references()
-        described = [{"reference": r.label, "profile": r.profile, "runtime": r.spec.runtime if r.spec else None}
-                     for r in session.references]  # fmt: skip
-        implementations = session.describe_implementations()
-        not_run = session.not_run
+    started = time.perf_counter()
+    options = RunOptions(
+        specs,
+        implementations=impls,
+        expectations=getattr(args, "loaded_expectations", []),
+        profile_override=args.profile,
+        timeout=args.timeout,
+        jobs=args.jobs,
+        rules=rules_of(scenarios),
+        impl_env=impl_env(args),
+        command=["conformance", *sys.argv[1:]],
+        timing=not args.no_timing,
+        shard=str(shard) if shard else None,
+        progress=progress,
+        stop=progress.stop,
+    )
+    report = run_corpus(scenarios, options, load_errors)
+    progress.finish()
     seconds = time.perf_counter() - started
     if progress.stop():
         failing = progress.failures - len(load_errors)
         loading = f"{counted(len(load_errors), 'load error')} and " if load_errors else ""
-        ran = "" if results else ": no case ran"
+        ran = "" if report.results else ": no case ran"
         print(f"stopped after {loading}{counted(failing, 'failing result')} (-x/--maxfail){ran}", file=sys.stderr)
-    command = ["conformance", *sys.argv[1:]]
-    timing = not args.no_timing
-    meta = run_metadata(command, described, seconds if timing else None, started_at if timing else None)
-    meta["implementations"] = [_brief(entry) for entry in implementations]
-    meta["expectations"] = [str(e.path) for e in expectations]
-    if shard:
-        meta["shard"] = str(shard)
     if (stop := stopping.reason()) is not None:
-        meta["interrupted"] = interrupted(stop.why, not_run)
-        print(f"interrupted ({stop.why}): {counted(len(results), 'result')} kept, "
-              f"{counted(len(not_run), 'case')} not run", file=sys.stderr)  # fmt: skip
-    report = RunReport(results, references, load_errors, command, timing=timing, extra={"run": meta})
+        print(
+            f"interrupted ({stop.why}): {counted(len(report.results), 'result')} kept, "
+            f"{counted(not_run(report), 'case')} not run",
+            file=sys.stderr,
+        )
     return report, seconds
-
-
-def _brief(described: dict) -> dict:
-    """An implementation as report.json's `run` names it: its label, profile and what its runner says of itself."""
-    keep = ("implementation", "profile", "name", "info", "argv", "version", "starts", "start_error", "passed_env")
-    return {k: described[k] for k in keep if k in described}
 
 
 def apply_runtime(specs: list[ReferenceSpec], args: argparse.Namespace) -> list[ReferenceSpec]:
@@ -208,8 +231,12 @@ def register(commands: Commands) -> None:
     add_report(run)
     add_select(run)
     add_jobs(run)
-    run.add_argument("--keep", metavar="DIR", help="keep each case's repository and both sides' outputs, passing "
-                     "results included, in DIR (new or empty; layout: docs/keep.md)")  # fmt: skip
+    run.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep each case's repository and both sides' outputs, passing "
+        "results included, in DIR (new or empty; layout: docs/keep.md)",
+    )
     run.add_argument("--shard", help="run only shard K of N (K/N; split by a hash of the case id, docs/scale.md)")
     add_timeout(run)
     add_run_timeout(run)
@@ -217,7 +244,11 @@ def register(commands: Commands) -> None:
     add_no_cache(run)
     add_runtime_options(run)
     add_run_control(run)
-    run.add_argument("-v", "--verbose", action="store_true",
-                     help="list every failing result and every rule it breaks (default: the rules, most explaining "
-                          "first, and each result only when at most 10 fail)")  # fmt: skip
+    run.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every failing result and every rule it breaks (default: the rules, most explaining "
+        "first, and each result only when at most 10 fail)",
+    )
     run.set_defaults(func=cmd_run)

@@ -22,7 +22,7 @@ from harness.cli.common import (
 )
 from harness.cli.diff_repo import add_request_options, print_repository_notes, request_of
 from harness.cli.impl_options import add_impl_env, impl_env
-from harness.run.session import Session
+from harness.run.corpus import RunOptions, open_session
 from harness.runners.implementations import DEFAULT
 from harness.verdict.text import visible
 
@@ -31,8 +31,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     spec = reference_specs(args)[0]
     impl = impl_specs(args)[0] if args.impl else None
     request = request_of(args)
-    with Session([spec], implementations=[impl or DEFAULT], profile_override=args.profile,
-                 impl_env=impl_env(args)) as session:  # fmt: skip
+    options = RunOptions(
+        [spec], implementations=[impl or DEFAULT], profile_override=args.profile, impl_env=impl_env(args)
+    )
+    with open_session(options) as session:
         print_repository_notes(request.memory_dir, session.git_env)
         ref = session.references[0]
         print(side_line(spec.label, impl.label if impl else None, ref.profile, args), file=sys.stderr)

@@ -4,7 +4,7 @@ One flag for the whole process, set once by whichever comes first (`request`): f
 child process starts (`requested`, `check`), every child process group the harness started and registered
 (`track`: references, implementations, port workers) is killed at once, in a thread of its own so a signal
 handler never waits on a lock, and the commands that run cases write what finished as a partial report marked
-interrupted (harness.report.meta.interrupted) and exit with `exit_code()`: 130 after SIGINT, 143 after SIGTERM
+interrupted (harness.run.meta.interrupted) and exit with `exit_code()`: 130 after SIGINT, 143 after SIGTERM
 or `--run-timeout` (a deadline ends a run as `timeout SECONDS conformance ...` would: with SIGTERM).
 
 Signals: `install()` (the `conformance` command) makes SIGINT and SIGTERM request the stop. Inside

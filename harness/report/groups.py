@@ -142,7 +142,7 @@ def verdict(report: RunReport, results: list[CaseResult], causes: int) -> dict[s
     golden = [r for r in results if is_golden(r.reference)]
     failing, golden_failing = sum(r.failed for r in results), sum(r.failed for r in golden)
     known = sum(r.status == Status.KNOWN for r in results)
-    stopped = report.extra.get("run", {}).get("interrupted")  # a partial run (harness.report.meta.interrupted)
+    stopped = report.extra.get("run", {}).get("interrupted")  # a partial run (harness.run.meta.interrupted)
     if stopped:
         left = counted(len(stopped["not_run"]), "case")
         head = f"INTERRUPTED ({stopped['by']}): {counted(len(results), 'result')}, {failing} failing; {left} not run"

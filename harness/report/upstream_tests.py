@@ -16,8 +16,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from harness.report.meta import run_metadata
 from harness.report.upstream_records import FileRun, Outcome, RevisionResult, TestVerdict, UpstreamRun, Verdict
+from harness.run.meta import run_metadata
 
 SCHEMA = "letta-conformance/upstream-tests/1"
 SHOWN = 4000  # characters of one string of a call shown in the report (the rest counted)

@@ -44,7 +44,7 @@ BATCH = 25  # requests sent ahead to a reference; a polluting answer ends the dr
 AHEAD = 100  # port compiles below which worker processes (a spawn and an import each) are not worth starting
 
 
-class Shared:
+class ComputedOnce:
     """Results computed once per key, shared by the columns: the first column to ask computes it; a column
     asking meanwhile waits for that result instead of computing it again."""
 
@@ -66,8 +66,8 @@ class Shared:
         return future.result()
 
 
-class SharedOutcomes(Shared):
-    """One case's implementation outcomes per (implementation, profile)."""
+class ImplOutcomes(ComputedOnce):
+    """One compile case's implementation outcomes, each computed once per (implementation, profile)."""
 
     def __init__(self, compute: Callable[..., Outcome]) -> None:  # compute(impl, profile, slot=slot)
         super().__init__()
@@ -77,12 +77,12 @@ class SharedOutcomes(Shared):
         return self.get((impl, profile), partial(self._compute, impl, profile, slot=slot))
 
 
-class SharedSides:
+class ImplLifecycleSides:
     """One lifecycle case's implementation sides, each run once per (implementation, profile, handoff), in `kept`
     (keyed by case too: a run's own, or one a caller keeps across runs, as a history does for one probe against
     many commits' modules); the in-process port's run in the port's worker processes when the run has them."""
 
-    def __init__(self, session: Session, ahead: PortPool, case: str, kept: Shared) -> None:
+    def __init__(self, session: Session, ahead: PortPool, case: str, kept: ComputedOnce) -> None:
         self._session, self._ahead, self._case, self._kept = session, ahead, case, kept
 
     def sides_of(self, impl: ImplSpec, profile: str) -> ShareSides:
@@ -130,140 +130,171 @@ class Column:
             return len(self._batches)
 
 
-def run_by_reference(session: Session, scenarios: list[Scenario], sides: Shared | None = None) -> list[CaseResult]:
+def run_by_reference(
+    session: Session, scenarios: list[Scenario], sides: ComputedOnce | None = None
+) -> list[CaseResult]:
     """Every scenario against every reference of the session, column by column, `session.jobs` at a time.
-    `sides`: where the implementations' lifecycle sides are kept (SharedSides), for a caller that runs the
+    `sides`: where the implementations' lifecycle sides are kept (ImplLifecycleSides), for a caller that runs the
     same probes again in another session; else this run's own."""
-    columns = session.references
-    index = {id(scenario): i for i, scenario in enumerate(scenarios)}
-    # cells[i][c]: case i's results against column c; whole[i]: a case judged without columns
-    cells: list[dict[int, list[CaseResult]]] = [{} for _ in scenarios]
-    whole: dict[int, list[CaseResult]] = {}
-    repos: dict[int, MaterializedRepo] = {}
-    compiled = [s for s in scenarios if s.kind != "lifecycle"]
-    nowhere = {  # judged not applicable against every reference, as run_case would
-        index[id(s)] for s in scenarios if not (s.expect or s.golden or any(applies(s, ref) for ref in columns))
-    }
-    for i, scenario in enumerate(scenarios):
-        if scenario.expect or scenario.golden or i in nowhere:
-            whole[i] = []  # golden, or applies to no reference: judged without columns (no reference runs)
+    return ByReferenceRun(session, scenarios, sides).run()
 
-    def build(scenario: Scenario) -> None:
+
+class ByReferenceRun:
+    """One run by reference: the cases' repositories and requests, the columns and the results per cell."""
+
+    def __init__(self, session: Session, scenarios: list[Scenario], sides: ComputedOnce | None) -> None:
+        self.session, self.scenarios = session, scenarios
+        self.columns = columns = session.references
+        self.index = index = {id(scenario): i for i, scenario in enumerate(scenarios)}
+        # cells[i][c]: case i's results against column c; whole[i]: a case judged without columns
+        self.cells: list[dict[int, list[CaseResult]]] = [{} for _ in scenarios]
+        self.whole: dict[int, list[CaseResult]] = {}
+        self.repos: dict[int, MaterializedRepo] = {}
+        self.compiled = [s for s in scenarios if s.kind != "lifecycle"]
+        self.nowhere = {  # judged not applicable against every reference, as run_case would
+            index[id(s)] for s in scenarios if not (s.expect or s.golden or any(applies(s, ref) for ref in columns))
+        }
+        for i, scenario in enumerate(scenarios):
+            if scenario.expect or scenario.golden or i in self.nowhere:
+                self.whole[i] = []  # golden, or applies to no reference: judged without columns (no reference runs)
+        self.requests: dict[int, CompileRequest] = {}  # one request per compile case, sent to every column
+        self.outcomes: dict[int, ImplOutcomes] = {}
+        self.ahead = PortPool(session.jobs, session.git_env)  # the in-process port's work, in processes of its own
+        kept = ComputedOnce() if sides is None else sides
+        self.probes = {
+            index[id(s)]: ImplLifecycleSides(session, self.ahead, s.id, kept)
+            for s in scenarios
+            if s.kind == "lifecycle"
+        }
+        self.baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in self.compiled}
+        self.work: list[Column] = []
+        self.by_spec: dict[ReferenceSpec, Column] = {}
+        self._lock = threading.Lock()
+
+    def run(self) -> list[CaseResult]:
+        session = self.session
+        with ThreadPoolExecutor(max_workers=session.jobs, thread_name_prefix="conformance") as pool, self.ahead:
+            list(pool.map(self.build, [s for s in self.compiled if self.index[id(s)] not in self.whole]))
+            self.prepare()
+            for future in [pool.submit(self.worker, slot) for slot in range(session.jobs)]:
+                future.result()
+        self.judge_without_columns()
+        results: list[CaseResult] = []
+        for i in range(len(self.scenarios)):
+            if i in self.whole:
+                results += self.whole[i]
+            else:
+                results += [result for c in range(len(self.columns)) for result in self.cells[i].get(c, [])]
+        return results
+
+    def build(self, scenario: Scenario) -> None:
         if stopping.requested():
             return
         try:
-            repos[index[id(scenario)]] = materialize_repo(scenario, session.cache)
+            self.repos[self.index[id(scenario)]] = materialize_repo(scenario, self.session.cache)
         except Exception:  # run_case builds it again and reports why it cannot
-            whole.setdefault(index[id(scenario)], [])
+            self.whole.setdefault(self.index[id(scenario)], [])
 
-    requests: dict[int, CompileRequest] = {}  # one request per compile case, sent to every column
-    outcomes: dict[int, SharedOutcomes] = {}
-    ahead = PortPool(session.jobs, session.git_env)  # the in-process port's work, in processes of its own
-    kept = Shared() if sides is None else sides
-    probes = {index[id(s)]: SharedSides(session, ahead, s.id, kept) for s in scenarios if s.kind == "lifecycle"}
-    baselines: dict[int, dict[ReferenceSpec, Outcome]] = {index[id(s)]: {} for s in compiled}
-    work: list[Column] = []
-    lock = threading.Lock()
+    def prepare(self) -> None:
+        """The compile cases' requests, the port's work started ahead when worth it, and the columns' batches."""
+        columns, index = self.columns, self.index
+        for scenario in self.compiled:
+            i = index[id(scenario)]
+            if i in self.repos:
+                self.requests[i] = build_request(scenario, self.repos[i])
+                self.outcomes[i] = ImplOutcomes(partial(self.impl_outcome, i))
+        compiles = port_compiles(self.session, columns, self.scenarios, self.requests, index)
+        if sum(len(p) for _, p, _ in compiles) + len(self.probes) * len(columns) >= AHEAD:  # a probe: a side per column
+            self.ahead.start(compiles)
+        positions = {id(ref): c for c, ref in enumerate(columns)}
+        for ref in profiles_spread(columns):
+            cases = [s for s in self.scenarios if index[id(s)] not in self.whole and applies(s, ref)]
+            batches = [cases[b : b + BATCH] for b in range(0, len(cases), BATCH)]
+            self.work.append(Column(positions[id(ref)], ref, batches))
+        self.by_spec = {column.ref.spec: column for column in self.work if column.ref.spec is not None}
 
-    def next_column() -> Column | None:
+    def next_column(self) -> Column | None:
         """A column no worker has started (in `profiles_spread` order), else the one with the most left to help."""
-        with lock:
-            for column in work:
+        with self._lock:
+            for column in self.work:
                 if not column.started:
                     column.started = True
                     return column
-            helped = max(work, key=lambda c: c.remaining, default=None)
+            helped = max(self.work, key=lambda c: c.remaining, default=None)
             return helped if helped is not None and helped.remaining > 1 else None
 
-    def run_batch(ref: ReferenceUnderTest, position: int, batch: list[Scenario], slot: int) -> None:
+    def run_batch(self, ref: ReferenceUnderTest, position: int, batch: list[Scenario], slot: int) -> None:
+        index, requests = self.index, self.requests
         ref.runner.prefetch([requests[index[id(s)]] for s in batch if index[id(s)] in requests])
         for scenario in batch:
             stopping.check()
             i = index[id(scenario)]
             if scenario.kind == "lifecycle":
                 if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
-                    found = session.run_lifecycle_case(scenario, slot, refs=[ref], shared=probes[i])
+                    found = self.session.run_lifecycle_case(scenario, slot, refs=[ref], shared=self.probes[i])
                     stopping.check()  # a result finished after the stop is dropped, never reported
-                    cells[i][position] = found
+                    self.cells[i][position] = found
                 continue
-            found = session.compile_against(
-                scenario, ref, requests[i], baselines[i], partial(outcomes[i].outcome_of, slot=slot),
-                time.perf_counter(), slot,
-            )  # fmt: skip
+            outcome_of = partial(self.outcomes[i].outcome_of, slot=slot)
+            found = self.session.compile_against(
+                scenario, ref, requests[i], self.baselines[i], outcome_of, time.perf_counter(), slot
+            )
             stopping.check()
-            cells[i][position] = found
+            self.cells[i][position] = found
 
-    def worker(slot: int) -> None:
+    def worker(self, slot: int) -> None:
         with contextlib.suppress(stopping.Stopped):  # told to stop: this worker takes nothing more
-            work_on_columns(slot)
+            self.work_on_columns(slot)
 
-    def work_on_columns(slot: int) -> None:
-        while not stopping.requested() and (column := next_column()) is not None:
-            ref = session.slot_references(slot)[column.position]  # this worker's own process of that reference
-            baseline = by_spec.get(ref.spec.baseline) if ref.is_variant and ref.spec is not None else None
+    def work_on_columns(self, slot: int) -> None:
+        while not stopping.requested() and (column := self.next_column()) is not None:
+            ref = self.session.slot_references(slot)[column.position]  # this worker's own process of that reference
+            baseline = self.by_spec.get(ref.spec.baseline) if ref.is_variant and ref.spec is not None else None
             if baseline is not None:
                 baseline.done.wait()  # judged beside its baseline's answers
             ref.runner.start()
             try:
                 while (batch := column.take()) is not None:
                     try:
-                        run_batch(ref, column.position, batch, slot)
+                        self.run_batch(ref, column.position, batch, slot)
                     finally:
                         column.finished()
             finally:
                 ref.runner.close()  # the next column's process takes its memory
-                prune_transpiler_cache(session.home)  # and bun's cache stays under its bound as the matrix goes
+                prune_transpiler_cache(self.session.home)  # and bun's cache stays under its bound as the matrix goes
 
-    def impl_outcome(i: int, impl: ImplSpec, profile: str, slot: int) -> Outcome:
+    def impl_outcome(self, i: int, impl: ImplSpec, profile: str, slot: int) -> Outcome:
         stopping.check()  # (a pool killed by the stop must not turn into compiles in process)
-        found = ahead.outcome((i, impl), profile)
+        found = self.ahead.outcome((i, impl), profile)
         if found is None:
-            return session.impl_compile(impl, profile, requests[i], slot)
-        session.impl(impl, profile, slot)  # the report describes the implementation as when it compiles here
+            return self.session.impl_compile(impl, profile, self.requests[i], slot)
+        self.session.impl(impl, profile, slot)  # the report describes the implementation as when it compiles here
         return found
 
-    with ThreadPoolExecutor(max_workers=session.jobs, thread_name_prefix="conformance") as pool, ahead:
-        list(pool.map(build, [s for s in compiled if index[id(s)] not in whole]))
-        for scenario in compiled:
-            i = index[id(scenario)]
-            if i in repos:
-                requests[i] = build_request(scenario, repos[i])
-                outcomes[i] = SharedOutcomes(partial(impl_outcome, i))
-        compiles = port_compiles(session, columns, scenarios, requests, index)
-        if sum(len(p) for _, p, _ in compiles) + len(probes) * len(columns) >= AHEAD:  # a probe: a side per column
-            ahead.start(compiles)
-        positions = {id(ref): c for c, ref in enumerate(columns)}
-        for ref in profiles_spread(columns):
-            cases = [s for s in scenarios if index[id(s)] not in whole and applies(s, ref)]
-            work.append(Column(positions[id(ref)], ref, [cases[b : b + BATCH] for b in range(0, len(cases), BATCH)]))
-        by_spec = {column.ref.spec: column for column in work if column.ref.spec is not None}
-        for future in [pool.submit(worker, slot) for slot in range(session.jobs)]:
-            future.result()
-    for i, scenario in enumerate(scenarios):
-        if i in nowhere:  # not applicable anywhere: judged without running anything, stopped or not
-            whole[i] = session.not_applicable(scenario, columns)
-        elif i in whole and not stopping.requested():  # golden or unbuilt: no reference process starts for these
-            whole[i] = session.run_case(scenario)
-        elif i in whole:
-            del whole[i]
-            session.not_run[scenario.id] = judged_against(scenario, columns)
-        elif stopping.requested():
-            done = {columns[c].label for c in cells[i]}
-            if missing := [label for label in judged_against(scenario, columns) if label not in done]:
-                session.not_run[scenario.id] = missing
-    results: list[CaseResult] = []
-    for i in range(len(scenarios)):
-        if i in whole:
-            results += whole[i]
-        else:
-            results += [result for c in range(len(columns)) for result in cells[i].get(c, [])]
-    return results
+    def judge_without_columns(self) -> None:
+        """The cases no column ran: not applicable anywhere, golden or unbuilt; and what a stop left undone."""
+        session, columns, whole = self.session, self.columns, self.whole
+        for i, scenario in enumerate(self.scenarios):
+            if i in self.nowhere:  # not applicable anywhere: judged without running anything, stopped or not
+                whole[i] = session.not_applicable(scenario, columns)
+            elif i in whole and not stopping.requested():  # golden or unbuilt: no reference process starts for these
+                whole[i] = session.run_case(scenario)
+            elif i in whole:
+                del whole[i]
+                session.not_run[scenario.id] = judged_against(scenario, columns)
+            elif stopping.requested():
+                done = {columns[c].label for c in self.cells[i]}
+                if missing := [label for label in judged_against(scenario, columns) if label not in done]:
+                    session.not_run[scenario.id] = missing
 
 
 def port_compiles(
-    session: Session, columns: list[ReferenceUnderTest], scenarios: list[Scenario],
-    requests: dict[int, CompileRequest], index: dict[int, int],
-) -> list[tuple[Hashable, list[str], CompileRequest]]:  # fmt: skip
+    session: Session,
+    columns: list[ReferenceUnderTest],
+    scenarios: list[Scenario],
+    requests: dict[int, CompileRequest],
+    index: dict[int, int],
+) -> list[tuple[Hashable, list[str], CompileRequest]]:
     """The in-process port's compiles a matrix needs, as PortPool work: each compile case, keyed (case, port),
     under the profiles of the columns it applies to, in the order the columns ask (cases in order, profiles as
     they start)."""

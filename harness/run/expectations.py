@@ -131,8 +131,9 @@ class Expectation:
     def divergence(self, source: str = "") -> Divergence:
         """As the verdict reads it (harness.verdict.judge.divergence_verdict); a profile-only entry names `*`;
         `source`: the file and line it is written at."""
-        return Divergence(self.labels or (ANY,), self.fields, self.kind, self.reason, self.link, source, self.broad,
-                          self.error)  # fmt: skip
+        return Divergence(
+            self.labels or (ANY,), self.fields, self.kind, self.reason, self.link, source, self.broad, self.error
+        )
 
 
 def _names(listed: tuple[str, ...], name: str) -> bool:
@@ -172,8 +173,9 @@ class Expectations:
     @property
     def names(self) -> str:
         """The implementation as the file names it, for messages."""
-        return " / ".join(f"{key} {value}" for key, value in (("implementation", self.implementation),
-                                                               ("name", self.name)) if value)  # fmt: skip
+        return " / ".join(
+            f"{key} {value}" for key, value in (("implementation", self.implementation), ("name", self.name)) if value
+        )
 
     def divergences_for(self, scenario: Scenario, reference_label: str, profile: str) -> tuple[Divergence, ...]:
         """The recorded divergences of one result: the entries that name its case (at most one applies: the
@@ -193,13 +195,23 @@ class Expectations:
             matched = [s for s in loaded if entry.matches(s)] if entry.broad else [known.get(entry.case)]
             if not any(matched):
                 if entry.broad:
-                    problems.append(self._error(entry, f"{key} {value!r} names no case of the corpus, so the entry "
-                                                       "explains nothing: remove it, or correct it"))  # fmt: skip
+                    problems.append(
+                        self._error(
+                            entry,
+                            f"{key} {value!r} names no case of the corpus, so the entry "
+                            "explains nothing: remove it, or correct it",
+                        )
+                    )
                     continue
                 near = difflib.get_close_matches(entry.case, sorted(known), n=1)
                 hint = f" (did you mean {near[0]!r}?)" if near else ""
-                problems.append(self._error(entry, f"case {entry.case!r} is not in the corpus: it was removed or "
-                                                   f"renamed, so the entry is stale; remove it{hint}"))  # fmt: skip
+                problems.append(
+                    self._error(
+                        entry,
+                        f"case {entry.case!r} is not in the corpus: it was removed or "
+                        f"renamed, so the entry is stale; remove it{hint}",
+                    )
+                )
                 continue
             if any(s is not None and s.kind == "compile" for s in matched):
                 for name in entry.fields:
@@ -209,8 +221,9 @@ class Expectations:
                             if key == "case"
                             else f"{key} {value!r} names compile cases"
                         )
-                        problems.append(self._error(entry, f"{what} and their records have no field {name!r}"
-                                                           f"{_field_hint(name)}"))  # fmt: skip
+                        problems.append(
+                            self._error(entry, f"{what} and their records have no field {name!r}{_field_hint(name)}")
+                        )
         return problems
 
     def explaining_nothing(
@@ -220,17 +233,27 @@ class Expectations:
         and explained none of them (nothing differs the way they say): stale, as a case entry that no longer
         differs is; a failure of the run, so the file stays true."""
         by_id = {scenario.id: scenario for scenario in scenarios}
-        mine = [r for r in results if r.implementation == self.implementation and r.case_id in by_id
-                and r.status not in (Status.NOT_APPLICABLE, Status.RUNTIME)]  # fmt: skip
+        mine = [
+            r
+            for r in results
+            if r.implementation == self.implementation
+            and r.case_id in by_id
+            and r.status not in (Status.NOT_APPLICABLE, Status.RUNTIME)
+        ]
         problems = []
         for entry in (e for e in self.entries if e.broad):
             covered = [r for r in mine if entry.matches(by_id[r.case_id]) and entry.applies(r.reference, r.profile)]
             if covered and not any(_explained(entry, r) for r in covered):
                 key, value = entry.selector
-                problems.append(self._error(entry, f"{key} {value!r} covered {len(covered)} results of this run and "
-                                                   "none differs the way it says, so the entry is stale: run "
-                                                   f"`conformance expectations update REPORT --out {self.path}` "
-                                                   "(REPORT: this run's --report DIR), or remove it"))  # fmt: skip
+                problems.append(
+                    self._error(
+                        entry,
+                        f"{key} {value!r} covered {len(covered)} results of this run and "
+                        "none differs the way it says, so the entry is stale: run "
+                        f"`conformance expectations update REPORT --out {self.path}` "
+                        "(REPORT: this run's --report DIR), or remove it",
+                    )
+                )
         return problems
 
     def _error(self, entry: Expectation, message: str) -> ExpectationsError:
@@ -267,9 +290,13 @@ def load_expectations(path: Path) -> Expectations:
     except OSError as error:
         raise ExpectationsError(path, None, f"cannot read it ({error.strerror})") from None
     if "implementation" not in data and "name" not in data:
-        raise ExpectationsError(path, 1, "say which implementation the file is for: `name: my-port` (the name its "
-                                         "hello gives, info.implementation; docs/protocol.md) or `implementation: "
-                                         "cmd:./my-port` (as --impl spells it), or both")  # fmt: skip
+        raise ExpectationsError(
+            path,
+            1,
+            "say which implementation the file is for: `name: my-port` (the name its "
+            "hello gives, info.implementation; docs/protocol.md) or `implementation: "
+            "cmd:./my-port` (as --impl spells it), or both",
+        )
     if "implementation" in data:
         try:
             ImplSpec.parse(data["implementation"])
@@ -280,33 +307,76 @@ def load_expectations(path: Path) -> Expectations:
     return Expectations(data.get("implementation"), path, entries, data.get("description"), data.get("name"))
 
 
+class _Refusal:
+    """How one entry's checks refuse it: the file, the entry's line (or its key's) and what it names."""
+
+    def __init__(self, path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> None:
+        self.path, self.root, self.index = path, root, index
+        self.where: list[Any] = ["expectations", index]
+        self.line = line_at(root, self.where)
+        self.selectors = [key for key in SELECTORS if key in raw]
+        self.named = " ".join(f"{key} {raw[key]}" for key in self.selectors) or "no case"
+
+    def __call__(self, key: str | int | None, message: str) -> ExpectationsError:
+        at = line_at(self.root, [*self.where, key]) if key is not None else self.line
+        return ExpectationsError(self.path, at, f"expectations/{self.index} ({self.named}): {message}")
+
+    def at(self, keys: list[Any], message: str) -> ExpectationsError:
+        """A refusal at a nested key (`references`, 2), the message without the entry's name."""
+        return ExpectationsError(self.path, line_at(self.root, [*self.where, *keys]), message)
+
+
 def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expectation:
-    where: list[Any] = ["expectations", index]
-    line = line_at(root, where)
-
-    selectors = [key for key in SELECTORS if key in raw]
-    named = " ".join(f"{key} {raw[key]}" for key in selectors) or "no case"
-
-    def refuse(key: str | int | None, message: str) -> ExpectationsError:
-        at = line_at(root, [*where, key]) if key is not None else line
-        return ExpectationsError(path, at, f"expectations/{index} ({named}): {message}")
-
-    if len(selectors) != 1:
-        raise refuse(None, "name exactly one of case (a case id), cases (a glob of case ids), rule (a rule id of "
-                           f"cases/rules.yaml) or tag; it names {', '.join(selectors) or 'none'}")  # fmt: skip
+    refuse = _Refusal(path, root, index, raw)
+    if len(refuse.selectors) != 1:
+        raise refuse(
+            None,
+            "name exactly one of case (a case id), cases (a glob of case ids), rule (a rule id of "
+            f"cases/rules.yaml) or tag; it names {', '.join(refuse.selectors) or 'none'}",
+        )
     if ("fields" in raw) == ("error" in raw):
-        raise refuse(None, "give `fields` (what differs: content, coreMemory, ...) or `error: true` (the "
-                           "implementation fails here; or text its error contains), one of the two")  # fmt: skip
+        raise refuse(
+            None,
+            "give `fields` (what differs: content, coreMemory, ...) or `error: true` (the "
+            "implementation fails here; or text its error contains), one of the two",
+        )
     if "cases" in raw and not any(char in raw["cases"] for char in "*?["):
         raise refuse("cases", f"cases: {raw['cases']!r} has no *, ? or [: write case: {raw['cases']} for one case")
 
     if not raw["reason"].strip():
-        raise refuse("reason", "reason is empty: say why the implementation differs here (what the difference "
-                               "is, and whose: upstream's, the profile's, the implementation's); if nobody knows "
-                               f"yet, write kind: {UNEXPLAINED} and what differs")  # fmt: skip
+        raise refuse(
+            "reason",
+            "reason is empty: say why the implementation differs here (what the difference "
+            "is, and whose: upstream's, the profile's, the implementation's); if nobody knows "
+            f"yet, write kind: {UNEXPLAINED} and what differs",
+        )
     if "references" not in raw and "profiles" not in raw:
-        raise refuse(None, "names neither references nor profiles: add `references: [pypi:0.34.12]` (what "
-                           "--reference names), `profiles: [letta-code@0.32.14]`, or `references: ['*']`")  # fmt: skip
+        raise refuse(
+            None,
+            "names neither references nor profiles: add `references: [pypi:0.34.12]` (what "
+            "--reference names), `profiles: [letta-code@0.32.14]`, or `references: ['*']`",
+        )
+    _check_targets(raw, refuse)
+    _check_fields(raw, refuse)
+    expects = raw.get("error")
+    return Expectation(
+        case=raw.get("case", ""),
+        fields=tuple(raw.get("fields", ())),
+        kind=raw["kind"],
+        reason=raw["reason"],
+        references=tuple(raw.get("references", ())),
+        profiles=tuple(raw.get("profiles", ())),
+        link=raw.get("link"),
+        line=refuse.line,
+        cases=raw.get("cases"),
+        rule=raw.get("rule"),
+        tag=raw.get("tag"),
+        error=None if expects is None else "" if expects is True else expects,
+    )
+
+
+def _check_targets(raw: dict[str, Any], refuse: _Refusal) -> None:
+    """An entry's references and profiles: '*' alone, none twice, every reference a pinned release's spelling."""
     for key in ("references", "profiles"):
         names = raw.get(key, [])
         if ANY in names and len(names) > 1:
@@ -319,14 +389,16 @@ def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expe
         try:
             label = recorded_label(text)  # a release must be pinned: else the entry would never match
         except ValueError as error:
-            raise ExpectationsError(
-                path, line_at(root, [*where, "references", position]), f"references: {error}"
-            ) from None
+            raise refuse.at(["references", position], f"references: {error}") from None
         if label in labels:
             raise refuse(
                 "references", f"references: {text!r} is the same reference as an earlier one ({label}); keep one"
             )
         labels.append(label)
+
+
+def _check_fields(raw: dict[str, Any], refuse: _Refusal) -> None:
+    """An entry's fields: '*' alone, none twice, each a record field or a lifecycle observation."""
     if ANY in raw.get("fields", []) and len(raw["fields"]) > 1:
         raise refuse("fields", "fields: '*' already means whatever differs; write ['*'] alone")
     for position, name in enumerate(raw.get("fields", [])):
@@ -335,20 +407,13 @@ def _entry(path: Path, root: yaml.Node, index: int, raw: dict[str, Any]) -> Expe
         near = difflib.get_close_matches(name, list(record_fields()), n=1, cutoff=0.75)
         if near or not _OBSERVATION.match(name):
             hint = f"; did you mean {near[0]!r}?" if near else ""
-            raise ExpectationsError(
-                path, line_at(root, [*where, "fields", position]),
+            raise refuse.at(
+                ["fields", position],
                 f"fields: {name!r} is neither a record field ({', '.join(record_fields())}) nor a lifecycle "
                 f"observation (snake_case: ui_messages, system_has:FACT){hint}",
-            )  # fmt: skip
+            )
         if raw["fields"].index(name) != position:
             raise refuse("fields", f"fields: {name!r} is listed twice; keep one")
-    expects = raw.get("error")
-    return Expectation(
-        case=raw.get("case", ""), fields=tuple(raw.get("fields", ())), kind=raw["kind"], reason=raw["reason"],
-        references=tuple(raw.get("references", ())), profiles=tuple(raw.get("profiles", ())),
-        link=raw.get("link"), line=line, cases=raw.get("cases"), rule=raw.get("rule"), tag=raw.get("tag"),
-        error=None if expects is None else "" if expects is True else expects,
-    )  # fmt: skip
 
 
 def _check_overlaps(path: Path, entries: tuple[Expectation, ...]) -> None:
@@ -362,15 +427,29 @@ def _check_overlaps(path: Path, entries: tuple[Expectation, ...]) -> None:
             if reference is None or profile is None:
                 continue
             if (earlier.labels, earlier.profiles) == (entry.labels, entry.profiles):
-                raise ExpectationsError(path, entry.line, f"case {entry.case}: duplicate of the entry on line "
-                                                          f"{earlier.line}; keep one (merge their fields)")  # fmt: skip
+                raise ExpectationsError(
+                    path,
+                    entry.line,
+                    f"case {entry.case}: duplicate of the entry on line {earlier.line}; keep one (merge their fields)",
+                )
             where = f"reference {reference}" + ("" if profile == ANY else f", profile {profile}")
             raise ExpectationsError(
-                path, entry.line, f"case {entry.case}: overlaps the entry on line {earlier.line} (both apply to "
-                f"{where}); merge them into one entry, or narrow their references or profiles"
-            )  # fmt: skip
+                path,
+                entry.line,
+                f"case {entry.case}: overlaps the entry on line {earlier.line} (both apply to "
+                f"{where}); merge them into one entry, or narrow their references or profiles",
+            )
         seen.setdefault(entry.case, []).append(entry)
 
 
-__all__ = ["ANY", "SELECTORS", "UNEXPLAINED", "Expectation", "Expectations", "ExpectationsError", "load_expectations",
-           "reference_label", "reference_spelling"]  # fmt: skip
+__all__ = [
+    "ANY",
+    "SELECTORS",
+    "UNEXPLAINED",
+    "Expectation",
+    "Expectations",
+    "ExpectationsError",
+    "load_expectations",
+    "reference_label",
+    "reference_spelling",
+]

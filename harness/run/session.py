@@ -8,7 +8,7 @@ requests and replays. Verdicts are verdict.judge's; the repository is repo.build
 replays are harness.run.lifecycle's; known failures outside the corpus are harness.run.expectations'; which reference
 outcomes are read from the result store is harness.runners.result_store's (every reference runner is wrapped
 there, in `_new_slot`; a lifecycle probe's reference side in `run_lifecycle_case`).
-Profiles are names: the engine never imports the code under test.
+Profiles are names: the session never imports the code under test.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from harness.verdict.judge import golden_record, judge, judge_golden, judge_life
 from letta_profiles import DEFAULT_PROFILE, resolve_profile_name
 
 ImplFactory = Callable[[ImplSpec, str, ImplContext], Runner]
-ExpectationSource = Any  # what the engine asks of an expectations file (harness.run.expectations.Expectations)
+ExpectationSource = Any  # what the session asks of an expectations file (harness.run.expectations.Expectations)
 
 
 def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
@@ -328,7 +328,7 @@ class Session:
                            shared: Any = None) -> list[CaseResult]:  # fmt: skip
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
         alone, golden). `refs`: only against these (started by the caller), not slot `slot`'s references.
-        `shared` (harness.run.by_reference.SharedSides): the implementations' sides, run once per profile and
+        `shared` (harness.run.by_reference.ImplLifecycleSides): the implementations' sides, run once per profile and
         handoff."""
         work = self.cache / "repos" / ".lifecycle"
         targets: list[tuple[str, str, Runner | None]] = []

@@ -37,12 +37,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.acquire.manifest import REPO_ROOT
-from harness.core.model import CaseResult, CompileRequest, Outcome
+from harness.core.model import CaseResult, CompileRequest, Outcome, Scenario
 from harness.core.reference import ReferenceSpec, pinned_references
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplSpec
@@ -94,7 +95,7 @@ def request_key(request: CompileRequest) -> str:
 def record_baseline(paths: list[Path], references: list[str], out: Path) -> dict[str, Any]:
     """Run the corpus for real once; keep every reference compile answer and every verdict."""
     from harness.cases.load import load_scenarios
-    from harness.run.session import Session
+    from harness.run.corpus import RunOptions, run_corpus
     from harness.runners.bun_reference import BunReferenceRunner
 
     loaded = load_scenarios(paths)
@@ -109,8 +110,8 @@ def record_baseline(paths: list[Path], references: list[str], out: Path) -> dict
             answers[self.spec.label][request_key(request)] = outcome.to_json()
             return outcome
 
-    with Session(specs, runner_factory=lambda spec, cache: Recording(spec, cache / "home", cache / "repos")) as session:
-        results = session.run(loaded.scenarios)
+    options = RunOptions(specs, runner_factory=lambda spec, cache: Recording(spec, cache / "home", cache / "repos"))
+    results = run_corpus(loaded.scenarios, options).results
     errors = [r for r in results if r.status == "error"]
     if errors:
         raise RuntimeError(f"the unmutated run has errors ({errors[0].case_id}: {errors[0].reasons}); fix those first")
@@ -148,54 +149,81 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
         print(f"the mutated copy was not imported: memfs_prompt came from {loaded_from}", file=sys.stderr)
         return 3
     from harness.cases.load import load_scenarios
-    from harness.run.port_pool import PortPool
-    from harness.run.session import Session
     from harness.runners.python_port import PythonPortRunner
 
-    # References that share a profile get the same port record: compile once per profile and request.
-    port_compile, outcomes = PythonPortRunner.compile, {}
+    replay = Replay(baseline_path)
+    scenarios = load_scenarios(paths).scenarios
+    compile_cases = [s for s in scenarios if s.kind == "compile"]
+    lifecycle_cases = [s for s in scenarios if s.kind == "lifecycle"]
+    port_compile, outcomes = PythonPortRunner.compile, PortOutcomes()
+    # Compile cases against the recorded answers through the API as the matrix (and so the gate) calls it, then
+    # through the protocol server; the lifecycle probes against the live references, since a turn loop's answers
+    # depend on the conversation so far; then the compile cases through the command line, a process per case.
+    # Cheapest first: a pass runs only for a mutant the ones before did not kill.
+    (cli, cli_how), (serve, serve_how) = entry_points()
+    if code := replay.as_the_matrix_does(compile_cases, outcomes):
+        return code
+    if code := replay.through(compile_cases, serve, serve_how):
+        return code
+    PythonPortRunner.compile = port_compile  # type: ignore[method-assign]
+    if code := replay.lifecycle(lifecycle_cases):
+        return code
+    PythonPortRunner.compile = outcomes.compile_once(port_compile)  # type: ignore[method-assign]
+    return replay.through(compile_cases, cli, cli_how)
 
-    def compile_once(runner: PythonPortRunner, request: CompileRequest) -> Outcome:
-        key = (runner.profile.name, request_key(request))
-        if key not in outcomes:
-            outcomes[key] = port_compile(runner, request)
-        return outcomes[key]
 
-    def as_the_matrix_does(pool: PortPool, profiles: list[str]) -> Any:
+class PortOutcomes(dict[tuple[str, str], Outcome]):
+    """The port's outcomes by (profile, request): references that share a profile get the same port record, so
+    the port compiles once per profile and request."""
+
+    def compile_once(self, port_compile: Callable[[Any, CompileRequest], Outcome]) -> Callable[..., Outcome]:
+        def compile_once(runner: Any, request: CompileRequest) -> Outcome:
+            key = (runner.profile.name, request_key(request))
+            if key not in self:
+                self[key] = port_compile(runner, request)
+            return self[key]
+
+        return compile_once
+
+    def in_pool(self, pool: Any, profiles: list[str]) -> Callable[..., Outcome]:
         """The port's compile as a matrix gets it (harness.run.by_reference, harness.run.port_pool): a case's request
         under every profile of the run, in a worker process, from one reading of its HEAD; asked for a case's
         first profile, it computes them all."""
 
-        def compile_in_pool(runner: PythonPortRunner, request: CompileRequest) -> Outcome:
+        def compile_in_pool(runner: Any, request: CompileRequest) -> Outcome:
             key = (runner.profile.name, request_key(request))
-            if key not in outcomes:
+            if key not in self:
                 group = request_key(replace(request, profile=None))
                 wanted = profiles if runner.profile.name in profiles else [*profiles, runner.profile.name]  # golden
                 pool.start([(group, wanted, request)])
                 for profile in wanted:
                     found = pool.outcome(group, profile)  # None: the worker process failed (it warned why)
-                    outcomes[profile, request_key(replace(request, profile=profile))] = found or Outcome(
+                    self[profile, request_key(replace(request, profile=profile))] = found or Outcome(
                         "error", error="the port's worker process failed (the matrix's compile path)"
                     )
-            return outcomes[key]
+            return self[key]
 
         return compile_in_pool
 
-    baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
-    specs = [ReferenceSpec.parse(r) for r in baseline["references"]]
-    scenarios = load_scenarios(paths).scenarios
-    compile_cases = [s for s in scenarios if s.kind == "compile"]
-    lifecycle_cases = [s for s in scenarios if s.kind == "lifecycle"]
 
-    def replayed(spec: ReferenceSpec, cache: Path) -> Runner:
-        return ReplayRunner(spec, baseline["answers"][spec.label])
+class Replay:
+    """The corpus run again against the baseline's recorded reference answers, each verdict held to the
+    baseline's: the first one that changed ends the check (1), a case the baseline lacks is invalid (3)."""
 
-    def verdicts_hold(results: list[CaseResult], how: str) -> int:
+    def __init__(self, baseline_path: Path) -> None:
+        self.path = baseline_path
+        self.baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
+        self.specs = [ReferenceSpec.parse(r) for r in self.baseline["references"]]
+
+    def replayed(self, spec: ReferenceSpec, cache: Path) -> Runner:
+        return ReplayRunner(spec, self.baseline["answers"][spec.label])
+
+    def verdicts_hold(self, results: list[CaseResult], how: str) -> int:
         for result in results:
             key = f"{result.case_id} [{result.reference}]"
-            expected = baseline["verdicts"].get(key)
+            expected = self.baseline["verdicts"].get(key)
             if expected is None:
-                print(f"{key} is not in the baseline: record it again (delete {baseline_path})", file=sys.stderr)
+                print(f"{key} is not in the baseline: record it again (delete {self.path})", file=sys.stderr)
                 return 3
             if result.status != expected:
                 fields = {d.field for d in result.diffs} | {
@@ -206,37 +234,50 @@ def check(baseline_path: Path, paths: list[Path], expected_package: Path) -> int
                 return 1
         return 0
 
-    def through(impl: ImplSpec, how: str) -> int:  # each case once, the references taking turns
-        with contextlib.ExitStack() as stack:
-            sessions = [stack.enter_context(Session([spec], runner_factory=replayed, implementations=[impl]))
-                        for spec in specs if not spec.is_variant]  # fmt: skip
-            for index, scenario in enumerate(compile_cases):
-                turns = (sessions[(index + turn) % len(sessions)].run_case(scenario) for turn in range(len(sessions)))
-                if code := verdicts_hold(next((r for r in turns if r), []), how):
+    def as_the_matrix_does(self, compile_cases: list[Scenario], outcomes: PortOutcomes) -> int:
+        """Every compile case through the port's API in a worker process, as the matrix compiles."""
+        from harness.run.corpus import RunOptions, open_session
+        from harness.run.port_pool import PortPool
+        from harness.runners.python_port import PythonPortRunner
+
+        options = RunOptions(self.specs, runner_factory=self.replayed)
+        with open_session(options) as session, PortPool(1, session.git_env) as pool:
+            profiles = list(dict.fromkeys(ref.profile for ref in session.references))
+            PythonPortRunner.compile = outcomes.in_pool(pool, profiles)  # type: ignore[method-assign]
+            for scenario in compile_cases:
+                if code := self.verdicts_hold(session.run_case(scenario), MATRIX_PASS):
                     return code
         return 0
 
-    # Compile cases against the recorded answers through the API as the matrix (and so the gate) calls it, then
-    # through the protocol server; the lifecycle probes against the live references, since a turn loop's answers
-    # depend on the conversation so far; then the compile cases through the command line, a process per case.
-    # Cheapest first: a pass runs only for a mutant the ones before did not kill.
-    (cli, cli_how), (serve, serve_how) = entry_points()
-    with Session(specs, runner_factory=replayed) as session, PortPool(1, session.git_env) as pool:
-        profiles = list(dict.fromkeys(ref.profile for ref in session.references))
-        PythonPortRunner.compile = as_the_matrix_does(pool, profiles)  # type: ignore[method-assign]
-        for scenario in compile_cases:
-            if code := verdicts_hold(session.run_case(scenario), MATRIX_PASS):
-                return code
-    if code := through(serve, serve_how):
-        return code
-    PythonPortRunner.compile = port_compile  # type: ignore[method-assign]
-    if lifecycle_cases:
-        with Session(specs) as session:
-            for scenario in lifecycle_cases:
-                if code := verdicts_hold(session.run_case(scenario), "lifecycle"):
+    def through(self, compile_cases: list[Scenario], impl: ImplSpec, how: str) -> int:
+        """Every compile case once through `impl`, the references taking turns."""
+        from harness.run.corpus import RunOptions, open_session
+
+        with contextlib.ExitStack() as stack:
+            sessions = [
+                stack.enter_context(
+                    open_session(RunOptions([spec], runner_factory=self.replayed, implementations=[impl]))
+                )
+                for spec in self.specs
+                if not spec.is_variant
+            ]
+            for index, scenario in enumerate(compile_cases):
+                turns = (sessions[(index + turn) % len(sessions)].run_case(scenario) for turn in range(len(sessions)))
+                if code := self.verdicts_hold(next((r for r in turns if r), []), how):
                     return code
-    PythonPortRunner.compile = compile_once  # type: ignore[method-assign,assignment]
-    return through(cli, cli_how)
+        return 0
+
+    def lifecycle(self, lifecycle_cases: list[Scenario]) -> int:
+        """The lifecycle probes against the live references (a turn loop's answers depend on the conversation)."""
+        from harness.run.corpus import RunOptions, open_session
+
+        if not lifecycle_cases:
+            return 0
+        with open_session(RunOptions(self.specs)) as session:
+            for scenario in lifecycle_cases:
+                if code := self.verdicts_hold(session.run_case(scenario), "lifecycle"):
+                    return code
+        return 0
 
 
 @dataclass

@@ -20,8 +20,8 @@ from harness.acquire.revision_source import BuildError
 from harness.cases.load import load_scenarios
 from harness.cases.select import Keyword
 from harness.core.model import Outcome, Scenario
-from harness.run.by_reference import Shared, run_by_reference
-from harness.run.session import Session
+from harness.run.by_reference import ComputedOnce
+from harness.run.corpus import RunOptions, run_corpus
 from harness.runners.base import Runner
 from harness.runners.git_reference import GitReference, GitReferenceRunner
 from harness.runners.references import default_runner
@@ -87,7 +87,7 @@ def run_references(
     *,
     timeout: float = 60.0,
     jobs: int = 1,
-    sides: Shared | None = None,
+    sides: ComputedOnce | None = None,
 ) -> dict[str, CorpusRun]:
     """Run the corpus against references (npm/bundle specs and git references) in one session, `jobs` columns
     at a time (harness.run.by_reference); each reference's own outputs by case. `sides`: the port's lifecycle sides,
@@ -96,9 +96,16 @@ def run_references(
     started = time.perf_counter()
     cache = cache_root()  # Session's own home and ceiling
     factory = runner_factory(gits, cache / "home", cache / "repos", timeout, lifecycle)
-    session = Session(specs, profile_override=DEFAULT_PROFILE, timeout=timeout, runner_factory=factory, jobs=jobs)
-    with session:  # reference by reference: each starts once, the port's outcomes shared by every column
-        results = run_by_reference(session, scenarios, sides)
+    options = RunOptions(  # reference by reference: each starts once, the port's outcomes shared by every column
+        specs,
+        profile_override=DEFAULT_PROFILE,
+        timeout=timeout,
+        runner_factory=factory,
+        jobs=jobs,
+        by_reference=True,
+        lifecycle_sides=sides,
+    )
+    results = run_corpus(scenarios, options).results
     seconds = time.perf_counter() - started
     runs = {spec.label: CorpusRun(spec.label, {}, {}, {}, seconds) for spec in specs}
     for result in results:

@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.acquire.revision_build import build_revision
 from harness.acquire.revision_source import BuildError
 from harness.core.model import Scenario
-from harness.run.by_reference import Shared
+from harness.run.by_reference import ComputedOnce
 from harness.tools.history.revision_corpus import CorpusRun, git_spec, run_references
 from harness.tools.history.scan import ScanRow, first_release_with
 from harness.tools.releases.drift import changes
@@ -131,7 +131,7 @@ def locate_lifecycle_changes(
     index = {row.commit: i for i, row in enumerate(rows)}
     points = [rows[0].commit] + [c.commit for c in found]
     located: list[LifecycleChange] = []
-    sides = Shared()  # the port's side of each probe, run once for every commit (the table reads none)
+    sides = ComputedOnce()  # the port's side of each probe, run once for every commit (the table reads none)
     for change in found:
         cases = [c for c in change.cases.get("lifecycle", []) if c in by_id]
         if not cases:

@@ -21,7 +21,7 @@ from typing import Any
 from harness.acquire.manifest import ReferenceSpec, pinned_references
 from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Outcome, Scenario
-from harness.run.session import Session
+from harness.run.corpus import RunOptions, open_session
 from harness.runners.implementations import ImplSpec
 from harness.tools.releases.drift import changes
 from harness.verdict.diff import outcome_diff
@@ -110,7 +110,7 @@ def commit_range(checkout: Path, start: str, end: str) -> list[str]:
 
 
 def reference_outcome(scenario: Scenario, spec: ReferenceSpec, timeout: float) -> Outcome:
-    with Session([spec], timeout=timeout) as session:
+    with open_session(RunOptions([spec], timeout=timeout)) as session:
         results = session.run_case(scenario)
     if not results or results[0].reference_outcome is None:
         raise BisectError(f"{spec.label}: {'; '.join(results[0].reasons) if results else 'the case does not apply'}")
@@ -125,7 +125,7 @@ def verdict_outcome(scenario: Scenario, spec: ReferenceSpec, impl: ImplSpec, tim
                     impl_env: dict[str, str] | None = None) -> Outcome:  # fmt: skip
     """The implementation's verdict against `spec` on `scenario`, as an outcome whose record is
     {verdict: status, differs: [fields]}: two candidates differ when the verdict or its fields do."""
-    with Session([spec], implementations=[impl], timeout=timeout, impl_env=impl_env) as session:
+    with open_session(RunOptions([spec], implementations=[impl], timeout=timeout, impl_env=impl_env)) as session:
         results = session.run_case(scenario)
     if not results:
         raise BisectError(f"{spec.label}: the case does not apply")

@@ -10,8 +10,9 @@ network beyond fetching pinned tarballs and wheels.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,13 @@ from harness.acquire.manifest import (
 from harness.acquire.releases import bundle_version, fetcher
 from harness.cases.load import load_scenarios
 from harness.core.fields import COMPARED_FIELDS
-from harness.core.model import CaseResult, Outcome, Scenario, is_golden
+from harness.core.model import CaseResult, Outcome, RunReport, Scenario, ScenarioError, is_golden
 from harness.core.registries import REGISTRY_NAMES
 from harness.report.stored import full_entries
+from harness.run.corpus import RunOptions, run_corpus
 from harness.runners.references import with_baselines
 from harness.tools.releases.drift import DriftReport, drift_report, neighbour_pairs
+from harness.tools.releases.gate import GateResult, evaluate
 
 
 def release_order() -> list[str]:
@@ -178,3 +181,69 @@ def outcomes_from_report(data: dict[str, Any]) -> dict[tuple[str, str], Outcome]
                 o["status"], o.get("record"), o.get("thrown"), o.get("error")
             )
     return outcomes
+
+
+def with_explainers(everything: list[Scenario], selected: list[Scenario]) -> tuple[list[Scenario], int]:
+    """The selected cases, then every case not selected that explains drift between releases (`explains`), and
+    how many of those were added: drift is judged on what runs, so its explaining cases run too (else it reads
+    as unexplained)."""
+    chosen = {s.id for s in selected}
+    explainers = [s for s in everything if s.explains and s.id not in chosen]
+    return selected + explainers, len(explainers)
+
+
+@dataclass
+class MatrixRun:
+    """A matrix's report (with its `matrix`, `drift` and `gate` sections), its drift, its gate and wall seconds."""
+
+    report: RunReport
+    drift: DriftReport
+    gate: GateResult | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """With the gate, the gate's verdict (and every file loaded); else every result passed and no drift is
+        unexplained."""
+        if self.gate is not None:
+            return self.gate.ok and not self.report.load_errors
+        return self.report.ok and self.drift.ok
+
+
+def run_matrix(
+    scenarios: list[Scenario],
+    options: RunOptions,
+    load_errors: list[ScenarioError],
+    *,
+    gate: bool = False,
+    latest: ReferenceSpec | None = None,
+    discovered: dict[str, str] | None = None,
+) -> MatrixRun:
+    """The cases against `options.references` reference by reference (harness.run.by_reference); the drift between
+    neighbouring releases, the gate (with `gate`: the previous pinned release against the newest, or `latest`) on
+    the first implementation's results, and the report's `matrix` (`discovered`: what `--latest` found), `drift`
+    and `gate` sections."""
+    started = time.perf_counter()
+    report = run_corpus(scenarios, replace(options, by_reference=True), load_errors)
+    seconds = time.perf_counter() - started
+    specs, impls, results = list(options.references), list(options.implementations), report.results
+    meta = report.extra["run"]  # a matrix names its implementations by label, and reads no expectations file
+    meta["implementations"] = list(dict.fromkeys(entry["implementation"] for entry in meta["implementations"]))
+    del meta["expectations"]
+    drift = drift_report(reference_outcomes(results), scenarios, specs, release_order())
+    first_impl = [r for r in results if r.implementation == impls[0].label]  # the matrix and gate: the first --impl
+    judged: GateResult | None = None
+    if gate and (pair := gate_pair(specs, latest)):
+        judged = evaluate(first_impl, *pair, new_version=spec_version(specs, pair[1]))
+    report.extra["matrix"] = matrix_json(first_impl, specs, seconds if options.timing else None)
+    report.extra["drift"] = drift.to_json()
+    if len(impls) > 1:
+        report.extra["matrix"]["implementations"] = {
+            impl.label: matrix_json([r for r in results if r.implementation == impl.label], specs, None)["cases"]
+            for impl in impls
+        }
+    if judged is not None:
+        report.extra["gate"] = judged.to_json()
+    if discovered:
+        report.extra["matrix"]["latest"] = discovered
+    return MatrixRun(report, drift, judged, seconds)
