@@ -28,11 +28,12 @@ from harness.acquire.releases import ReferenceUnavailable
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
 from harness.core.model import ClientSkills, CompileRequest, Outcome
+from harness.core.sizes import parse_size
 from harness.repo.build import materialize_repo
 from harness.run.session import Session, build_request
 from harness.runners import result_store
 from harness.runners.bun_reference import BunReferenceRunner
-from harness.runners.result_store import MemoizedReference, ResultStore, parse_size, repository_root, storable
+from harness.runners.result_store import MemoizedReference, ResultStore, repository_root, storable
 from harness.runners.result_store.key import artifact_identity, index_without_stat, tree_digest
 
 CASES = Path(__file__).resolve().parents[1] / "cases"

@@ -20,9 +20,9 @@ from typing import Any
 from harness.acquire import releases
 from harness.acquire.manifest import REFERENCE_DIR
 from harness.acquire.releases import ReferenceUnavailable, cache_root, npm_pack, run_npm, sri_sha512
+from harness.core.child import run_group
 from harness.core.reference import DEFAULT_RUNTIME
 from harness.core.registries import load_manifest, pin_of, pinned_versions, registry
-from harness.runners.child import run_group
 
 REGISTRY = registry("npm")
 

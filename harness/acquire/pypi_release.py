@@ -28,9 +28,9 @@ from typing import Any
 from harness.acquire import releases
 from harness.acquire.releases import ReferenceUnavailable, cache_root
 from harness.acquire.unpacked_check import listing_damage, listing_of, sha256_of
+from harness.core.child import run_group
 from harness.core.reference import DEFAULT_RUNTIME
 from harness.core.registries import pin_of, pinned_versions, registry
-from harness.runners.child import run_group
 
 REGISTRY = registry("pypi")
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from harness.acquire.unpacked_check import listing_damage, listing_of
+from harness.core.child import run_group
 from harness.core.reference import ReferenceSpec
 from harness.core.registries import load_manifest, registry
-from harness.runners.child import run_group
 
 FETCH_LOCK = threading.RLock()  # parallel workers starting their references fetch each package once
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.runners.result_store.store import parse_size
+from harness.core.sizes import parse_size
 
 MAX_SIZE_ENV = "LETTA_CONFORMANCE_TRANSPILER_MAX"
 DEFAULT_MAX = "1200M"

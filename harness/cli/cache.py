@@ -12,7 +12,8 @@ import json
 
 from harness.acquire.releases import cache_root
 from harness.cli.common import Commands, UsageError
-from harness.runners.result_store import ResultStore, parse_size, store_path
+from harness.core.sizes import parse_size
+from harness.runners.result_store import ResultStore, store_path
 
 
 def size_text(size: int) -> str:

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.core import protocol
+from harness.core.child import Child, kill_child, start_group
 from harness.core.model import CompileRequest, Outcome
 from harness.runners.base import Runner
-from harness.runners.child import Child, kill_child, start_group
 from harness.runners.wire import UnreadableRequest, check_request, encode_request, unreadable_outcome
 
 MAX_LINE_BYTES = 256 * 1024 * 1024  # an answer line longer than this is garbage, not a record

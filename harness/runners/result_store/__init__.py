@@ -41,7 +41,7 @@ from harness.runners.result_store.memoized import (
     storable,
     working_copy,
 )
-from harness.runners.result_store.store import ResultStore, open_store, parse_size, store_path
+from harness.runners.result_store.store import ResultStore, open_store, store_path
 
 NO_CACHE_ENV = "LETTA_CONFORMANCE_NO_CACHE"
 
@@ -53,6 +53,6 @@ def memoizing() -> bool:
 
 __all__ = [
     "NO_CACHE_ENV", "MemoizedReference", "ProbeReplay", "RepositorySteps", "ResultStore", "encode_outcome", "for_probe",
-    "memoized", "memoizing", "open_store", "parse_size", "reference_identity", "repository_root", "served_key",
+    "memoized", "memoizing", "open_store", "reference_identity", "repository_root", "served_key",
     "storable", "store_path", "tree_digest", "working_copy",
 ]  # fmt: skip

@@ -7,7 +7,6 @@ import contextlib
 import functools
 import json
 import os
-import re
 import sqlite3
 import sys
 import threading
@@ -17,23 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.core.sizes import parse_size
+
 FORMAT = 2  # bump when what is stored, or how a key is made, changes: the store then starts empty
 MAX_SIZE_ENV = "LETTA_CONFORMANCE_STORE_MAX"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 STORE_DIR, STORE_FILE = "results", "store.sqlite"
 DECODED = 4096  # distinct values kept decoded (a matrix reads about 850; a value is a few kilobytes)
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
-
-
-def parse_size(text: str) -> int:
-    """`512M`, `2G`, `64k`, `1048576` (bytes; K/M/G/T are powers of 1024) -> bytes; ValueError otherwise."""
-    found = _SIZE.match(text)
-    if not found:
-        raise ValueError(f"{text!r} is not a size: give bytes or a number with K, M, G or T (512M, 2G)")
-    number, unit = found.groups()
-    return int(float(number) * 1024 ** " kmgt".index(unit.lower()))
 
 
 def default_max_bytes() -> int:
