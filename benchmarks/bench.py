@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.acquire.releases import cache_root
+from harness.core.reference import ReferenceSpec, default_reference
 from harness.repo.gitenv import isolated_env
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.references import profile_for_reference

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.core.model import Scenario
+from harness.core.reference import ReferenceSpec
 from harness.repo.build import materialize_repo
 from harness.run.corpus import RunOptions, open_session
 from harness.run.session import build_request

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec
+from harness.core.reference import ReferenceSpec
 from harness.run.corpus import RunOptions, open_session
 from harness.tools.batch_compile import scratch_parent
 from harness.tools.fuzz.campaign import fuzz

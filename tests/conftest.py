@@ -128,8 +128,8 @@ def reference_bun() -> Path:
 def release_bundle() -> Callable[[str], Path]:
     """`release_bundle("0.32.18")`, `release_bundle("pypi:0.34.12")`: letta.js of a pinned, verified release."""
     _need_references()
-    from harness.acquire.manifest import ReferenceSpec
     from harness.acquire.releases import resolve_bundle
+    from harness.core.reference import ReferenceSpec
 
     return lambda text: resolve_bundle(ReferenceSpec.parse(text), Path())
 

@@ -28,7 +28,8 @@ import os
 import sys
 from pathlib import Path
 
-from harness.acquire.manifest import REPO_ROOT, load_manifest
+from harness.acquire.manifest import REPO_ROOT
+from harness.core.registries import load_manifest
 
 SCRIPT = r"""#!{python}
 import json, os, subprocess, sys, time

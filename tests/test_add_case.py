@@ -208,7 +208,7 @@ def test_written_repo_specs_read_back_as_the_same_trees(model: RepoModel) -> Non
 @pytest.mark.integration
 def test_the_reference_compiles_the_rebuilt_repository_as_the_original(tmp_path, make_repo, git_env, reference_bun,
                                                                        release_bundle) -> None:  # fmt: skip
-    from harness.acquire.manifest import ReferenceSpec
+    from harness.core.reference import ReferenceSpec
     from harness.runners.bun_reference import BunReferenceRunner
 
     release_bundle("0.32.18")

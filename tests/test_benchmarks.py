@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(1, str(ROOT))
 
 from benchmarks import bench, corpus, gate_workflows, workloads  # noqa: E402
-from harness.acquire.manifest import ReferenceSpec, default_reference  # noqa: E402
 from harness.cases.load import load_scenarios  # noqa: E402
+from harness.core.reference import ReferenceSpec, default_reference  # noqa: E402
 from harness.repo.gitenv import isolated_env  # noqa: E402
 
 

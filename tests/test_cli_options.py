@@ -110,7 +110,7 @@ def test_an_unpinned_reference_is_named_with_the_nearest_pinned_one_before_the_p
 
 
 def test_an_unpinned_reference_in_a_file_gets_the_same_advice() -> None:
-    from harness.acquire.manifest import recorded_label
+    from harness.core.reference import recorded_label
 
     with pytest.raises(ValueError, match=r"'pypi:0\.34\.21' is not a pinned release; did you mean pypi:0\.34\.12\?"):
         recorded_label("pypi:0.34.21")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.core.model import CompileRequest, Outcome, Scenario
+from harness.core.reference import ReferenceSpec
 from harness.run.by_reference import ComputedOnce, run_by_reference
 from harness.run.corpus import RunOptions, run_corpus
 from harness.run.session import Session

@@ -10,10 +10,10 @@ import re
 import subprocess
 from pathlib import Path
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cli import history
 from harness.cli.main import build_parser
 from harness.core.model import CaseResult, Explanation, RunReport, Scenario, ScenarioError, Status
+from harness.core.reference import ReferenceSpec
 from harness.run.corpus import BRIEF, RunOptions, not_run, run_corpus
 from harness.runners.base import Runner
 from harness.tools.releases.drift import DriftReport
@@ -102,14 +102,13 @@ def test_with_the_gate_the_matrix_exit_follows_the_gate_else_the_results_and_dri
     assert not MatrixRun(with_error, no_drift, passing_gate, 0.0).ok  # a file that did not load fails the gate
 
 
-def test_every_spelling_of_the_former_history_command_line_is_a_conformance_command() -> None:
+def test_the_history_commands_are_conformance_commands_with_its_shared_options() -> None:
     parser = build_parser()
-    for word, command in history.LEGACY.items():
-        argv = history.legacy_argv([word, *(["case"] if word == "bisect" else []), "--git", "/clone", "--from", "a"])
-        assert argv[0] == command
-        known = re.search(r"\{([^}]*)\}", parser.format_usage())
-        assert known and command in known.group(1).split(","), command
-    args = parser.parse_args(history.legacy_argv(["run", "--git", "/clone", "--rev", "v1", "-j", "2"]))
+    known = re.search(r"\{([^}]*)\}", parser.format_usage())
+    assert known
+    for command in ("history", "history-scan", "bisect", "revision-run", "revision-equal", "upstream-head"):
+        assert command in known.group(1).split(","), command
+    args = parser.parse_args(["revision-run", "--git", "/clone", "--rev", "v1", "-j", "2"])
     assert (args.func, args.rev, args.jobs, args.timeout) == (history.cmd_run, "v1", 2, 60.0)
-    bisect = parser.parse_args(history.legacy_argv(["bisect", "case", "--git", "/clone", "--from", "a"]))
-    assert (bisect.case, bisect.end, bisect.git) == ("case", "HEAD", "/clone")  # its --to was HEAD
+    bisect = parser.parse_args(["bisect", "case", "--git", "/clone", "--from", "a", "--to", "HEAD"])
+    assert (bisect.case, bisect.end, bisect.git) == ("case", "HEAD", "/clone")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.core.model import Explanation, FieldDiff, Outcome, Scenario
+from harness.core.reference import ReferenceSpec
 from harness.report.drift import drift_markdown
 from harness.tools.releases.drift import changes, drift_report, neighbour_pairs, sections
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 
-from harness.acquire.manifest import DRIVER_PATH, ReferenceSpec
+from harness.acquire.manifest import DRIVER_PATH
 from harness.core.model import CompileRequest
+from harness.core.reference import ReferenceSpec
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.tools.mutation import default_references
 

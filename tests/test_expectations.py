@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.cases.load import load_scenario, load_scenarios
 from harness.cli.main import main
 from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Scenario, Status
+from harness.core.reference import ReferenceSpec, default_reference
 from harness.report.writers import write_reports
 from harness.run.expectations import (
     Expectation,

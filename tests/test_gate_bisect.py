@@ -123,7 +123,7 @@ def test_bisect_commit_range_lists_first_parent_commits_oldest_first(make_repo) 
 
 
 def test_matrix_specs_cover_every_pinned_release_and_each_runtime_variant_after_its_baseline() -> None:
-    from harness.acquire.manifest import pinned_references
+    from harness.core.reference import pinned_references
 
     releases = [s.label for s in pinned_references()]
     specs = matrix_specs([], ["bun"], [])
@@ -182,7 +182,7 @@ def test_latest_is_the_newer_of_npm_view_and_the_pypi_index(fp, monkeypatch, pyp
 
 
 def test_the_gate_compares_the_pinned_default_with_a_newer_latest_else_the_two_newest_releases() -> None:
-    from harness.acquire.manifest import load_manifest
+    from harness.core.registries import load_manifest
     from harness.tools.releases.matrix import gate_pair
 
     default = ReferenceSpec.parse(load_manifest()["default"])

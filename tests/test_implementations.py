@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from fake_reference import write_cases
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.core.model import CaseResult, CompileRequest, LifecycleOpen, Outcome, Status
+from harness.core.reference import ReferenceSpec
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.implementations import ImplSpec

@@ -165,8 +165,8 @@ def heads(cache: Path) -> dict[str, str]:
 def test_a_hostile_git_config_and_environment_change_nothing(
     tmp_path: Path, reference_bun: Path, release_bundle, locales: Path | None, locale: str, tz: str
 ) -> None:
-    from harness.acquire.manifest import load_manifest
     from harness.acquire.releases import cache_root
+    from harness.core.registries import load_manifest
 
     release_bundle(load_manifest()["default"])
     real = cache_root()

@@ -17,9 +17,9 @@ from junitparser import Error, Failure, JUnitXml, Skipped
 from report_examples import three_implementations
 from test_implementations import PortReference
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.core.model import RunReport, Status
+from harness.core.reference import ReferenceSpec
 from harness.report.writers import write_reports
 from harness.run.session import Session
 from harness.runners.implementations import ImplSpec

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.cases.load import load_scenario
 from harness.core.fields import COMPARED_FIELDS, LETTA_CODE, PRODUCT, letta_code_memory, server_memory
 from harness.core.model import CompileRequest, Divergence, LifecycleOpen, Outcome, Status
+from harness.core.reference import ReferenceSpec, default_reference
 from harness.run.expectations import load_expectations
 from harness.run.session import Session
 from harness.runners import letta_server

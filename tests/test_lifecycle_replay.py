@@ -251,8 +251,8 @@ def test_observations_count_update_blocks_and_roles_sent_to_the_model():
 def test_lifecycle_corpus_agrees_with_an_update_gated_release(release, reference_bun, release_bundle):
     """`pytest cases` runs the corpus on the default release; this one runs it on 0.30.28 as well."""
     release_bundle(release)
-    from harness.acquire.manifest import ReferenceSpec
     from harness.cases.load import load_scenarios
+    from harness.core.reference import ReferenceSpec
 
     scenarios = [s for s in load_scenarios([CASES]).scenarios if s.golden is None]
     with Session([ReferenceSpec("npm", release)], timeout=120) as session:

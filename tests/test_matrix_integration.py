@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.core.model import Status
+from harness.core.reference import ReferenceSpec
 from harness.run.session import Session
 from harness.tools.releases.drift import drift_report
 from harness.tools.releases.matrix import field_comparison_summary, matrix_json, reference_outcomes, release_order

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import CaseResult, FieldDiff, Outcome, RunReport, Status
+from harness.core.reference import ReferenceSpec
 from harness.report.html import render_html
 from harness.report.write import report_json
 from harness.tools.releases.drift import drift_report

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from fake_reference import scenario_yaml, write_cases
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.core.model import CompileRequest, Outcome, ScenarioError
+from harness.core.reference import ReferenceSpec
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.python_port import PythonPortRunner

@@ -67,9 +67,9 @@ def test_the_matrix_explains_failures_by_rule_as_run_does(
 ) -> None:
     """`conformance matrix --impl` prints the same summary as `run` (cli.terminal.print_results), not a line per
     failing result and reference: here against the default release alone (the pinned list replaced)."""
-    from harness.acquire.manifest import ReferenceSpec
     from harness.cli import matrix
     from harness.cli.main import main
+    from harness.core.reference import ReferenceSpec
 
     monkeypatch.setattr(matrix, "matrix_specs", lambda *args: [ReferenceSpec.parse("pypi:0.34.12")])
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")

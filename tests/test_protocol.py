@@ -18,10 +18,11 @@ import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 from jsonschema import Draft202012Validator
 
-from harness.acquire.manifest import DRIVER_PATH, REPO_ROOT, ReferenceSpec, default_reference
+from harness.acquire.manifest import DRIVER_PATH, REPO_ROOT
 from harness.cases.load import load_scenario
 from harness.core.model import CompileRequest, LifecycleOpen
 from harness.core.protocol import FAILURE_ANSWER_DEFS, OPS
+from harness.core.reference import ReferenceSpec, default_reference
 from harness.repo.build import materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.run.lifecycle import replay

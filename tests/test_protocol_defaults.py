@@ -19,7 +19,8 @@ import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 from test_protocol import SERVE
 
-from harness.acquire.manifest import DRIVER_PATH, default_reference
+from harness.acquire.manifest import DRIVER_PATH
+from harness.core.reference import default_reference
 from harness.repo.gitenv import isolated_env
 from harness.runners.python_cli import PACKAGE_PARENT, SEARCH_PATH
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.acquire import manifest, pypi_release, releases
-from harness.acquire.manifest import ReferenceSpec
+from harness.acquire import pypi_release, releases
 from harness.acquire.releases import ReferenceUnavailable
+from harness.core import reference
+from harness.core.reference import ReferenceSpec
 from harness.tools.releases import pin
 
 NODE_BYTES = b"\x7fELF a node binary"
@@ -136,11 +137,11 @@ def test_a_bare_version_resolves_to_the_registry_that_pins_it(text: str, kind: s
 
 
 def test_every_pinned_artifact_in_release_order() -> None:
-    labels = [spec.label for spec in manifest.pinned_references()]
+    labels = [spec.label for spec in reference.pinned_references()]
     assert len(labels) == 35
     assert labels.index("0.32.8") < labels.index("pypi:0.32.13") < labels.index("0.32.17")
     assert labels.index("0.32.18") + 1 == labels.index("pypi:0.32.18")
-    assert labels[-1] == "pypi:0.34.12" == manifest.default_reference()
+    assert labels[-1] == "pypi:0.34.12" == reference.default_reference()
 
 
 def test_pin_writes_a_verified_pin_in_release_order_and_refuses_a_changed_digest(

@@ -23,10 +23,10 @@ import yaml
 import memfs_prompt.compiler as compiler
 import memfs_prompt.frontmatter as frontmatter
 import memfs_prompt.render_v1 as render_v1
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.cases.write import model_size
 from harness.core.model import CompileRequest, FoundBy, LifecycleOpen, Outcome, Status
+from harness.core.reference import ReferenceSpec
 from harness.core.repomodel import RepoModel
 from harness.run.session import Session
 from harness.runners.python_port import PythonPortRunner

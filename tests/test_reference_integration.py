@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from compiler_cases import AGENT, CONVERSATION, NOW, SMALL, SYSTEM, RepoSpec, build
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.core.model import CompileRequest, Scenario, Status
+from harness.core.reference import ReferenceSpec
 from harness.runners.bun_reference import BunReferenceRunner
 from harness.runners.python_port import PythonPortRunner
 from harness.verdict.judge import judge

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.acquire import releases
-from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.npm_release import ensure as ensure_release
 from harness.acquire.releases import ReferenceUnavailable, cache_damage, fetch_verified, sri_sha512
+from harness.core.reference import ReferenceSpec
 
 # The SRI value of zero bytes (sha512 of "" in base64), as npm and browsers print it.
 SRI_OF_EMPTY = "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="

@@ -23,11 +23,11 @@ import jsonschema
 import pytest
 
 from harness.acquire import manifest
-from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.acquire.releases import ReferenceUnavailable
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
 from harness.core.model import ClientSkills, CompileRequest, Outcome
+from harness.core.reference import ReferenceSpec, default_reference
 from harness.core.sizes import parse_size
 from harness.repo.build import materialize_repo
 from harness.run.session import Session, build_request

@@ -16,7 +16,6 @@ import pytest
 from conftest import OFFLINE, git_env_for
 
 from harness.acquire import revision_build
-from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.releases import ensure_bun
 from harness.acquire.revision_build import build_revision
 from harness.acquire.revision_source import (
@@ -26,6 +25,7 @@ from harness.acquire.revision_source import (
     locked_versions,
     release_build_entry,
 )
+from harness.core.reference import ReferenceSpec
 from harness.runners import git_reference
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, revision_profile
 from harness.tools.history import revision_corpus

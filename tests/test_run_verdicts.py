@@ -308,7 +308,7 @@ class CannedRunner(Runner):
 
 @pytest.mark.parametrize(("alter", "status"), [(None, Status.PASS), ({"coreMemory": "different"}, Status.FAIL)])
 def test_session_runs_a_case_against_a_reference(tmp_path: Path, alter, status) -> None:
-    from harness.acquire.manifest import ReferenceSpec
+    from harness.core.reference import ReferenceSpec
 
     path = tmp_path / "compile" / "s.yaml"
     path.parent.mkdir()

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenario
 from harness.core.model import CompileRequest, Outcome, Status
+from harness.core.reference import ReferenceSpec
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.references import with_baselines

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.load import load_scenarios
 from harness.cli import main as cli
 from harness.core.model import CaseResult, CompileRequest, Outcome, RunReport, Scenario, ScenarioError, Status
+from harness.core.reference import ReferenceSpec
 from harness.report.merge import MergeError, merge_reports
 from harness.report.write import report_json, result_from_json, result_json
 from harness.report.writers import write_reports

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.acquire.manifest import ReferenceSpec
+from harness.core.reference import ReferenceSpec
 from harness.runners.bun_reference import BunReferenceRunner
 from memfs_prompt import profile_for_release
 from memfs_prompt.skills_block import (

@@ -15,13 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import (
-    REFERENCE_FORMS,
-    RUNTIMES,
-    ReferenceSpec,
-    default_reference,
-    unpinned,
-)
 from harness.acquire.releases import cache_root
 from harness.acquire.revision_source import BuildError
 from harness.cases.load import load_scenarios
@@ -29,6 +22,7 @@ from harness.cases.memo import ScenarioMemo
 from harness.cases.select import Keyword
 from harness.core.locations import LOCAL_CASES, default_cases, project_cases
 from harness.core.model import Scenario, ScenarioError
+from harness.core.reference import REFERENCE_FORMS, RUNTIMES, ReferenceSpec, default_reference, unpinned
 from harness.core.suggest import nearest
 from harness.report.writers import RUN, files_text
 from harness.runners.implementations import IMPL_FORMS, ImplSpec

@@ -9,9 +9,6 @@ upstream's own history, built from source (harness.tools.history).
   harness.runners.git_reference); what `conformance run --reference git:PATH@REV` will do.
 - `revision-equal --git PATH --rev REV --release npm:X`: a revision and a pinned release, case by case.
 - `upstream-head --git PATH`: the weekly gate on upstream's HEAD beside the newest pinned release.
-
-`python -m harness.cli.history {history,scan,bisect,run,equal,head} ...`, the spelling these had before they
-joined the `conformance` parser, still works: `main` hands it to that parser under the new names (LEGACY).
 """
 
 from __future__ import annotations
@@ -20,11 +17,10 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.acquire.manifest import ReferenceSpec, default_reference
 from harness.acquire.releases import cache_root
 from harness.acquire.revision_build import build_revision
 from harness.acquire.revision_source import BuildError, git
@@ -41,6 +37,7 @@ from harness.cli.common import (
     exit_code,
     writing,
 )
+from harness.core.reference import ReferenceSpec, default_reference
 from harness.run.corpus import RunOptions, run_corpus
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.tools.history.revision_corpus import (
@@ -320,34 +317,3 @@ def register(commands: Commands) -> None:
     head.add_argument("--out", help="directory for upstream-head.md")
     add_no_cache(head)
     head.set_defaults(func=cmd_head)
-
-
-#: `python -m harness.cli.history WORD`: the `conformance` command each word became.
-LEGACY = {
-    "history": "history",
-    "scan": "history-scan",
-    "bisect": "bisect",
-    "run": "revision-run",
-    "equal": "revision-equal",
-    "head": "upstream-head",
-}
-
-
-def legacy_argv(argv: Sequence[str]) -> list[str]:
-    """The `conformance` arguments of a `python -m harness.cli.history` command line (bisect's --to was HEAD)."""
-    words = list(argv)
-    if words and words[0] in LEGACY:
-        words[0] = LEGACY[words[0]]
-        if words[0] == "bisect" and "--to" not in words:
-            words += ["--to", "HEAD"]
-    return words
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from harness.cli import main as conformance  # the one parser, whose modules import this one
-
-    return conformance.main(legacy_argv(sys.argv[1:] if argv is None else argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

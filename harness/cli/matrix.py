@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.acquire.manifest import RUNTIMES, ReferenceSpec, pin_on_demand
 from harness.acquire.releases import ReferenceUnavailable
 from harness.cli.common import (
     Commands,
@@ -34,6 +33,8 @@ from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
 from harness.cli.terminal import cached_text, print_results, reports_line
 from harness.core import stopping
 from harness.core.plural import counted
+from harness.core.reference import RUNTIMES, ReferenceSpec
+from harness.core.registries import pin_on_demand
 from harness.report.drift import drift_markdown
 from harness.report.explained import name_rules
 from harness.report.writers import MATRIX, write_reports

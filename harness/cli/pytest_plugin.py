@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from harness.acquire.manifest import REFERENCE_FORMS, ReferenceSpec, default_reference
 from harness.cases.load import load_scenario
 from harness.cases.rules import is_rules_file, rules_of_cases
 from harness.cases.tags import TAGS
 from harness.core.model import CaseResult, Scenario, ScenarioError, Status
 from harness.core.plural import counted
+from harness.core.reference import REFERENCE_FORMS, ReferenceSpec, default_reference
 from harness.run.corpus import RunOptions, open_session
 from harness.run.session import Session
 from harness.runners.implementations import IMPL_FORMS, ImplSpec

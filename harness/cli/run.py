@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.releases import cache_root
 from harness.cli.common import (
     OK,
@@ -43,6 +42,7 @@ from harness.cli.terminal import Progress, cached_text, print_results, reports_l
 from harness.core import stopping
 from harness.core.model import RunReport, Scenario, ScenarioError, Status
 from harness.core.plural import counted
+from harness.core.reference import ReferenceSpec
 from harness.report.explained import name_rules
 from harness.report.merge import merge_rerun
 from harness.report.writers import write_reports

@@ -28,10 +28,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.transpiler_cache import prune_transpiler_cache
 from harness.core import stopping
 from harness.core.model import CaseResult, CompileRequest, Outcome, Scenario
+from harness.core.reference import ReferenceSpec
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.run.lifecycle import ImplSide, ShareSides, SideRun
 from harness.run.port_pool import PortPool

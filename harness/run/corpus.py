@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.cases.rules import Rule
 from harness.core import stopping
 from harness.core.model import CaseResult, RunReport, Scenario, ScenarioError
+from harness.core.reference import ReferenceSpec
 from harness.run.by_reference import ComputedOnce, run_by_reference
 from harness.run.meta import interrupted, run_metadata
 from harness.run.session import ExpectationSource, ImplFactory, Session

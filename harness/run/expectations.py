@@ -24,11 +24,11 @@ from typing import Any
 
 import yaml
 
-from harness.acquire.manifest import ReferenceSpec, recorded_label
 from harness.cases.schemacheck import validate
 from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.yamlnodes import line_at
 from harness.core.model import CaseResult, Divergence, Scenario, ScenarioError, Status, is_golden
+from harness.core.reference import ReferenceSpec, recorded_label
 from harness.runners.implementations import ImplSpec
 
 SCHEMA_FILE = "harness/run/expectations.schema.json"

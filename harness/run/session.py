@@ -21,7 +21,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.releases import cache_root
 from harness.acquire.transpiler_cache import prune_transpiler_cache
 from harness.cases.rules import Rule
@@ -36,6 +35,7 @@ from harness.core.model import (
     Scenario,
     Status,
 )
+from harness.core.reference import ReferenceSpec
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.gitenv import isolated_env
 from harness.run import lifecycle

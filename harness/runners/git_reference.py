@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import DRIVER_PATH, ReferenceSpec
+from harness.acquire.manifest import DRIVER_PATH
 from harness.acquire.releases import ensure_bun
 from harness.acquire.revision_build import RevisionBuild, build_revision
 from harness.acquire.revision_source import BuildError, git, resolve_commit
 from harness.core.model import LifecycleOpen, Outcome
+from harness.core.reference import ReferenceSpec
 from harness.runners.bun_reference import BunReferenceRunner
 from letta_profiles import profile_name_for_release, resolve_profile_name
 

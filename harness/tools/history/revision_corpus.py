@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec
 from harness.acquire.releases import cache_root
 from harness.acquire.revision_build import build_revision
 from harness.acquire.revision_source import BuildError
 from harness.cases.load import load_scenarios
 from harness.cases.select import Keyword
 from harness.core.model import Outcome, Scenario
+from harness.core.reference import ReferenceSpec
 from harness.run.by_reference import ComputedOnce
 from harness.run.corpus import RunOptions, run_corpus
 from harness.runners.base import Runner

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import ReferenceSpec, pinned_references
 from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Outcome, Scenario
+from harness.core.reference import ReferenceSpec, pinned_references
 from harness.run.corpus import RunOptions, open_session
 from harness.runners.implementations import ImplSpec
 from harness.tools.releases.drift import changes

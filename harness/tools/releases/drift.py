@@ -19,9 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.acquire.manifest import REGISTRIES, ReferenceSpec
 from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Explanation, FieldDiff, Outcome, Scenario
+from harness.core.reference import ReferenceSpec
+from harness.core.registries import REGISTRY_NAMES
 from harness.verdict.diff import field_diff_json, outcome_diff
 from harness.verdict.text import as_bytes, first_diff_offset
 
@@ -120,7 +121,7 @@ def neighbour_pairs(specs: list[ReferenceSpec], release_order: list[str]) -> lis
     ordered = sorted(
         baselines,
         key=lambda s: (
-            (0, rank[s.value], REGISTRIES.index(s.kind))
+            (0, rank[s.value], REGISTRY_NAMES.index(s.kind))
             if s.is_release and s.value in rank
             else (1, baselines.index(s), 0)
         ),

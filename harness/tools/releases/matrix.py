@@ -16,18 +16,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.acquire.manifest import (
-    ReferenceSpec,
-    default_reference,
-    pinned_references,
-    pinned_versions,
-    version_key,
-)
 from harness.acquire.releases import bundle_version, fetcher
 from harness.cases.load import load_scenarios
 from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import CaseResult, Outcome, RunReport, Scenario, ScenarioError, is_golden
-from harness.core.registries import REGISTRY_NAMES
+from harness.core.reference import ReferenceSpec, default_reference, pinned_references
+from harness.core.registries import REGISTRY_NAMES, pinned_versions
+from harness.core.versions import version_key
 from harness.report.stored import full_entries
 from harness.run.corpus import RunOptions, run_corpus
 from harness.runners.references import with_baselines
