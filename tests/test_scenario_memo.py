@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cases import memo
 from harness.cases.load import load_scenario, load_scenarios
 from harness.cases.memo import ScenarioMemo
 from harness.core.model import Scenario, ScenarioError
@@ -84,3 +85,19 @@ def test_a_discarded_directory_is_gone_once_the_run_drains(tmp_path: Path) -> No
     discard(work)
     drain()
     assert not work.exists()
+
+
+def test_the_fingerprint_covers_every_harness_module_the_loader_imports() -> None:
+    import ast
+
+    import harness
+
+    root = Path(harness.__file__).parent
+    hashed = set(memo.fingerprinted_files())
+    for source in (root / "cases").glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("harness."):
+                parts = node.module.split(".")[1:]
+                module = root.joinpath(*parts).with_suffix(".py")
+                package = root.joinpath(*parts, "__init__.py")
+                assert module in hashed or package in hashed, f"{source.name} imports {node.module}, not fingerprinted"

@@ -4,11 +4,11 @@ Reading the corpus (strict YAML, the schema, every check of harness.cases.load) 
 450 files, most of a warm run's own time. `ScenarioMemo` keeps each loaded Scenario in one pickle file under
 the cache (`scenarios/<fingerprint>.pickle`), keyed by the path as given and the sha256 of the file's bytes
 and of its corpus's rules.yaml (a case's rules are checked against it). The fingerprint is the sha256 of the
-loader's own code and schemas (harness/cases/, and the modules and data it reads: harness/core/model.py,
-letta_profiles, harness/core/versions.py, reference.py, registries.py and the pinned manifest) and the Python
-version, so a changed loader never reads what an older one stored. Only scenarios that loaded are kept: a
-file that fails is read again each time, so its error is always the loader's own. The file is replaced
-atomically (several runs may share the cache); one that cannot be read is treated as empty.
+loader's own code and schemas (harness/cases/, and what it reads: harness/core/, the only folder cases/ may
+import (tests/test_layout.py), letta_profiles and the pinned manifest) and the Python version, so a changed
+loader never reads what an older one stored. Only scenarios that loaded are kept: a file that fails is read
+again each time, so its error is always the loader's own. The file is replaced atomically (several runs may
+share the cache); one that cannot be read is treated as empty.
 """
 
 from __future__ import annotations
@@ -24,30 +24,27 @@ from pathlib import Path
 
 import letta_profiles
 from harness.cases.rules import RULES_FILE, corpus_root
-from harness.core import versions
 from harness.core.locations import reference_dir
 from harness.core.model import Scenario
 
-# What a loaded Scenario depends on besides its file: the loader's folder, and each module (and data file) it
-# reads: the records, the profile names, the pinned manifest (a recorded reference must be pinned).
-_FOLDER = Path(__file__).parent
-_HARNESS = Path(__file__).parents[1]
-_DEPENDS = (
-    _HARNESS / "core" / "model.py",
-    Path(letta_profiles.__file__),
-    Path(versions.__file__),
-    _HARNESS / "core" / "reference.py",
-    _HARNESS / "core" / "registries.py",
-    reference_dir() / "manifest.json",
-)
+# What a loaded Scenario depends on besides its file: the loader's folder, core/ (the only folder cases/ imports),
+# the profile names and the pinned manifest (a recorded reference must be pinned).
+_FOLDERS = (Path(__file__).parent, Path(__file__).parents[1] / "core")
+_DEPENDS = (Path(letta_profiles.__file__), reference_dir() / "manifest.json")
+
+
+def fingerprinted_files() -> list[Path]:
+    """Every file a loaded Scenario depends on besides its own, in a stable order."""
+    code = sorted(p for folder in _FOLDERS for p in folder.iterdir() if p.suffix in (".py", ".json"))
+    return [*code, *_DEPENDS]
 
 
 def loader_fingerprint() -> str:
     """The sha256 of everything a loaded Scenario depends on besides its file: the loader's code and schemas."""
     digest = hashlib.sha256(sys.version.encode())
-    files = sorted(p for p in _FOLDER.iterdir() if p.suffix in (".py", ".json")) + list(_DEPENDS)
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+    for path in fingerprinted_files():
+        content = path.read_bytes() if path.is_file() else b""
+        digest.update(f"{path.parent.name}/{path.name}".encode() + b"\0" + content + b"\0")
     return digest.hexdigest()
 
 
