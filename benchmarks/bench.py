@@ -97,26 +97,37 @@ def measure_compiles(args: argparse.Namespace, spec: ReferenceSpec, cache: Path)
             port, paths, floor, process = port_side(memory_dir, profile, git_env)
             big = workload.files >= 5000
             compile_reference, answers = probes.recorded(probes.reference_compile(runner, memory_dir))
-            reference = probes.timed(compile_reference, budget=3.0,
-                                     least=1 if big else 3, most=10, warmup=not big)  # fmt: skip
+            reference = probes.timed(compile_reference, budget=3.0, least=1 if big else 3, most=10, warmup=not big)
             ours = probes.port_compile(memory_dir, profile, git_env)().to_json()
             theirs = answers[-1].record
             v1_rows.append(
                 {
-                    "files": workload.files, "blobs_read": len(paths), "repository": workload.name,
-                    "port_ms": round(port.median_ms, 2), "floor_ms": round(floor.median_ms, 2),
-                    "process_ms": round(process.median_ms, 2), "reference_ms": round(reference.median_ms, 2),
+                    "files": workload.files,
+                    "blobs_read": len(paths),
+                    "repository": workload.name,
+                    "port_ms": round(port.median_ms, 2),
+                    "floor_ms": round(floor.median_ms, 2),
+                    "process_ms": round(process.median_ms, 2),
+                    "reference_ms": round(reference.median_ms, 2),
                     "reference_ms_per_file": round(reference.median_ms / workload.files, 3),
                     "port_vs_floor": round(port.median_ms / floor.median_ms, 2),
                     "reference_vs_port": round(reference.median_ms / port.median_ms, 1),
                     "reference_vs_process": round(reference.median_ms / process.median_ms, 1),
-                    "fastest": {"port_ms": round(port.min_ms, 2), "floor_ms": round(floor.min_ms, 2),
-                                "process_ms": round(process.min_ms, 2), "reference_ms": round(reference.min_ms, 2)},
+                    "fastest": {
+                        "port_ms": round(port.min_ms, 2),
+                        "floor_ms": round(floor.min_ms, 2),
+                        "process_ms": round(process.min_ms, 2),
+                        "reference_ms": round(reference.min_ms, 2),
+                    },
                     "identical_output": theirs == ours,
-                    "runs": {"port": port.runs, "floor": floor.runs, "process": process.runs,
-                             "reference": reference.runs},
+                    "runs": {
+                        "port": port.runs,
+                        "floor": floor.runs,
+                        "process": process.runs,
+                        "reference": reference.runs,
+                    },
                 }
-            )  # fmt: skip
+            )
         v2_rows = [v2_row(workload, repos[workload.name].memory_dir, profile, runner, git_env) for workload in v2]
     finally:
         runner.close()
@@ -140,8 +151,13 @@ def measure_compiles(args: argparse.Namespace, spec: ReferenceSpec, cache: Path)
     return {"profile": profile.name, "v1": v1_rows, "v2": v2_rows, "peak_rss": rss, "build_seconds": built}
 
 
-def v2_row(workload: workloads.Workload, memory_dir: Path, profile: Profile, runner: BunReferenceRunner,
-           git_env: dict[str, str]) -> dict[str, Any]:  # fmt: skip
+def v2_row(
+    workload: workloads.Workload,
+    memory_dir: Path,
+    profile: Profile,
+    runner: BunReferenceRunner,
+    git_env: dict[str, str],
+) -> dict[str, Any]:
     """A memfs-v2 repository: the port under the reference's profile (releases render memfs-v2 from 0.33.3 on)
     against the reference's warm compile, and the floor."""
     log(f"v2 {workload.files} files")
@@ -150,13 +166,17 @@ def v2_row(workload: workloads.Workload, memory_dir: Path, profile: Profile, run
     reference = probes.timed(compile_reference, budget=3.0, least=1 if workload.files >= 5000 else 3, most=10)
     ours = probes.port_compile(memory_dir, profile, git_env)().to_json()
     return {
-        "files": workload.files, "blobs_read": len(paths), "repository": workload.name,
-        "port_ms": round(port.median_ms, 2), "floor_ms": round(floor.median_ms, 2),
-        "process_ms": round(process.median_ms, 2), "reference_ms": round(reference.median_ms, 2),
+        "files": workload.files,
+        "blobs_read": len(paths),
+        "repository": workload.name,
+        "port_ms": round(port.median_ms, 2),
+        "floor_ms": round(floor.median_ms, 2),
+        "process_ms": round(process.median_ms, 2),
+        "reference_ms": round(reference.median_ms, 2),
         "port_vs_floor": round(port.median_ms / floor.median_ms, 2),
         "reference_vs_port": round(reference.median_ms / port.median_ms, 1),
         "identical_output": answers[-1].record == ours,
-    }  # fmt: skip
+    }
 
 
 def targets(v1_rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -169,9 +189,12 @@ def targets(v1_rows: list[dict[str, Any]]) -> dict[str, Any]:
         "port_vs_reference_at_1000": (row["reference_vs_port"], fast["reference_ms"] / fast["port_ms"], ">=", 20.0),
         "port_vs_floor_at_1000": (row["port_vs_floor"], fast["port_ms"] / fast["floor_ms"], "<=", 2.0),
         "process_vs_reference_at_1000": (
-            row["reference_vs_process"], fast["reference_ms"] / fast["process_ms"], ">=", 5.0
+            row["reference_vs_process"],
+            fast["reference_ms"] / fast["process_ms"],
+            ">=",
+            5.0,
         ),
-    }  # fmt: skip
+    }
     out = {}
     for name, (median, fastest, sense, bound) in ratios.items():
         met = median >= bound if sense == ">=" else median <= bound
@@ -186,8 +209,13 @@ def targets(v1_rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def machine() -> dict[str, Any]:
     git = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(), "git": git,
-            "load_average": [round(x, 2) for x in os.getloadavg()]}  # fmt: skip
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "git": git,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def log(message: str) -> None:
@@ -202,29 +230,71 @@ def grid(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 def v1_table(rows: list[dict[str, Any]]) -> list[str]:
     same = {True: "yes", False: "NO", None: "-"}
-    headers = ["files", "port ms", "floor ms", "port/floor", "process ms", "ref ms", "ref ms/file", "ref/port",
-               "ref/process", "growth port", "growth ref", "same output"]  # fmt: skip
+    headers = [
+        "files",
+        "port ms",
+        "floor ms",
+        "port/floor",
+        "process ms",
+        "ref ms",
+        "ref ms/file",
+        "ref/port",
+        "ref/process",
+        "growth port",
+        "growth ref",
+        "same output",
+    ]
     body = [
-        [str(r["files"]), f"{r['port_ms']:.2f}", f"{r['floor_ms']:.2f}", f"{r['port_vs_floor']:.2f}x",
-         f"{r['process_ms']:.1f}", f"{r['reference_ms']:.1f}", f"{r['reference_ms_per_file']:.3f}",
-         f"{r['reference_vs_port']:.1f}x", f"{r['reference_vs_process']:.1f}x", str(r.get("port_ms_growth", "-")),
-         str(r.get("reference_ms_growth", "-")), same[r["identical_output"]]]
+        [
+            str(r["files"]),
+            f"{r['port_ms']:.2f}",
+            f"{r['floor_ms']:.2f}",
+            f"{r['port_vs_floor']:.2f}x",
+            f"{r['process_ms']:.1f}",
+            f"{r['reference_ms']:.1f}",
+            f"{r['reference_ms_per_file']:.3f}",
+            f"{r['reference_vs_port']:.1f}x",
+            f"{r['reference_vs_process']:.1f}x",
+            str(r.get("port_ms_growth", "-")),
+            str(r.get("reference_ms_growth", "-")),
+            same[r["identical_output"]],
+        ]
         for r in rows
-    ]  # fmt: skip
+    ]
     return grid(headers, body)
 
 
 def v2_table(rows: list[dict[str, Any]]) -> list[str]:
-    headers = ["files", "blobs read", "port ms", "floor ms", "port/floor", "process ms", "ref ms", "ref/port",
-               "growth port", "growth ref", "same output"]  # fmt: skip
+    headers = [
+        "files",
+        "blobs read",
+        "port ms",
+        "floor ms",
+        "port/floor",
+        "process ms",
+        "ref ms",
+        "ref/port",
+        "growth port",
+        "growth ref",
+        "same output",
+    ]
     same = {True: "yes", False: "NO"}
     body = [
-        [str(r["files"]), str(r["blobs_read"]), f"{r['port_ms']:.2f}", f"{r['floor_ms']:.2f}",
-         f"{r['port_vs_floor']:.2f}x", f"{r['process_ms']:.1f}", f"{r['reference_ms']:.1f}",
-         f"{r['reference_vs_port']:.1f}x", str(r.get("port_ms_growth", "-")), str(r.get("reference_ms_growth", "-")),
-         same[r["identical_output"]]]
+        [
+            str(r["files"]),
+            str(r["blobs_read"]),
+            f"{r['port_ms']:.2f}",
+            f"{r['floor_ms']:.2f}",
+            f"{r['port_vs_floor']:.2f}x",
+            f"{r['process_ms']:.1f}",
+            f"{r['reference_ms']:.1f}",
+            f"{r['reference_vs_port']:.1f}x",
+            str(r.get("port_ms_growth", "-")),
+            str(r.get("reference_ms_growth", "-")),
+            same[r["identical_output"]],
+        ]
         for r in rows
-    ]  # fmt: skip
+    ]
     return grid(headers, body)
 
 
@@ -354,11 +424,14 @@ def main(argv: list[str] | None = None) -> int:
             log(f"corpus: conformance run -j {jobs}")
             runs.append(corpus.full_run(args.cases, spec, jobs))
         result["corpus"] = {
-            "cases": len(scenarios), "materialization": materialized, "python_only": python_only,
-            "with_reference": in_process, "cli": runs,
+            "cases": len(scenarios),
+            "materialization": materialized,
+            "python_only": python_only,
+            "with_reference": in_process,
+            "cli": runs,
             "reference_share_s": round(in_process["seconds"] - python_only["seconds"], 3),
             "startup_plus_compiles_s": round(in_process["startup_s"] + in_process["reference_compile_s_total"], 3),
-        }  # fmt: skip
+        }
     if not args.skip_porter:
         log("porter's loop: the corpus cold, then warm for the in-process port and a v2-only port")
         result["porter_loop"] = porter_loop.measure_porter_loop(args.cases)

@@ -84,13 +84,36 @@ def repertoire() -> dict[str, list[int]]:
     recent = set(classes["recent"])
     classes["han_recent"] = [c for c in classes["han"] if c in recent]
     noncharacters = [*range(0xFDD0, 0xFDF0), *(p * 0x10000 + low for p in range(17) for low in (0xFFFE, 0xFFFF))]
-    classes["special"] = [*noncharacters, *range(0xD800, 0xD810), *range(0xDC00, 0xDC10), 0xDBFF, 0xDFFF,
-                          0xFFFD, 0xFEFF, 0x200B, 0x200D, 0x034F, 0xE000, 0xF8FF, 0xF0000, 0x10FFFD]  # fmt: skip
+    classes["special"] = [
+        *noncharacters,
+        *range(0xD800, 0xD810),
+        *range(0xDC00, 0xDC10),
+        0xDBFF,
+        0xDFFF,
+        0xFFFD,
+        0xFEFF,
+        0x200B,
+        0x200D,
+        0x034F,
+        0xE000,
+        0xF8FF,
+        0xF0000,
+        0x10FFFD,
+    ]
     return classes
 
 
-UNIT_WEIGHTS = {"assigned": 14, "recent": 12, "newest": 8, "han": 10, "han_recent": 5, "combining": 15,
-                "special": 8, "numeric": 12, "ascii": 16}  # fmt: skip
+UNIT_WEIGHTS = {
+    "assigned": 14,
+    "recent": 12,
+    "newest": 8,
+    "han": 10,
+    "han_recent": 5,
+    "combining": 15,
+    "special": 8,
+    "numeric": 12,
+    "ascii": 16,
+}
 ASCII = [*range(0x20, 0x7F), 0x00, 0x09, 0x0A, 0x1F, 0x7F]
 
 
@@ -173,8 +196,9 @@ def run_oracle(runtime: Path, pairs: list[tuple[str, str, str]], timeout: float 
         script.write_text(ORACLE, encoding="utf-8")
         payload = json.dumps([[a, b] for a, b, _ in pairs], ensure_ascii=True).encode("ascii")
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC"}
-        done = subprocess.run([str(runtime), str(script)], input=payload, capture_output=True, env=env,
-                              timeout=timeout, check=False)  # fmt: skip
+        done = subprocess.run(
+            [str(runtime), str(script)], input=payload, capture_output=True, env=env, timeout=timeout, check=False
+        )
     if done.returncode != 0:
         raise RuntimeError(f"{runtime} failed ({done.returncode}): {done.stderr.decode('utf-8', 'replace')[-2000:]}")
     return json.loads(done.stdout)
@@ -203,8 +227,10 @@ def _codes(value: str) -> str:
 def compare(label: str, pairs: list[tuple[str, str, str]], ours: list[int], theirs: list[int], examples: int) -> int:
     differ = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b]
     by_class = Counter(pairs[i][2] for i in differ)
-    print(f"{label}: {len(differ)} of {len(pairs)} pairs order differently"
-          + (f" (by class of the first unit: {dict(sorted(by_class.items()))})" if differ else ""))  # fmt: skip
+    print(
+        f"{label}: {len(differ)} of {len(pairs)} pairs order differently"
+        + (f" (by class of the first unit: {dict(sorted(by_class.items()))})" if differ else "")
+    )
     for i in differ[:examples]:
         left, right, kind = pairs[i]
         print(f"  [{kind}] {_codes(left)}  vs  {_codes(right)}: {ours[i]:+d} / {theirs[i]:+d}")
@@ -222,14 +248,17 @@ def newest_age(value: str) -> tuple[int, int]:
     return newest
 
 
-def explain_runtime_difference(pairs: list[tuple[str, str, str]], bun: dict[str, Any], other: dict[str, Any],
-                               examples: int) -> None:  # fmt: skip
+def explain_runtime_difference(
+    pairs: list[tuple[str, str, str]], bun: dict[str, Any], other: dict[str, Any], examples: int
+) -> None:
     """Split the pairs two runtimes order differently: those holding a character the other's Unicode lacks, the rest."""
     major, minor = (int(part) for part in str(other["unicode"]).split(".")[:2])
     differ = [i for i, (a, b) in enumerate(zip(bun["signs"], other["signs"], strict=True)) if a != b]
     rest = [i for i in differ if newest_age(pairs[i][0] + pairs[i][1]) <= (major, minor)]
-    print(f"  {len(differ) - len(rest)} hold a character encoded after Unicode {other['unicode']} "
-          f"({other['runtime']}'s); the other {len(rest)}:")  # fmt: skip
+    print(
+        f"  {len(differ) - len(rest)} hold a character encoded after Unicode {other['unicode']} "
+        f"({other['runtime']}'s); the other {len(rest)}:"
+    )
     for i in rest[: max(examples, 20)]:
         left, right, kind = pairs[i]
         print(f"  [{kind}] {_codes(left)}  vs  {_codes(right)}: {bun['signs'][i]:+d} / {other['signs'][i]:+d}")
@@ -247,13 +276,17 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     pairs = generate_pairs(args.pairs, args.seed)
-    print(f"generated {len(pairs)} pairs (seed {args.seed}) in {time.perf_counter() - started:.1f} s; classes "
-          f"{dict(sorted(Counter(k for *_, k in pairs).items()))}")  # fmt: skip
+    print(
+        f"generated {len(pairs)} pairs (seed {args.seed}) in {time.perf_counter() - started:.1f} s; classes "
+        f"{dict(sorted(Counter(k for *_, k in pairs).items()))}"
+    )
     started = time.perf_counter()
     ours = port_signs(pairs)
     info = collation.info()
-    print(f"port: ICU {info['icu']}, Unicode {info['unicode']}, {info['binding']}: "
-          f"{2 * len(pairs)} keys in {time.perf_counter() - started:.2f} s")  # fmt: skip
+    print(
+        f"port: ICU {info['icu']}, Unicode {info['unicode']}, {info['binding']}: "
+        f"{2 * len(pairs)} keys in {time.perf_counter() - started:.2f} s"
+    )
     bun = run_oracle(ensure_bun(), pairs)
     print(f"{bun['runtime']}: ICU {bun['icu']}, Unicode {bun['unicode']}")
     failures = compare(f"port vs {bun['runtime']}", pairs, ours, bun["signs"], args.examples)
@@ -264,8 +297,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             answer = run_oracle(node, pairs)
             print(f"{answer['runtime']}: ICU {answer['icu']}, Unicode {answer['unicode']}")
-            compare(f"{bun['runtime']} vs {answer['runtime']} (a runtime fact)", pairs, bun["signs"],
-                    answer["signs"], args.examples)  # fmt: skip
+            compare(
+                f"{bun['runtime']} vs {answer['runtime']} (a runtime fact)",
+                pairs,
+                bun["signs"],
+                answer["signs"],
+                args.examples,
+            )
             explain_runtime_difference(pairs, bun, answer, args.examples)
     old = None if args.no_pyuca else pyuca_signs(pairs)
     if old is not None:

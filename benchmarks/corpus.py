@@ -88,8 +88,20 @@ def full_in_process(scenarios: list[Scenario], spec: ReferenceSpec) -> dict[str,
 def full_run(cases: Path, spec: ReferenceSpec, jobs: int) -> dict[str, Any]:
     """`conformance run CASES --reference SPEC -j JOBS --report TMP`, timed start to exit."""
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
-        argv = [sys.executable, "-m", "harness.cli", "run", str(cases), "--reference", f"{spec.kind}:{spec.value}",
-                "-j", str(jobs), "--report", tmp, "--no-cache"]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(cases),
+            "--reference",
+            f"{spec.kind}:{spec.value}",
+            "-j",
+            str(jobs),
+            "--report",
+            tmp,
+            "--no-cache",
+        ]
         started = time.perf_counter()
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started

@@ -52,8 +52,18 @@ def cache_sharing_releases(dest: Path) -> Path:
 
 def run_matrix(cache: Path, cases: list[Path], out: Path, jobs: int, select: str | None) -> float:
     """One `conformance matrix --no-timing` with `cache` as the cache; its wall seconds."""
-    argv = [sys.executable, "-m", "harness.cli.main", "matrix", *map(str, cases), "-j", str(jobs),
-            "--no-timing", "--report", str(out)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli.main",
+        "matrix",
+        *map(str, cases),
+        "-j",
+        str(jobs),
+        "--no-timing",
+        "--report",
+        str(out),
+    ]
     if select:
         argv += ["-k", select]
     env = {**os.environ, "LETTA_CONFORMANCE_CACHE": str(cache)}
@@ -132,14 +142,16 @@ def measure_gate(
         timings["one_new_release"] = run_matrix(cache, cases, reports / "new-release", jobs, select)
         store_bytes = store_path(cache).stat().st_size
         return {
-            "cases": [str(c) for c in cases], "select": select, "jobs": jobs,
+            "cases": [str(c) for c in cases],
+            "select": select,
+            "jobs": jobs,
             "seconds": {k: round(v, 2) for k, v in timings.items()},
             "ratio_to_cold": {k: round(v / timings["cold"], 4) for k, v in timings.items()},
             "cached_results": {name: cached_count(reports / name) for name in RUNS},
             "warm_equals_cold": same_report(reports / "cold", reports / "warm"),
             "new_release": {"reference": label, "stored_outcomes_dropped": dropped},
             "store_bytes_on_disk": store_bytes,
-        }  # fmt: skip
+        }
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -131,8 +131,11 @@ def sha256_support() -> dict[str, str]:
 
 
 WRITERS: dict[str, Callable[[Path, dict[bytes, Blob]], str]] = {
-    "hand-written": hand, "GitPython (gitdb)": gitpython, "dulwich": dulwich, "pygit2": pygit2,
-}  # fmt: skip
+    "hand-written": hand,
+    "GitPython (gitdb)": gitpython,
+    "dulwich": dulwich,
+    "pygit2": pygit2,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

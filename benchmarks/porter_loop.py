@@ -28,8 +28,19 @@ TARGET_S = 5.0
 def timed_run(cases: Path, impl: str, *extra: str) -> dict[str, Any]:
     """`conformance run CASES --impl IMPL --no-timing --report TMP [extra]`, timed start to exit."""
     with tempfile.TemporaryDirectory(prefix="bench-porter-") as tmp:
-        argv = [sys.executable, "-m", "harness.cli", "run", str(cases), "--impl", impl, "--no-timing",
-                "--report", tmp, *extra]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(cases),
+            "--impl",
+            impl,
+            "--no-timing",
+            "--report",
+            tmp,
+            *extra,
+        ]
         started = time.perf_counter()
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started
@@ -60,9 +71,12 @@ def measure_porter_loop(cases: Path, rounds: int = 2) -> dict[str, Any]:
         timed_run(cases, impl, *extra)  # the store now holds every reference answer these cases ask for
         runs = [timed_run(cases, impl, *extra) for _ in range(rounds)]
         best = min(runs, key=lambda r: r["seconds"])
-        measured[f"warm_{name}"] = {**best, "runs_s": [r["seconds"] for r in runs],
-                                    "of_cold": round(best["seconds"] / cold["seconds"], 3),
-                                    "under_target": best["seconds"] < TARGET_S}  # fmt: skip
+        measured[f"warm_{name}"] = {
+            **best,
+            "runs_s": [r["seconds"] for r in runs],
+            "of_cold": round(best["seconds"] / cold["seconds"], 3),
+            "under_target": best["seconds"] < TARGET_S,
+        }
     return measured
 
 
@@ -71,9 +85,11 @@ def summary(measured: dict[str, Any]) -> str:
     lines = [f"porter's loop (target: warm < {TARGET_S:g} s): cold --impl python {cold['seconds']:.2f} s"]
     for name in ("python", "v2_only", "v2_only_j2"):
         warm = measured[f"warm_{name}"]
-        lines.append(f"  warm --impl {name}: {warm['seconds']:.2f} s ({warm['of_cold']:.2f} of cold), "
-                     f"{warm['terminal_lines']} terminal lines, index.html {warm['bytes']['index.html']:,} B, "
-                     f"report.json {warm['bytes']['report.json']:,} B, first rule {warm['first_rule']}")  # fmt: skip
+        lines.append(
+            f"  warm --impl {name}: {warm['seconds']:.2f} s ({warm['of_cold']:.2f} of cold), "
+            f"{warm['terminal_lines']} terminal lines, index.html {warm['bytes']['index.html']:,} B, "
+            f"report.json {warm['bytes']['report.json']:,} B, first rule {warm['first_rule']}"
+        )
     return "\n".join(lines)
 
 

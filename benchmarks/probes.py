@@ -38,8 +38,9 @@ class Timing:
         return {"median_ms": round(self.median_ms, 3), "min_ms": round(self.min_ms, 3), "runs": self.runs}
 
 
-def timed(action: Callable[[], object], *, budget: float = 1.0, least: int = 3, most: int = 25,
-          warmup: bool = True) -> Timing:  # fmt: skip
+def timed(
+    action: Callable[[], object], *, budget: float = 1.0, least: int = 3, most: int = 25, warmup: bool = True
+) -> Timing:
     """Run `action` once to warm up, then repeatedly; the median and minimum wall time in ms."""
     if warmup:
         started = time.perf_counter()
@@ -69,15 +70,22 @@ def request_for(memory_dir: Path) -> CompileRequest:
 def port_compile(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> Callable[[], CompiledPrompt]:
     now = parse_now(NOW)
     request = request_for(memory_dir)
-    return lambda: compile_system_prompt(memory_dir, system=request.system, agent_id=request.agent_id,
-                                         conversation_id=request.conversation_id, now=now, profile=profile,
-                                         git_env=git_env)  # fmt: skip
+    return lambda: compile_system_prompt(
+        memory_dir,
+        system=request.system,
+        agent_id=request.agent_id,
+        conversation_id=request.conversation_id,
+        now=now,
+        profile=profile,
+        git_env=git_env,
+    )
 
 
 def read_blob_oids(memory_dir: Path, paths: list[str], git_env: dict[str, str]) -> list[bytes]:
     """The floor's part one: one `git ls-tree -r HEAD`, keeping the blobs of `paths` (what the port reads)."""
-    listing = subprocess.run(["git", "ls-tree", "-r", "-z", "HEAD"], cwd=memory_dir, env=git_env,
-                             capture_output=True, check=True).stdout  # fmt: skip
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "-z", "HEAD"], cwd=memory_dir, env=git_env, capture_output=True, check=True
+    ).stdout
     wanted = {p.encode("utf-8") for p in paths}
     oids = []
     for record in listing.split(b"\0"):
@@ -95,8 +103,9 @@ def floor(memory_dir: Path, paths: list[str], git_env: dict[str, str]) -> Callab
     def run() -> int:
         oids = read_blob_oids(memory_dir, paths, git_env)
         batch = b"".join(o + b"\n" for o in oids)
-        done = subprocess.run(["git", "cat-file", "--batch"], cwd=memory_dir, env=git_env, input=batch,
-                              capture_output=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            ["git", "cat-file", "--batch"], cwd=memory_dir, env=git_env, input=batch, capture_output=True, check=True
+        )
         return len(done.stdout)
 
     return run
@@ -104,8 +113,18 @@ def floor(memory_dir: Path, paths: list[str], git_env: dict[str, str]) -> Callab
 
 def port_process(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> Callable[[], object]:
     """The whole `python -m memfs_prompt compile DIR --json` process, start to exit."""
-    argv = [sys.executable, "-m", "memfs_prompt", "compile", str(memory_dir), "--json", "--profile", profile.name,
-            "--now", NOW]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "memfs_prompt",
+        "compile",
+        str(memory_dir),
+        "--json",
+        "--profile",
+        profile.name,
+        "--now",
+        NOW,
+    ]
     env = {**git_env, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
 
     def run() -> int:
@@ -153,8 +172,13 @@ print(json.dumps({"baseline_kib": baseline, "peak_kib": resource.getrusage(resou
 def port_peak_rss(memory_dir: Path, profile: Profile, git_env: dict[str, str]) -> dict[str, int]:
     """Peak RSS of a fresh Python process compiling `memory_dir` (and of its git child), in KiB."""
     env = {**git_env, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    done = subprocess.run([sys.executable, "-c", PORT_RSS_SCRIPT, str(memory_dir), profile.name], env=env,
-                          capture_output=True, check=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PORT_RSS_SCRIPT, str(memory_dir), profile.name],
+        env=env,
+        capture_output=True,
+        check=True,
+        text=True,
+    )
     return dict(json.loads(done.stdout))
 
 

@@ -28,8 +28,14 @@ class Workload:
 
 
 def _scenario(name: str, repo: dict[str, Any]) -> Scenario:
-    return Scenario(name, f"benchmark repository {name}", Path("benchmarks") / "compile" / f"{name}.yaml", ("bench",),
-                    dict(DEFAULT_INPUTS), repo)  # fmt: skip
+    return Scenario(
+        name,
+        f"benchmark repository {name}",
+        Path("benchmarks") / "compile" / f"{name}.yaml",
+        ("bench",),
+        dict(DEFAULT_INPUTS),
+        repo,
+    )
 
 
 def v1_workload(files: int) -> Workload:

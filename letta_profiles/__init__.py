@@ -29,9 +29,21 @@ __all__ = [
 
 # Every published version, in release order: npm's seven, then PyPI's from 0.32.13 (no 0.32.17 there).
 PUBLISHED: tuple[str, ...] = (
-    "0.25.3", "0.25.9", "0.30.28", "0.31.12", "0.32.8", "0.32.13", "0.32.14", "0.32.15", "0.32.16", "0.32.17",
-    "0.32.18", "0.32.19", *(f"0.33.{n}" for n in range(9)), *(f"0.34.{n}" for n in range(13)),
-)  # fmt: skip
+    "0.25.3",
+    "0.25.9",
+    "0.30.28",
+    "0.31.12",
+    "0.32.8",
+    "0.32.13",
+    "0.32.14",
+    "0.32.15",
+    "0.32.16",
+    "0.32.17",
+    "0.32.18",
+    "0.32.19",
+    *(f"0.33.{n}" for n in range(9)),
+    *(f"0.34.{n}" for n in range(13)),
+)
 
 
 def _releases(first: str, last: str) -> tuple[str, ...]:

@@ -133,10 +133,24 @@ def _icu() -> _Icu:
         else:
             fn(name, None, ctypes.c_void_p)(raw)
         versions[name] = _version_string(raw)
-    sort_key = fn("ucol_getSortKey", ctypes.c_int32, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
-                  ctypes.c_char_p, ctypes.c_int32)  # fmt: skip
-    return _Icu(collator, sort_key, versions["u_getVersion"], versions["u_getUnicodeVersion"],
-                versions["ucol_getUCAVersion"], versions["ucol_getVersion"], str(path))  # fmt: skip
+    sort_key = fn(
+        "ucol_getSortKey",
+        ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_char_p,
+        ctypes.c_int32,
+        ctypes.c_char_p,
+        ctypes.c_int32,
+    )
+    return _Icu(
+        collator,
+        sort_key,
+        versions["u_getVersion"],
+        versions["u_getUnicodeVersion"],
+        versions["ucol_getUCAVersion"],
+        versions["ucol_getVersion"],
+        str(path),
+    )
 
 
 _buffers = threading.local()  # ctypes releases the GIL during the call: one output buffer per thread

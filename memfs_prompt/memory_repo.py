@@ -34,8 +34,18 @@ def ensure_memory_repo(memory_dir: Path, agent_id: str, agent_name: str | None, 
     if committed_revision(memory_dir, env) is not None:
         return
     name = (agent_name or "").strip() or DEFAULT_AUTHOR_NAME
-    _git(memory_dir, env, "-c", f"user.name={name}", "-c", f"user.email={agent_id}@letta.com",
-         "commit", "--allow-empty", "-m", INITIAL_COMMIT_MESSAGE)  # fmt: skip
+    _git(
+        memory_dir,
+        env,
+        "-c",
+        f"user.name={name}",
+        "-c",
+        f"user.email={agent_id}@letta.com",
+        "commit",
+        "--allow-empty",
+        "-m",
+        INITIAL_COMMIT_MESSAGE,
+    )
 
 
 def _git(memory_dir: Path, env: Mapping[str, str] | None, *args: str) -> None:

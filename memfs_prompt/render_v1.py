@@ -125,8 +125,13 @@ def render_memfs_v1(files: list[MemoryFile], literal: Callable[[str], str]) -> s
     lines = ["Reminder: <projection> contains the local path of the memory file projection."]
     persona = next((f for f in files if f.label == "system/persona"), None)
     if persona:
-        lines += ["", "<self>", "<projection>$MEMORY_DIR/system/persona.md</projection>",
-                  js_trim_end(persona.value), "</self>"]  # fmt: skip
+        lines += [
+            "",
+            "<self>",
+            "<projection>$MEMORY_DIR/system/persona.md</projection>",
+            js_trim_end(persona.value),
+            "</self>",
+        ]
     system_files = [f for f in files if f.label.startswith("system/") and f.label != "system/persona"]
     external = [f for f in files if not f.label.startswith("system/") and not f.label.startswith("skills/")]
     if system_files or external:

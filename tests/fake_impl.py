@@ -48,8 +48,18 @@ from memfs_prompt.quirks import js_trim
 from memfs_prompt.serve import encode_answer
 
 MODES = (
-    "crash", "exit", "hang", "garbage", "partial", "wrong-id", "stale-id", "twice", "not-ok", "unsupported", "wrong",
-)  # fmt: skip
+    "crash",
+    "exit",
+    "hang",
+    "garbage",
+    "partial",
+    "wrong-id",
+    "stale-id",
+    "twice",
+    "not-ok",
+    "unsupported",
+    "wrong",
+)
 FAULT = re.compile(r"FAULT:([a-z-]+)")
 LIFECYCLE_OPS = ("lifecycle_open", "lifecycle_step", "lifecycle_close")
 

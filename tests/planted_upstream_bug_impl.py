@@ -24,12 +24,15 @@ ROOT = Path(__file__).resolve().parents[1]
 BUGS = {
     "midnight": [("jsvalues.py", "hour12 = hours % 12 or 12", "hour12 = hours % 12")],
     "body-rstrip": [
-        ("frontmatter.py", "ParsedMarkdown(_parse_keys_v0_25(text), js_trim(body))",
-         "ParsedMarkdown(_parse_keys_v0_25(text), body.rstrip())"),
+        (
+            "frontmatter.py",
+            "ParsedMarkdown(_parse_keys_v0_25(text), js_trim(body))",
+            "ParsedMarkdown(_parse_keys_v0_25(text), body.rstrip())",
+        ),
         ("frontmatter.py", "return ParsedMarkdown(keys, js_trim(body))", "return ParsedMarkdown(keys, body.rstrip())"),
     ],
     "skills-first-line": [("skills_block.py", 'js_trim(text).split("\\n")[0]', "js_trim(text)")],
-}  # fmt: skip
+}
 
 
 def planted_copy(bug: str, into: Path) -> Path:

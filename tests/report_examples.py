@@ -24,35 +24,79 @@ STDERR = "TypeError: compileLocalSystemPrompt is not a function\n    at referenc
 
 
 def record(core: str) -> dict[str, str]:
-    return {"content": "S\n\n" + core, "coreMemory": core, "compiledAt": NOW, "rawSystemHash": "ab" * 32,
-            "memfsRevision": "0" * 40}  # fmt: skip
+    return {
+        "content": "S\n\n" + core,
+        "coreMemory": core,
+        "compiledAt": NOW,
+        "rawSystemHash": "ab" * 32,
+        "memfsRevision": "0" * 40,
+    }
 
 
 def request(case_id: str) -> dict[str, object]:
-    return {"memoryDir": f"/cache/repos/{case_id}/memory", "system": "S", "agentId": "agent-1",
-            "conversationId": "conv-1", "now": NOW, "previousMessageCount": 0, "includeMemfs": True}  # fmt: skip
+    return {
+        "memoryDir": f"/cache/repos/{case_id}/memory",
+        "system": "S",
+        "agentId": "agent-1",
+        "conversationId": "conv-1",
+        "now": NOW,
+        "previousMessageCount": 0,
+        "includeMemfs": True,
+    }
 
 
-def case(case_id: str, status: str, tags: tuple[str, ...], reference: Outcome | None, port: Outcome | None,
-         label: str = REFERENCES[0], **extra: object) -> CaseResult:  # fmt: skip
+def case(
+    case_id: str,
+    status: str,
+    tags: tuple[str, ...],
+    reference: Outcome | None,
+    port: Outcome | None,
+    label: str = REFERENCES[0],
+    **extra: object,
+) -> CaseResult:
     diffs = outcome_diff(reference, port) if reference and port and status in (Status.FAIL, Status.KNOWN) else []
-    return CaseResult(case_id, label, f"letta-code@{label}", status, tags, f"cases/compile/{case_id}.yaml",
-                      description=f"fabricated {status} case", diffs=diffs, reference_outcome=reference,
-                      impl_outcome=port, request=request(case_id), seconds=0.1, **extra)  # type: ignore[arg-type]  # fmt: skip
+    return CaseResult(
+        case_id,
+        label,
+        f"letta-code@{label}",
+        status,
+        tags,
+        f"cases/compile/{case_id}.yaml",
+        description=f"fabricated {status} case",
+        diffs=diffs,
+        reference_outcome=reference,
+        impl_outcome=port,
+        request=request(case_id),
+        seconds=0.1,
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def lifecycle_turns() -> list[dict[str, object]]:
     update = "<memory_update>\nhuman.md changed\n</memory_update>"
     return [
-        {"turn": 1, "step": "send hello", "impl": {"fact_seen": False, "messages": 1},
-         "reference": {"fact_seen": False, "messages": 1}, "diffs": []},
-        {"turn": 2, "step": "commit memory, send", "impl": {"fact_seen": True, "messages": 3, "reminder": update},
-         "reference": {"fact_seen": True, "messages": 3, "reminder": update + "\r\n"},
-         "diffs": [{"observation": "reminder", "impl": update, "reference": update + "\r\n"}]},
-        {"turn": 3, "step": "send again", "impl": {"fact_seen": True, "messages": 5},
-         "reference": {"fact_seen": False, "messages": 5},
-         "diffs": [{"observation": "fact_seen", "impl": True, "reference": False}]},
-    ]  # fmt: skip
+        {
+            "turn": 1,
+            "step": "send hello",
+            "impl": {"fact_seen": False, "messages": 1},
+            "reference": {"fact_seen": False, "messages": 1},
+            "diffs": [],
+        },
+        {
+            "turn": 2,
+            "step": "commit memory, send",
+            "impl": {"fact_seen": True, "messages": 3, "reminder": update},
+            "reference": {"fact_seen": True, "messages": 3, "reminder": update + "\r\n"},
+            "diffs": [{"observation": "reminder", "impl": update, "reference": update + "\r\n"}],
+        },
+        {
+            "turn": 3,
+            "step": "send again",
+            "impl": {"fact_seen": True, "messages": 5},
+            "reference": {"fact_seen": False, "messages": 5},
+            "diffs": [{"observation": "fact_seen", "impl": True, "reference": False}],
+        },
+    ]
 
 
 def mixed_results() -> list[CaseResult]:
@@ -60,20 +104,50 @@ def mixed_results() -> list[CaseResult]:
     results = [
         case("a-pass", Status.PASS, ("frontmatter",), ok, ok),
         case("a-pass", Status.PASS, ("frontmatter",), ok, ok, label=REFERENCES[1]),
-        case("error-case", Status.ERROR, ("driver",),
-             Outcome("error", error="driver exited with code 1", stderr=STDERR),
-             ok, reasons=["reference could not run: driver exited with code 1"]),
-        case("known-fffd", Status.KNOWN, ("utf8",), Outcome("ok", record=record("bad \ufffd byte")),
-             Outcome("ok", record=record("bad \udcff byte")), reasons=["upstream-bug: execFileSync decodes as U+FFFD"]),
-        case("lifecycle-update-once", Status.FAIL, ("lifecycle",), ok, ok, turns=lifecycle_turns(),
-             reasons=["turn 2 and 3 differ"]),
-        case("escape-html", Status.FAIL, ("html",), Outcome("ok", record=record("<script>alert(1)</script> & <b>"),
-                                                     stderr="<script>alert(3)</script>"),
-             Outcome("ok", record=record("<script>alert(2)</script> & <b>")), reasons=["<script>alert(4)</script>"]),
-    ]  # fmt: skip
+        case(
+            "error-case",
+            Status.ERROR,
+            ("driver",),
+            Outcome("error", error="driver exited with code 1", stderr=STDERR),
+            ok,
+            reasons=["reference could not run: driver exited with code 1"],
+        ),
+        case(
+            "known-fffd",
+            Status.KNOWN,
+            ("utf8",),
+            Outcome("ok", record=record("bad \ufffd byte")),
+            Outcome("ok", record=record("bad \udcff byte")),
+            reasons=["upstream-bug: execFileSync decodes as U+FFFD"],
+        ),
+        case(
+            "lifecycle-update-once",
+            Status.FAIL,
+            ("lifecycle",),
+            ok,
+            ok,
+            turns=lifecycle_turns(),
+            reasons=["turn 2 and 3 differ"],
+        ),
+        case(
+            "escape-html",
+            Status.FAIL,
+            ("html",),
+            Outcome("ok", record=record("<script>alert(1)</script> & <b>"), stderr="<script>alert(3)</script>"),
+            Outcome("ok", record=record("<script>alert(2)</script> & <b>")),
+            reasons=["<script>alert(4)</script>"],
+        ),
+    ]
     for case_id, tags, ref_core, port_core, _ in FAILURES:
-        results.append(case(case_id, Status.FAIL, tags, Outcome("ok", record=record(ref_core)),
-                            Outcome("ok", record=record(port_core))))  # fmt: skip
+        results.append(
+            case(
+                case_id,
+                Status.FAIL,
+                tags,
+                Outcome("ok", record=record(ref_core)),
+                Outcome("ok", record=record(port_core)),
+            )
+        )
     results.append(case("crlf-vs-lf", Status.PASS, ("line-endings",), ok, ok, label=REFERENCES[1]))
     return results
 
@@ -97,8 +171,12 @@ def passing_matrix(cases: int = 200, labels: list[str] = MATRIX_LABELS) -> RunRe
         ok = Outcome(
             "ok", record={**record(core), "rawSystemHash": f"{number:064x}", "memfsRevision": f"{number:040x}"}
         )
-        results += [case(f"case-{number:03d}", Status.PASS, ("core", "frontmatter"), ok, ok, label=label,
-                         compared=dict(compared)) for label in labels]  # fmt: skip
+        results += [
+            case(
+                f"case-{number:03d}", Status.PASS, ("core", "frontmatter"), ok, ok, label=label, compared=dict(compared)
+            )
+            for label in labels
+        ]
     return RunReport(results, [{"name": n} for n in labels], [], ["conformance", "matrix"])
 
 
@@ -152,6 +230,16 @@ def three_implementations() -> list[CaseResult]:
         status = status_of.get((impl, case_id, reference), Status.PASS)
         reference_outcome = None if reference == "golden" else ok
         reasons = [] if status == Status.PASS else [f"{status} (made up)"]
-        results.append(case(case_id, status, SUMMARY_CASES[case_id], reference_outcome, ok, label=reference,
-                            implementation=impl, reasons=reasons))  # fmt: skip
+        results.append(
+            case(
+                case_id,
+                status,
+                SUMMARY_CASES[case_id],
+                reference_outcome,
+                ok,
+                label=reference,
+                implementation=impl,
+                reasons=reasons,
+            )
+        )
     return results

@@ -65,8 +65,9 @@ def odd_repo(make_repo) -> GitRepo:
 
 
 def tree_listing(path: Path, env: dict[str, str], rev: str = "HEAD") -> list[bytes]:
-    out = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", rev], cwd=path, env=env,
-                         capture_output=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["git", "ls-tree", "-r", "-z", "--full-tree", rev], cwd=path, env=env, capture_output=True, check=True
+    ).stdout
     return out.split(b"\0")
 
 
@@ -137,8 +138,9 @@ def test_the_case_file_is_readable_yaml_with_escapes_and_base64_only_where_neede
     assert commits[2]["delete"] == [{"path_base64": "c3lzdGVtL2NhZukubWQ="}, "system/empty.md", "system/persona.md"]
 
 
-def test_head_only_rebuilds_the_head_tree_and_names_the_revision_difference(tmp_path, make_repo, git_env,
-                                                                             capsys) -> None:  # fmt: skip
+def test_head_only_rebuilds_the_head_tree_and_names_the_revision_difference(
+    tmp_path, make_repo, git_env, capsys
+) -> None:
     repo = odd_repo(make_repo)
     assert conformance(["add-case", str(repo.path), "--id", "head", "--head-only", "--out", str(tmp_path)]) == 0
     assert "HEAD is rebuilt without its parents" in capsys.readouterr().out
@@ -206,8 +208,9 @@ def test_written_repo_specs_read_back_as_the_same_trees(model: RepoModel) -> Non
 
 
 @pytest.mark.integration
-def test_the_reference_compiles_the_rebuilt_repository_as_the_original(tmp_path, make_repo, git_env, reference_bun,
-                                                                       release_bundle) -> None:  # fmt: skip
+def test_the_reference_compiles_the_rebuilt_repository_as_the_original(
+    tmp_path, make_repo, git_env, reference_bun, release_bundle
+) -> None:
     from harness.core.reference import ReferenceSpec
     from harness.runners.bun_reference import BunReferenceRunner
 

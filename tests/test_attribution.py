@@ -48,8 +48,14 @@ ROWS = {rule_id: Row(rule_id, data["feature"], data["line"]) for rule_id, data i
 OK = Outcome("ok", record=record("persona: helpful"))
 
 
-def result(case_id: str, failed: bool, rules: tuple[str, ...], core: str = "x", reference: str = "persona: helpful",
-           **extra: object) -> CaseResult:  # fmt: skip
+def result(
+    case_id: str,
+    failed: bool,
+    rules: tuple[str, ...],
+    core: str = "x",
+    reference: str = "persona: helpful",
+    **extra: object,
+) -> CaseResult:
     expected = Outcome("ok", record=record(reference))
     port = Outcome("ok", record=record(core)) if failed else expected
     made = case(case_id, Status.FAIL if failed else Status.PASS, ("frontmatter",), expected, port, **extra)
@@ -111,8 +117,10 @@ def test_a_case_naming_no_rule_is_grouped_by_its_cause_after_the_rules() -> None
 
 def test_an_implementation_that_errors_on_everything_is_one_cause_not_a_rule() -> None:
     broken = Outcome("error", error="cmd:./port could not start: exit status 127")
-    results = [replace(case(f"c{n}", Status.ERROR, (), OK, broken, reasons=["could not start"]), rules=("memfs-v1",))
-               for n in range(3)]  # fmt: skip
+    results = [
+        replace(case(f"c{n}", Status.ERROR, (), OK, broken, reasons=["could not start"]), rules=("memfs-v1",))
+        for n in range(3)
+    ]
     entries = attribute(results, ROWS, cause_of)
     assert [(e.rule, e.explains) for e in entries] == [(None, 3)]
 
@@ -149,7 +157,10 @@ def test_implementations_are_attributed_apart() -> None:
     results = v2_only_port() + [replace(r, implementation="cmd:./planted") for r in planted_port()]
     entries = attribute(results, ROWS, cause_of)
     assert [(e.implementation, e.rule) for e in entries] == [
-        ("python", "memfs-v1"), ("cmd:./planted", "label-collation"), ("cmd:./planted", "js-trim-set")]  # fmt: skip
+        ("python", "memfs-v1"),
+        ("cmd:./planted", "label-collation"),
+        ("cmd:./planted", "js-trim-set"),
+    ]
 
 
 def test_the_terminal_summary_names_each_rule_with_its_smallest_case_and_reproduce_command() -> None:
@@ -182,7 +193,9 @@ def test_report_json_carries_the_attribution_the_rules_it_names_and_each_failing
     schema = json.loads(Path("harness/report/schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(data, schema)
     assert [(a["rule"], a["explains"], a["smallest"]["case"]) for a in data["attribution"]] == [
-        ("label-collation", 2, "collate-v1"), ("js-trim-set", 2, "trim-and-bom")]  # fmt: skip
+        ("label-collation", 2, "collate-v1"),
+        ("js-trim-set", 2, "trim-and-bom"),
+    ]
     assert sorted(data["rules"]) == [
         "bom-stripped",
         "js-trim-set",

@@ -37,8 +37,11 @@ def test_the_gate_benchmark_counts_a_warm_report_equal_to_the_cold_one_but_for_i
 
     result = {"case": "c", "reference": "0.34.12", "status": "pass"}
     cold = {"run": {"command": ["a", "cold"]}, "references": [{"starts": 3}], "results": [result]}
-    warm = {"run": {"command": ["a", "warm"]}, "references": [{"starts": 0}],
-            "results": [{**result, "cached": True, "cache_key": "k"}]}  # fmt: skip
+    warm = {
+        "run": {"command": ["a", "warm"]},
+        "references": [{"starts": 0}],
+        "results": [{**result, "cached": True, "cache_key": "k"}],
+    }
     other = {**warm, "results": [{**result, "status": "fail"}]}
     for name, report in (("cold", cold), ("warm", warm), ("other", other)):
         (tmp_path / name).mkdir()
@@ -57,8 +60,14 @@ def test_the_porter_loop_times_a_run_and_keeps_what_a_porter_sees(release_bundle
     measured = porter_loop.timed_run(ROOT / "cases", porter_loop.V2_ONLY, "-k", "bom-double")
     assert measured["counts"] == {"fail": 1} and measured["first_rule"].startswith("memfs-v1")
     assert measured["terminal_lines"] >= 5 and measured["bytes"]["index.html"] > 0
-    fake = {"seconds": 1.0, "of_cold": 0.1, "terminal_lines": 11, "bytes": {"index.html": 1, "report.json": 2},
-            "first_rule": "memfs-v1 + metadata-block"}  # fmt: skip
-    text = porter_loop.summary({"cold_python": {"seconds": 10.0}, "warm_python": fake, "warm_v2_only": fake,
-                                "warm_v2_only_j2": fake})  # fmt: skip
+    fake = {
+        "seconds": 1.0,
+        "of_cold": 0.1,
+        "terminal_lines": 11,
+        "bytes": {"index.html": 1, "report.json": 2},
+        "first_rule": "memfs-v1 + metadata-block",
+    }
+    text = porter_loop.summary(
+        {"cold_python": {"seconds": 10.0}, "warm_python": fake, "warm_v2_only": fake, "warm_v2_only_j2": fake}
+    )
     assert "warm --impl v2_only: 1.00 s (0.10 of cold), 11 terminal lines" in text

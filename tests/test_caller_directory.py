@@ -57,8 +57,10 @@ def test_a_package_shadowed_by_the_callers_directory_is_not_the_one_that_runs(
     """Before: the program ran in the caller's directory, `python -m porty` found the caller's `porty` (the honest
     port) ahead of PYTHONPATH's (the planted bug), and the run passed a port that differs. Now the named one runs."""
     caller = package(tmp_path / "caller", "from memfs_prompt import serve\nraise SystemExit(serve.main())\n")
-    named = package(tmp_path / "named", f"import runpy\nrunpy.run_path({str(TESTS / 'planted_bug_impl.py')!r}, "
-                                         "run_name='__main__')\n")  # fmt: skip
+    named = package(
+        tmp_path / "named",
+        f"import runpy\nrunpy.run_path({str(TESTS / 'planted_bug_impl.py')!r}, run_name='__main__')\n",
+    )
     cases = order_cases(tmp_path / "cases")
     monkeypatch.chdir(caller)
     impl = f"cmd:env PYTHONPATH={named} {sys.executable} -m porty"
@@ -71,14 +73,21 @@ def test_a_relative_path_in_the_command_means_what_it_means_in_the_callers_direc
 ) -> None:
     caller = tmp_path / "caller"
     (caller / "bin").mkdir(parents=True)
-    (caller / "bin" / "port.py").write_text(f"import runpy\nrunpy.run_path({str(TESTS / 'planted_bug_impl.py')!r}, "
-                                            "run_name='__main__')\n")  # fmt: skip
+    (caller / "bin" / "port.py").write_text(
+        f"import runpy\nrunpy.run_path({str(TESTS / 'planted_bug_impl.py')!r}, run_name='__main__')\n"
+    )
     (caller / "port.py").write_text("")
     monkeypatch.chdir(caller)
     assert resolved_argv(["./run-me", "bin/port.py", "port.py", "serve", "-m", "bin", "X=a/b", "-x"], caller) == [
-        str(caller / "run-me"), str(caller / "bin" / "port.py"), str(caller / "port.py"), "serve", "-m", "bin",
-        "X=a/b", "-x",
-    ]  # fmt: skip
+        str(caller / "run-me"),
+        str(caller / "bin" / "port.py"),
+        str(caller / "port.py"),
+        "serve",
+        "-m",
+        "bin",
+        "X=a/b",
+        "-x",
+    ]
     assert resolved_search_path(f"lib{os.pathsep}{os.pathsep}/abs", caller) == f"{caller / 'lib'}{os.pathsep}/abs"
     cases = order_cases(tmp_path / "cases")
     results = {r.case_id: r.status for r in run(tmp_path, [cases], f"cmd:{sys.executable} bin/port.py")}
@@ -135,8 +144,9 @@ def test_no_command_that_starts_a_program_writes_in_the_callers_directory(scratc
     memory.mkdir()
     before = tree(scratch)
     litter = f"cmd:{LITTER} {sys.executable} -m memfs_prompt serve"
-    assert main(["run", "cases", "--reference", bundle, "--impl", "python", "--impl", "python-cli",
-                 "--impl", litter]) == 0  # fmt: skip
+    assert (
+        main(["run", "cases", "--reference", bundle, "--impl", "python", "--impl", "python-cli", "--impl", litter]) == 0
+    )
     assert (tmp_path / "cache" / "home" / ".letta" / ".lettaignore").exists()  # the reference wrote in its home
     assert main(["diff-repo", str(memory), "--reference", bundle]) == 0
     assert main(["show", str(memory), "--reference", bundle]) == 0

@@ -48,8 +48,17 @@ def corpus(tmp_path: Path, cases: dict[str, tuple[str, str]]) -> Path:
 
 def run(tmp_path: Path, cases: Path, impl: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, Path]:
     report = tmp_path / "report"
-    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", impl,
-            "--report", str(report), "--no-timing"]  # fmt: skip
+    argv = [
+        "run",
+        str(cases),
+        "--reference",
+        f"bundle:{fake_bundle(tmp_path / 'bundle')}",
+        "--impl",
+        impl,
+        "--report",
+        str(report),
+        "--no-timing",
+    ]
     code = cli.main(argv)
     out = capsys.readouterr()
     return code, out.out + out.err, report
@@ -115,8 +124,9 @@ def test_every_command_that_takes_impl_takes_impl_env() -> None:
     from harness.cli.main import build_parser
 
     (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    options = {name: {o for action in sub._actions for o in action.option_strings}
-               for name, sub in commands.choices.items()}  # fmt: skip
+    options = {
+        name: {o for action in sub._actions for o in action.option_strings} for name, sub in commands.choices.items()
+    }
     taking = sorted(name for name, known in options.items() if "--impl" in known)
     assert {"run", "matrix", "diff-repo", "show", "fuzz", "reduce", "bisect", "upstream-tests"} <= set(taking)
     assert [name for name in taking if "--impl-env" not in options[name]] == []
@@ -151,8 +161,19 @@ def test_impl_env_passes_a_variable_by_value_or_from_the_caller_and_the_report_k
     cases = corpus(tmp_path, {"v2-case": ("memfs-v2", "")})
     impl = f"{FAKE} --require-env MY_PORT_HOME"
     report = tmp_path / "report"
-    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", impl,
-            "--impl-env", given, "--report", str(report), "--no-timing"]  # fmt: skip
+    argv = [
+        "run",
+        str(cases),
+        "--reference",
+        f"bundle:{fake_bundle(tmp_path / 'bundle')}",
+        "--impl",
+        impl,
+        "--impl-env",
+        given,
+        "--report",
+        str(report),
+        "--no-timing",
+    ]
     assert cli.main(argv) == 0, capsys.readouterr()
     data = json.loads((report / "report.json").read_text())
     assert [r["status"] for r in data["results"]] == ["pass"]
@@ -174,7 +195,15 @@ def test_impl_env_refuses_a_pinned_name_an_unset_one_and_a_bad_one_before_runnin
     tmp_path: Path, bin_dir: Path, capsys: pytest.CaptureFixture[str], given: str, says: str
 ) -> None:
     cases = corpus(tmp_path, {"v2-case": ("memfs-v2", "")})
-    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", FAKE,
-            "--impl-env", given]  # fmt: skip
+    argv = [
+        "run",
+        str(cases),
+        "--reference",
+        f"bundle:{fake_bundle(tmp_path / 'bundle')}",
+        "--impl",
+        FAKE,
+        "--impl-env",
+        given,
+    ]
     assert cli.main(argv) == 2
     assert says in capsys.readouterr().err

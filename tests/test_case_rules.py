@@ -230,8 +230,9 @@ def test_the_harness_allows_exactly_the_clocks_the_python_port_reads() -> None:
     assert 1000 < len(allowed) < len(texts) - 300  # both sides of the rule are exercised
 
 
-@pytest.mark.parametrize(("text", "value"), [("3", 3), ("3.0", 3.0), ("-5", -5), ("1e21", 1e21), ("9007199254740993",
-                         9007199254740993)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "value"), [("3", 3), ("3.0", 3.0), ("-5", -5), ("1e21", 1e21), ("9007199254740993", 9007199254740993)]
+)
 def test_a_message_count_is_kept_as_written(text: str, value: float) -> None:
     parsed = parse_json_number(text)
     assert parsed == value and type(parsed) is type(value)
@@ -250,10 +251,21 @@ def test_the_harness_calls_exactly_the_clocks_the_python_port_reads_as_invalid_d
 
     from memfs_prompt.jsvalues import parse_js_date
 
-    extremes = ["2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2026-12-31T24:00:00Z", "2026-12-31T24:00:01Z",
-                "+275760-09-13T00:00:00Z", "+275760-09-13T00:00:00.001Z", "-271821-04-20T00:00:00Z",
-                "-271821-04-19T23:59:59.999Z", "2026-01-02T03:04:05+23:59", "2026-01-02T03:04:05+24:00",
-                "+002026-01-02T03:04:05-05:00", "2026-01-02T25:00Z", "2026-01-02T03:60Z"]  # fmt: skip
+    extremes = [
+        "2024-02-29T00:00:00Z",
+        "2023-02-29T00:00:00Z",
+        "2026-12-31T24:00:00Z",
+        "2026-12-31T24:00:01Z",
+        "+275760-09-13T00:00:00Z",
+        "+275760-09-13T00:00:00.001Z",
+        "-271821-04-20T00:00:00Z",
+        "-271821-04-19T23:59:59.999Z",
+        "2026-01-02T03:04:05+23:59",
+        "2026-01-02T03:04:05+24:00",
+        "+002026-01-02T03:04:05-05:00",
+        "2026-01-02T25:00Z",
+        "2026-01-02T03:60Z",
+    ]
     texts = [t for t in [*generated_dates(31, 6000), *extremes] if clock_error(t) is None]
     disagree = [t for t in texts if is_invalid_date(t) != (not parse_js_date(t).valid)]
     assert disagree == []

@@ -102,19 +102,31 @@ def _bundle(path: Path, package: str) -> Path:
 MADE = [
     # (what to make under tmp_path, the arguments given it, what the error says)
     (lambda d: _git_clone(d / "clone", "{}"), ["run", "--reference", "git:{}"], "has no version in package.json"),
-    (lambda d: _git_clone(d / "clone", '{"version": "0.1.0"}'), ["diff-repo", ".", "--reference", "git:{}"],
-     "is letta-code 0.1.0, a version no profile maps"),
-    (lambda d: _bundle(d / "bundle", '{"version": "0.1.0"}'), ["run", "--reference", "bundle:{}"],
-     "letta-code 0.1.0 maps to no profile"),
+    (
+        lambda d: _git_clone(d / "clone", '{"version": "0.1.0"}'),
+        ["diff-repo", ".", "--reference", "git:{}"],
+        "is letta-code 0.1.0, a version no profile maps",
+    ),
+    (
+        lambda d: _bundle(d / "bundle", '{"version": "0.1.0"}'),
+        ["run", "--reference", "bundle:{}"],
+        "letta-code 0.1.0 maps to no profile",
+    ),
     (lambda d: _git_clone(d / "clone", "{}"), ["run", "--reference", "git:{}#no-such-profile"], "unknown profile"),
-    (lambda d: _write(d / "mutants.yaml", "mutants:\n  - id: a\n"), ["mutation", "--mutants", "{}"],
-     "mutants.yaml:2: mutants/0: 'file' is a required property (add it)"),
+    (
+        lambda d: _write(d / "mutants.yaml", "mutants:\n  - id: a\n"),
+        ["mutation", "--mutants", "{}"],
+        "mutants.yaml:2: mutants/0: 'file' is a required property (add it)",
+    ),
     (lambda d: _write(d / "report.json", "not json"), ["drift", "{}"], "not JSON"),
     (lambda d: _write(d / "a-file", ""), ["add-case", ".", "--id", "a", "--out", "{}"], "not a directory"),
     (lambda d: _write(d / "a-file", ""), ["fuzz", "--out", "{}"], "not a directory"),
-    (lambda d: _write(d / "report.json", '{"results": [{"case": "a"}]}').parent, ["run", "--lf", "--report", "{}"],
-     "is not a report"),
-]  # fmt: skip
+    (
+        lambda d: _write(d / "report.json", '{"results": [{"case": "a"}]}').parent,
+        ["run", "--lf", "--report", "{}"],
+        "is not a report",
+    ),
+]
 
 
 def _write(path: Path, text: str) -> Path:

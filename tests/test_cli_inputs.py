@@ -22,13 +22,22 @@ def run(capsys, *argv: str) -> tuple[int, dict | None, str]:
 
 @pytest.mark.parametrize(
     ("count", "printed"),
-    [("9007199254740993", "9007199254740992"), ("1e21", "1e+21"), ("3.0", "3"), ("-5", "-5"), ("-0", "0"),
-     ("0.5", "0.5"), ("NaN", "NaN"), ("1e400", "Infinity")],
-)  # fmt: skip
+    [
+        ("9007199254740993", "9007199254740992"),
+        ("1e21", "1e+21"),
+        ("3.0", "3"),
+        ("-5", "-5"),
+        ("-0", "0"),
+        ("0.5", "0.5"),
+        ("NaN", "NaN"),
+        ("1e400", "Infinity"),
+    ],
+)
 def test_any_json_number_is_a_message_count(make_repo, capsys, count: str, printed: str) -> None:
     repo = make_repo({"system/a.md": "a\n"})
-    code, record, _ = run(capsys, str(repo.path), "--json", "--now", "2026-01-01T00:00:00Z",
-                          f"--previous-message-count={count}")  # fmt: skip
+    code, record, _ = run(
+        capsys, str(repo.path), "--json", "--now", "2026-01-01T00:00:00Z", f"--previous-message-count={count}"
+    )
     assert code == 0 and record is not None
     assert f"- {printed} previous messages between" in record["content"]
 

@@ -31,10 +31,14 @@ def test_no_parser_or_subparser_takes_an_abbreviated_option() -> None:
         assert isinstance(parser, Parser) and parser.allow_abbrev is False, path
 
 
-@pytest.mark.parametrize(("path", "option"), [
-    (path, max(long, key=len)) for path, parser in parsers(build_parser())
-    if (long := [o for o in parser._option_string_actions if o.startswith("--") and len(o) > 4 and o != "--help"])
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "option"),
+    [
+        (path, max(long, key=len))
+        for path, parser in parsers(build_parser())
+        if (long := [o for o in parser._option_string_actions if o.startswith("--") and len(o) > 4 and o != "--help"])
+    ],
+)
 def test_every_commands_options_refuse_their_prefixes(path: tuple[str, ...], option: str) -> None:
     parser = dict(parsers(build_parser()))[path]
     _, extras = parser.parse_known_args([*_required(parser), option[:-1]])
@@ -59,15 +63,24 @@ def test_an_abbreviated_option_is_refused_with_the_full_name(capsys: pytest.Capt
     assert "conformance run: error: unrecognized arguments: --imp; did you mean --impl?" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["run", "--refrence", "pypi:0.34.12"], "conformance run: error: unrecognized arguments: --refrence; "
-                                            "did you mean --reference?"),
-    (["show", ".", "--feild=content"], "conformance show: error: unrecognized arguments: --feild=content; "
-                                       "did you mean --field?"),
-    (["cache", "stats", "--jsn"], "conformance cache stats: error: unrecognized arguments: --jsn; "
-                                  "did you mean --json?"),
-    (["list", "--zzzzzz"], "conformance list: error: unrecognized arguments: --zzzzzz\n"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["run", "--refrence", "pypi:0.34.12"],
+            "conformance run: error: unrecognized arguments: --refrence; did you mean --reference?",
+        ),
+        (
+            ["show", ".", "--feild=content"],
+            "conformance show: error: unrecognized arguments: --feild=content; did you mean --field?",
+        ),
+        (
+            ["cache", "stats", "--jsn"],
+            "conformance cache stats: error: unrecognized arguments: --jsn; did you mean --json?",
+        ),
+        (["list", "--zzzzzz"], "conformance list: error: unrecognized arguments: --zzzzzz\n"),
+    ],
+)
 def test_an_unknown_option_is_named_with_the_nearest_option_of_its_command(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -76,11 +89,17 @@ def test_an_unknown_option_is_named_with_the_nearest_option_of_its_command(
     assert stopped.value.code == 2 and message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["rnu"], "conformance: error: argument command: invalid choice: 'rnu'; did you mean 'run'? (choose from 'run', "),
-    (["cache", "stat"], "argument action: invalid choice: 'stat'; did you mean 'stats'? (choose from 'stats', "),
-    (["run", "--runtime", "nod"], "argument --runtime: invalid choice: 'nod'; did you mean 'node'? (choose from "),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["rnu"],
+            "conformance: error: argument command: invalid choice: 'rnu'; did you mean 'run'? (choose from 'run', ",
+        ),
+        (["cache", "stat"], "argument action: invalid choice: 'stat'; did you mean 'stats'? (choose from 'stats', "),
+        (["run", "--runtime", "nod"], "argument --runtime: invalid choice: 'nod'; did you mean 'node'? (choose from "),
+    ],
+)
 def test_a_command_or_choice_that_is_not_one_is_named_with_the_nearest(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -94,12 +113,15 @@ def test_nearest_is_none_for_what_is_not_text_or_not_close() -> None:
     assert nearest(3, ["3"]) is None and nearest("zzzz", ["collation"]) is None
 
 
-@pytest.mark.parametrize(("reference", "meant"), [
-    ("pypi:0.34.21", "pypi:0.34.12"),  # two digits swapped: the newest, not 0.34.2 or 0.34.11
-    ("0.34.21", "0.34.12"),  # spelt as given: bare
-    ("npm:0.34.12", "pypi:0.34.12"),  # pinned on the other registry
-    ("pypi:0.34.21@node", "pypi:0.34.12@node"),  # the variant kept
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("reference", "meant"),
+    [
+        ("pypi:0.34.21", "pypi:0.34.12"),  # two digits swapped: the newest, not 0.34.2 or 0.34.11
+        ("0.34.21", "0.34.12"),  # spelt as given: bare
+        ("npm:0.34.12", "pypi:0.34.12"),  # pinned on the other registry
+        ("pypi:0.34.21@node", "pypi:0.34.12@node"),  # the variant kept
+    ],
+)
 def test_an_unpinned_reference_is_named_with_the_nearest_pinned_one_before_the_pin_command(
     reference: str, meant: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -116,11 +138,14 @@ def test_an_unpinned_reference_in_a_file_gets_the_same_advice() -> None:
         recorded_label("pypi:0.34.21")
 
 
-@pytest.mark.parametrize(("profile", "meant"), [
-    ("letta-code@0.33.66", "letta-code@0.33.6"),
-    ("spec-v3", "spec-v2"),
-    ("letta-code@0.34.21", "letta-code@0.34.12"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("profile", "meant"),
+    [
+        ("letta-code@0.33.66", "letta-code@0.33.6"),
+        ("spec-v3", "spec-v2"),
+        ("letta-code@0.34.21", "letta-code@0.34.12"),
+    ],
+)
 def test_an_unknown_profile_is_named_with_the_nearest_profile_or_release(
     profile: str, meant: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -54,9 +54,10 @@ def test_an_unknown_module_attribute_is_an_attribute_error() -> None:
 
 def test_every_two_character_ascii_string_has_icus_key() -> None:
     mismatches = [
-        (a, b) for a, b in itertools.product(range(128), repeat=2)
+        (a, b)
+        for a, b in itertools.product(range(128), repeat=2)
         if ascii_sort_key(chr(a) + chr(b)) != icu_sort_key(chr(a) + chr(b))
-    ]  # fmt: skip
+    ]
     assert mismatches == []
 
 
@@ -213,8 +214,11 @@ def test_generated_pairs_order_as_bun_orders_them(bun: Path) -> None:
     pairs = tool.generate_pairs(600, seed=20260701)
     answer = tool.run_oracle(bun, pairs)
     assert answer["icu"] == BUN_ICU
-    differ = [(a, b, ours, theirs) for (a, b, _), ours, theirs in zip(pairs, tool.port_signs(pairs), answer["signs"],
-              strict=True) if ours != theirs]  # fmt: skip
+    differ = [
+        (a, b, ours, theirs)
+        for (a, b, _), ours, theirs in zip(pairs, tool.port_signs(pairs), answer["signs"], strict=True)
+        if ours != theirs
+    ]
     assert differ == []
 
 

@@ -129,8 +129,15 @@ def test_each_implementation_compiles_once_per_case_and_profile(tmp_path, scenar
     def counted(spec: ImplSpec, profile: str, context: ImplContext) -> Runner:
         return Counted(make_runner(spec, profile, context))
 
-    with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False, implementations=[DEFAULT],
-                 runner_factory=lambda spec, cache: made[spec.value], impl_factory=counted) as session:  # fmt: skip
+    with Session(
+        specs,
+        cache=tmp_path / "cache",
+        jobs=2,
+        memoize=False,
+        implementations=[DEFAULT],
+        runner_factory=lambda spec, cache: made[spec.value],
+        impl_factory=counted,
+    ) as session:
         run_by_reference(session, scenarios)
     assert len(compiled) == len(set(compiled))  # never twice for one repository and profile
     assert len(compiled) == 2 * 4 + 1  # plain and other under four profiles, only-old under one
@@ -191,9 +198,15 @@ def test_an_implementation_replays_a_probe_once_per_profile_and_handoff(tmp_path
     for by_reference in (False, True):
         opened.clear()
         made = {v: PortAsReference(f"letta-code@{v}", v) for v in versions}
-        with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False, implementations=[DEFAULT],
-                     runner_factory=lambda spec, cache, made=made: made[spec.value],
-                     impl_factory=counting_opens(opened)) as s:  # fmt: skip
+        with Session(
+            specs,
+            cache=tmp_path / "cache",
+            jobs=2,
+            memoize=False,
+            implementations=[DEFAULT],
+            runner_factory=lambda spec, cache, made=made: made[spec.value],
+            impl_factory=counting_opens(opened),
+        ) as s:
             runs.append(run_by_reference(s, [probe]) if by_reference else s.run([probe]))
     case_by_case, by_reference = runs
     assert sorted(opened) == ["letta-code@0.32.14", "letta-code@0.33.6"]  # not once per release
@@ -282,8 +295,13 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
         monkeypatch.setattr(by_reference, "AHEAD", ahead)
         specs = [ReferenceSpec.parse(f"npm:{v}") for v in VERSIONS]
         made = {v: CountingEcho(f"letta-code@{v}", v) for v in VERSIONS}
-        with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
-                     runner_factory=lambda spec, cache, made=made: made[spec.value]) as session:  # fmt: skip
+        with Session(
+            specs,
+            cache=tmp_path / "cache",
+            jobs=2,
+            memoize=False,
+            runner_factory=lambda spec, cache, made=made: made[spec.value],
+        ) as session:
             runs.append(run_by_reference(session, scenarios))
             described = session.describe_implementations()
         runs[-1].append(described)  # type: ignore[arg-type]
@@ -292,11 +310,17 @@ def test_the_ports_compiles_made_ahead_in_worker_processes_are_the_ones_made_in_
     assert in_process[-1] == ahead_made[-1]  # the report describes the port alike
     for one, other in zip(in_process[:-1], ahead_made[:-1], strict=True):
         assert (one.case_id, one.reference, one.status, one.reasons) == (
-            other.case_id, other.reference, other.status, other.reasons)  # fmt: skip
+            other.case_id,
+            other.reference,
+            other.status,
+            other.reasons,
+        )
         if one.case_id != "nowhere":
             assert one.impl_outcome is not None and other.impl_outcome is not None
             assert (one.impl_outcome.status, one.impl_outcome.record) == (
-                other.impl_outcome.status, other.impl_outcome.record)  # fmt: skip
+                other.impl_outcome.status,
+                other.impl_outcome.record,
+            )
 
 
 def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_process(tmp_path, monkeypatch) -> None:
@@ -319,8 +343,13 @@ def test_a_probes_side_run_in_the_ports_worker_processes_is_the_one_run_in_proce
         monkeypatch.setattr(by_reference, "AHEAD", ahead)
         made = {v: PortAsReference(f"letta-code@{v}", v) for v in versions}
         specs = [ReferenceSpec.parse(f"npm:{v}") for v in versions]
-        with Session(specs, cache=tmp_path / "cache", jobs=2, memoize=False,
-                     runner_factory=lambda spec, cache, made=made: made[spec.value]) as session:  # fmt: skip
+        with Session(
+            specs,
+            cache=tmp_path / "cache",
+            jobs=2,
+            memoize=False,
+            runner_factory=lambda spec, cache, made=made: made[spec.value],
+        ) as session:
             runs.append([(r.reference, r.status, r.turns, r.reasons) for r in run_by_reference(session, [probe])])
     assert ran_there == [False, False, True, True]  # one side per profile: in process, then in the workers
     assert runs[0] == runs[1] and {status for _, status, _, _ in runs[1]} == {"pass"}
@@ -334,8 +363,12 @@ def test_sides_kept_across_runs_replay_a_probe_once_for_every_session(tmp_path) 
     statuses = []
     for version in ("0.34.0", "0.34.12"):  # one profile (letta-code@0.33.6), a session each
         made = {version: PortAsReference(f"letta-code@{version}", version)}
-        with Session([ReferenceSpec.parse(f"npm:{version}")], cache=tmp_path / "cache", memoize=False,
-                     runner_factory=lambda spec, cache, made=made: made[spec.value],
-                     impl_factory=counting_opens(opened)) as s:  # fmt: skip
+        with Session(
+            [ReferenceSpec.parse(f"npm:{version}")],
+            cache=tmp_path / "cache",
+            memoize=False,
+            runner_factory=lambda spec, cache, made=made: made[spec.value],
+            impl_factory=counting_opens(opened),
+        ) as s:
             statuses += [r.status for r in run_by_reference(s, [probe], across)]
     assert opened == ["letta-code@0.33.6"] and statuses == ["pass", "pass"]

@@ -17,12 +17,20 @@ from harness.report.stored import SCHEMA
 # The directions as a reviewer reads them, written apart from the table in harness/report/compare.py: a row is
 # the old status, a column the new one.
 ABBREVIATIONS = {
-    "REG": Direction.REGRESSION, "FIX": Direction.FIX, "FIX-STALE": Direction.FIX_STALE,
-    "EXPECTED": Direction.NEWLY_EXPECTED, "UNEXPECTED": Direction.NO_LONGER_EXPECTED,
-    "UNSTALE": Direction.STALE_REMOVED, "STALE": Direction.NEWLY_STALE, "STILL-FAIL": Direction.STILL_FAILING,
-    "COMPARED": Direction.NOW_COMPARED, "COMPARED-FAIL": Direction.NOW_COMPARED_FAILING, "LOST": Direction.LOST,
-    "UNCOMPARED": Direction.UNCOMPARED, "STILL-UNCOMPARED": Direction.STILL_UNCOMPARED,
-}  # fmt: skip
+    "REG": Direction.REGRESSION,
+    "FIX": Direction.FIX,
+    "FIX-STALE": Direction.FIX_STALE,
+    "EXPECTED": Direction.NEWLY_EXPECTED,
+    "UNEXPECTED": Direction.NO_LONGER_EXPECTED,
+    "UNSTALE": Direction.STALE_REMOVED,
+    "STALE": Direction.NEWLY_STALE,
+    "STILL-FAIL": Direction.STILL_FAILING,
+    "COMPARED": Direction.NOW_COMPARED,
+    "COMPARED-FAIL": Direction.NOW_COMPARED_FAILING,
+    "LOST": Direction.LOST,
+    "UNCOMPARED": Direction.UNCOMPARED,
+    "STILL-UNCOMPARED": Direction.STILL_UNCOMPARED,
+}
 GRID = """
                     pass        fail           known-divergence  stale-divergence  error          runtime-divergence  not-applicable
 pass                -           REG            REG               STALE             REG            UNCOMPARED          LOST
@@ -37,8 +45,12 @@ not-applicable      COMPARED    COMPARED-FAIL  COMPARED          COMPARED-FAIL  
 
 def grid() -> dict[tuple[Status, Status], Direction]:
     header, *rows = [line.split() for line in GRID.strip().splitlines()]
-    return {(Status(row[0]), Status(new)): ABBREVIATIONS[cell]
-            for row in rows for new, cell in zip(header, row[1:], strict=True) if cell != "-"}  # fmt: skip
+    return {
+        (Status(row[0]), Status(new)): ABBREVIATIONS[cell]
+        for row in rows
+        for new, cell in zip(header, row[1:], strict=True)
+        if cell != "-"
+    }
 
 
 def report(path: Path, status: str, implementation: str = "python", case: str = "c") -> Path:
@@ -53,8 +65,9 @@ def test_the_table_gives_every_pair_of_statuses_a_direction() -> None:
     assert grid() == DIRECTIONS
 
 
-@pytest.mark.parametrize(("old", "new"), sorted(grid(), key=lambda pair: (list(Status).index(pair[0]),
-                                                                        list(Status).index(pair[1]))))  # fmt: skip
+@pytest.mark.parametrize(
+    ("old", "new"), sorted(grid(), key=lambda pair: (list(Status).index(pair[0]), list(Status).index(pair[1])))
+)
 def test_each_change_of_status_is_listed_under_its_direction(old: Status, new: Status, tmp_path: Path) -> None:
     direction = grid()[old, new]
     comparison = compare_reports(report(tmp_path / "old", old), report(tmp_path / "new", new))
@@ -71,8 +84,10 @@ def test_a_divergence_that_stopped_diverging_is_a_fix_whose_entry_must_go(
     old, new = report(tmp_path / "old", Status.KNOWN), report(tmp_path / "new", Status.STALE)
     assert main(["compare-reports", str(old), str(new)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("regressions: 0\nfixes: 0\nfixes with a stale expectation: 1 (now agree, but an expectation "
-                          "still says they diverge: a fix; remove the stale entry")  # fmt: skip
+    assert out.startswith(
+        "regressions: 0\nfixes: 0\nfixes with a stale expectation: 1 (now agree, but an expectation "
+        "still says they diverge: a fix; remove the stale entry"
+    )
     assert "  c [pypi:0.34.12]: known-divergence -> stale-divergence\n" in out
 
 

@@ -262,8 +262,19 @@ def test_spec_v2_profile_reproduces_chapter_8_6_byte_for_byte(tmp_path, git_env)
 
 
 def cli_args(memory: Path) -> list[str]:
-    return ["compile", str(memory), "--json", "--agent-id", AGENT, "--conversation-id", CONVERSATION,
-            "--system", SYSTEM, "--now", NOW]  # fmt: skip
+    return [
+        "compile",
+        str(memory),
+        "--json",
+        "--agent-id",
+        AGENT,
+        "--conversation-id",
+        CONVERSATION,
+        "--system",
+        SYSTEM,
+        "--now",
+        NOW,
+    ]
 
 
 def test_cli_module_prints_the_measured_record(built, git_env) -> None:
@@ -317,10 +328,17 @@ def test_measured_records_still_match_upstream(release: str, tmp_path, reference
         root = tmp_path / cid
         root.mkdir()
         memories[cid] = build(REPOS[case.repo], root, env)
-        requests.append({"memoryDir": str(memories[cid]), "system": case.system, "agentId": AGENT,
-                         "conversationId": CONVERSATION, "now": NOW,
-                         "previousMessageCount": case.previous_message_count,
-                         "includeMemfs": case.include_memfs})  # fmt: skip
+        requests.append(
+            {
+                "memoryDir": str(memories[cid]),
+                "system": case.system,
+                "agentId": AGENT,
+                "conversationId": CONVERSATION,
+                "now": NOW,
+                "previousMessageCount": case.previous_message_count,
+                "includeMemfs": case.include_memfs,
+            }
+        )
     answers = reference_compile(reference_bun, release_bundle(release), requests, env)
     for cid, answer in zip(ids, answers, strict=True):
         assert answer["ok"] and "record" in answer, answer

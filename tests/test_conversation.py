@@ -57,9 +57,15 @@ def test_reminder_wraps_in_system_reminder_tags():
 
 def agent_for(repo, profile: str, model: str = "openai/gpt-5.5", delivery: str = "mid-conversation"):
     return LocalConversations(
-        repo.path, agent_id="agent-1", system="You are X.\n\n{CORE_MEMORY}", model=model,
-        profile=resolve_profile(profile), clock=lambda: NOW, delivery=delivery, git_env=repo.env,
-    )  # fmt: skip
+        repo.path,
+        agent_id="agent-1",
+        system="You are X.\n\n{CORE_MEMORY}",
+        model=model,
+        profile=resolve_profile(profile),
+        clock=lambda: NOW,
+        delivery=delivery,
+        git_env=repo.env,
+    )
 
 
 def probe(repo, agent):
@@ -173,9 +179,13 @@ class Clock:
 def agent_with_clock(repo, profile: str) -> tuple[LocalConversations, Clock]:
     clock = Clock()
     agent = LocalConversations(
-        repo.path, agent_id="agent-1", system="You are X.\n\n{CORE_MEMORY}",
-        profile=resolve_profile(profile), clock=clock, git_env=repo.env,
-    )  # fmt: skip
+        repo.path,
+        agent_id="agent-1",
+        system="You are X.\n\n{CORE_MEMORY}",
+        profile=resolve_profile(profile),
+        clock=clock,
+        git_env=repo.env,
+    )
     return agent, clock
 
 

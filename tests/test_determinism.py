@@ -12,9 +12,28 @@ from harness.tools.determinism import differences, run_twice, timing_free
 
 REPO = Path(__file__).resolve().parent.parent
 GROUPS = [
-    "bom", "bs", "collation", "core", "empty", "encoding", "external", "fm", "history", "inputs", "names",
-    "newlines", "persona", "proto", "replace", "skills", "spec", "subdir", "symlink", "system", "worktree",
-]  # fmt: skip
+    "bom",
+    "bs",
+    "collation",
+    "core",
+    "empty",
+    "encoding",
+    "external",
+    "fm",
+    "history",
+    "inputs",
+    "names",
+    "newlines",
+    "persona",
+    "proto",
+    "replace",
+    "skills",
+    "spec",
+    "subdir",
+    "symlink",
+    "system",
+    "worktree",
+]
 
 
 def representative_cases() -> list[str]:
@@ -46,8 +65,10 @@ def test_with_timings_only_the_documented_timing_fields_differ(tmp_path: Path, r
 
 
 def test_timing_free_drops_timing_keys_at_any_depth() -> None:
-    data = {"results": [{"case": "a", "timing": {"seconds": 1}}], "references": [{"starts": 2, "info": {"importMs": 3,
-            "bun": "1.4.5"}}]}  # fmt: skip
+    data = {
+        "results": [{"case": "a", "timing": {"seconds": 1}}],
+        "references": [{"starts": 2, "info": {"importMs": 3, "bun": "1.4.5"}}],
+    }
     assert timing_free(data) == {"results": [{"case": "a"}], "references": [{"info": {"bun": "1.4.5"}}]}
 
 

@@ -58,8 +58,12 @@ def test_neighbours_are_consecutive_releases_in_manifest_order_and_each_variant_
 
 
 def test_a_change_is_explained_by_a_case_that_pins_it_and_covers_the_others_in_its_group() -> None:
-    pinning = case("pins-connectors", Explanation("connectors decoded as UTF-8", since="0.30.28",
-                                                  fields=("content",), sections=("external_projection",)))  # fmt: skip
+    pinning = case(
+        "pins-connectors",
+        Explanation(
+            "connectors decoded as UTF-8", since="0.30.28", fields=("content",), sections=("external_projection",)
+        ),
+    )
     other = case("also-changes")
     outcomes = {}
     for scenario in (pinning, other):
@@ -89,8 +93,11 @@ def test_an_explanation_whose_change_did_not_happen_is_stale() -> None:
 
 
 def test_since_matches_a_pair_that_skips_releases_and_runtime_entries_match_their_variant() -> None:
-    pinned = case("c", Explanation("x", since="0.30.28"), Explanation("node collates by LANG", runtime="node",
-                                                                      locale="da_DK.UTF-8"))  # fmt: skip
+    pinned = case(
+        "c",
+        Explanation("x", since="0.30.28"),
+        Explanation("node collates by LANG", runtime="node", locale="da_DK.UTF-8"),
+    )
     outcomes = {
         ("c", "0.25.9"): record(OLD_TEXT),
         ("c", "0.31.12"): record(NEW_TEXT),
@@ -98,9 +105,11 @@ def test_since_matches_a_pair_that_skips_releases_and_runtime_entries_match_thei
         ("c", "0.31.12@node"): record(NEW_TEXT),
     }
     report = drift_report(
-        outcomes, [pinned], specs("npm:0.25.9", "npm:0.31.12", "npm:0.31.12@node/da_DK.UTF-8", "npm:0.31.12@node"),
+        outcomes,
+        [pinned],
+        specs("npm:0.25.9", "npm:0.31.12", "npm:0.31.12@node/da_DK.UTF-8", "npm:0.31.12@node"),
         ORDER,
-    )  # fmt: skip
+    )
     assert report.unexplained == [] and report.stale == []
     assert {(g.pair.after.label, g.change) for g in report.groups} == {
         ("0.31.12", "content/external_projection"),
@@ -122,8 +131,10 @@ def test_explains_entries_load_and_a_malformed_one_names_its_line(tmp_path: Path
 
     head = 'id: s\ndescription: d\nrepo:\n  commits:\n    - files:\n        a.md: "a\\n"\nexplains:\n'
     good = tmp_path / "s.yaml"
-    good.write_text(head + '  - {since: "0.30.28", fields: [content], sections: [external_projection], change: x}\n'
-                    '  - {runtime: node, locale: da_DK.UTF-8, change: y}\n')  # fmt: skip
+    good.write_text(
+        head + '  - {since: "0.30.28", fields: [content], sections: [external_projection], change: x}\n'
+        "  - {runtime: node, locale: da_DK.UTF-8, change: y}\n"
+    )
     loaded = load_scenario(good)
     assert loaded.explains == (
         Explanation("x", since="0.30.28", fields=("content",), sections=("external_projection",)),
@@ -158,8 +169,18 @@ def test_drift_read_from_a_saved_report_describes_a_passing_change_as_a_live_run
         ("0.31.12", NEW_TEXT + padding),
     ):
         outcome = record(text, core=label != "0.25.9")  # 0.25.x has no coreMemory
-        results.append(CaseResult("connectors", label, f"letta-code@{label}", Status.PASS, (), "cases/compile/c.yaml",
-                                  reference_outcome=outcome, impl_outcome=outcome))  # fmt: skip
+        results.append(
+            CaseResult(
+                "connectors",
+                label,
+                f"letta-code@{label}",
+                Status.PASS,
+                (),
+                "cases/compile/c.yaml",
+                reference_outcome=outcome,
+                impl_outcome=outcome,
+            )
+        )
     scenarios, labels = [case("connectors")], specs("0.25.9", "0.30.28", "0.31.12")
     live = drift_report(reference_outcomes(results), scenarios, labels, ORDER)
     directory = write_reports(RunReport(results, [], [], ["conformance", "matrix"], timing=False), tmp_path)["json"]

@@ -46,14 +46,28 @@ export { compileLocalSystemPrompt, init_fake };
 def answers(bun: Path, module: Path, *walks: str) -> list[dict]:
     """The driver's answers to one compile request per walk, sent to one process; every answer must be ok."""
     lines = "".join(
-        json.dumps({"id": i, "op": "compile", "memoryDir": str(module.parent), "system": walk, "agentId": "a",
-                    "conversationId": "c", "now": "2026-01-02T03:04:05.678Z"}) + "\n"
+        json.dumps(
+            {
+                "id": i,
+                "op": "compile",
+                "memoryDir": str(module.parent),
+                "system": walk,
+                "agentId": "a",
+                "conversationId": "c",
+                "now": "2026-01-02T03:04:05.678Z",
+            }
+        )
+        + "\n"
         for i, walk in enumerate(walks, 1)
-    )  # fmt: skip
+    )
     done = subprocess.run(
         [str(bun), "--no-install", str(DRIVER_PATH), str(module)],
-        input=lines, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     for reply, walk in zip(replies, walks, strict=False):

@@ -107,10 +107,12 @@ def test_a_reference_that_reference_would_refuse_is_refused_at_its_line(tmp_path
 
 @pytest.mark.parametrize(
     ("written", "says"),
-    [("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),
-     ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),
-     ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file")],
-)  # fmt: skip
+    [
+        ("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),
+        ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),
+        ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
+    ],
+)
 def test_a_reference_that_is_no_pinned_release_is_refused_at_its_line(tmp_path: Path, written: str, says: str) -> None:
     """Such an entry would match no result: the difference it explains would fail, and its stale check never run."""
     error = refusal(tmp_path, HEAD + ENTRY.replace("[pypi:0.34.12]", f"[{written!r}]") + "    reason: r\n")
@@ -234,8 +236,18 @@ def result(
     ref, impl = (Outcome("ok", record={"memory": m, "memfsRevision": None}) for m in (reference_memory, memory))
     diffs = outcome_diff(ref, impl, ("memory", "memfsRevision"))
     status = Status.FAIL if diffs else Status.PASS
-    return CaseResult(case_id, reference, "letta-code@0.34.12", status, (), f"cases/compile/{case_id}.yaml",
-                      diffs=diffs, reference_outcome=ref, impl_outcome=impl, implementation=implementation)  # fmt: skip
+    return CaseResult(
+        case_id,
+        reference,
+        "letta-code@0.34.12",
+        status,
+        (),
+        f"cases/compile/{case_id}.yaml",
+        diffs=diffs,
+        reference_outcome=ref,
+        impl_outcome=impl,
+        implementation=implementation,
+    )
 
 
 def write_report(directory: Path, results: list[CaseResult]) -> Path:
@@ -263,12 +275,15 @@ def corpus(tmp_path: Path) -> list:
 
 def test_update_keeps_reasons_adds_unexplained_and_drops_stale(tmp_path: Path, corpus: list) -> None:
     out = write(tmp_path / "impl.yaml", HEAD + KEPT + GONE + NOT_RUN)
-    report = write_report(tmp_path / "report", [
-        result("kept", "pypi:0.34.12", "a\nb", "a\nc"),
-        result("gone", "pypi:0.34.12", "same", "same"),
-        result("new", "pypi:0.34.12", "<memory>x", "<memory>y"),
-        result("other", "pypi:0.34.12", "p", "q", implementation="python"),  # another implementation's result
-    ])  # fmt: skip
+    report = write_report(
+        tmp_path / "report",
+        [
+            result("kept", "pypi:0.34.12", "a\nb", "a\nc"),
+            result("gone", "pypi:0.34.12", "same", "same"),
+            result("new", "pypi:0.34.12", "<memory>x", "<memory>y"),
+            result("other", "pypi:0.34.12", "p", "q", implementation="python"),  # another implementation's result
+        ],
+    )
     update = update_expectations(report, out, corpus=corpus)
     written = load_expectations(write(tmp_path / "new.yaml", update.text))
     by_case = {e.case: e for e in written.entries}
@@ -292,9 +307,18 @@ def test_a_new_reason_quotes_the_difference_of_the_compared_view_not_of_the_raw_
     letta_code = Outcome("ok", record={"coreMemory": "<memory>x</memory>\n\n<memory_metadata>\n</memory_metadata>"})
     server = Outcome("ok", record={"memory": "\n\n<memory>y</memory>", "memfsRevision": None})
     diff = FieldDiff("memory", "<memory>x</memory>", "<memory>y</memory>", 8)
-    new = CaseResult("new", "pypi:0.34.12", "letta-code@0.34.12", Status.FAIL, (), "cases/compile/new.yaml",
-                     diffs=[diff], reference_outcome=letta_code, impl_outcome=server,
-                     implementation=SERVER)  # fmt: skip
+    new = CaseResult(
+        "new",
+        "pypi:0.34.12",
+        "letta-code@0.34.12",
+        Status.FAIL,
+        (),
+        "cases/compile/new.yaml",
+        diffs=[diff],
+        reference_outcome=letta_code,
+        impl_outcome=server,
+        implementation=SERVER,
+    )
     update = update_expectations(write_report(tmp_path / "report", [new]), tmp_path / "impl.yaml", corpus=corpus)
     (entry,) = load_expectations(write(tmp_path / "new.yaml", update.text)).entries
     assert "memory at byte 8: reference U+0078 LATIN SMALL LETTER X" in entry.reason
@@ -302,12 +326,18 @@ def test_a_new_reason_quotes_the_difference_of_the_compared_view_not_of_the_raw_
 
 
 def test_update_narrows_references_and_fields_to_what_still_differs(tmp_path: Path, corpus: list) -> None:
-    entry = ("  - {case: kept, references: [npm:0.32.18, '0.34.12'], fields: [memory, memfsRevision],\n"
-             "     kind: product-difference, reason: the rule, link: 'https://example.invalid/7'}\n")  # fmt: skip
+    entry = (
+        "  - {case: kept, references: [npm:0.32.18, '0.34.12'], fields: [memory, memfsRevision],\n"
+        "     kind: product-difference, reason: the rule, link: 'https://example.invalid/7'}\n"
+    )
     out = write(tmp_path / "impl.yaml", HEAD + entry)
-    report = write_report(tmp_path / "report", [
-        result("kept", "0.32.18", "same", "same"), result("kept", "pypi:0.34.12", "a", "b"),
-    ])  # fmt: skip
+    report = write_report(
+        tmp_path / "report",
+        [
+            result("kept", "0.32.18", "same", "same"),
+            result("kept", "pypi:0.34.12", "a", "b"),
+        ],
+    )
     update = update_expectations(report, out, corpus=corpus)
     (kept,) = load_expectations(write(tmp_path / "new.yaml", update.text)).entries
     assert (kept.references, kept.fields) == (("0.34.12",), ("memory",))  # the spelling written stays
@@ -327,12 +357,29 @@ def test_update_drops_the_entries_of_removed_cases_and_leaves_what_a_case_record
 
 
 def test_update_takes_a_lifecycle_case_s_differing_observations(tmp_path: Path, corpus: list) -> None:
-    turns = [{"turn": 1, "step": "turn 1", "python": {}, "reference": {}, "diffs": []},
-             {"turn": 2, "step": "turn 2", "python": {}, "reference": {},
-              "diffs": [{"observation": "system_has:fact", "reference": True, "python": False},
-                        {"observation": "ui_messages", "reference": 3, "python": 1}]}]  # fmt: skip
-    lifecycle = CaseResult("new", "pypi:0.34.12", "letta-code@0.34.12", Status.FAIL, (), "cases/lifecycle/new.yaml",
-                           turns=turns, implementation=SERVER)  # fmt: skip
+    turns = [
+        {"turn": 1, "step": "turn 1", "python": {}, "reference": {}, "diffs": []},
+        {
+            "turn": 2,
+            "step": "turn 2",
+            "python": {},
+            "reference": {},
+            "diffs": [
+                {"observation": "system_has:fact", "reference": True, "python": False},
+                {"observation": "ui_messages", "reference": 3, "python": 1},
+            ],
+        },
+    ]
+    lifecycle = CaseResult(
+        "new",
+        "pypi:0.34.12",
+        "letta-code@0.34.12",
+        Status.FAIL,
+        (),
+        "cases/lifecycle/new.yaml",
+        turns=turns,
+        implementation=SERVER,
+    )
     report = write_report(tmp_path / "report", [lifecycle])
     update = update_expectations(report, tmp_path / "impl.yaml", corpus=None)
     (new,) = load_expectations(write(tmp_path / "new.yaml", update.text)).entries
@@ -341,8 +388,9 @@ def test_update_takes_a_lifecycle_case_s_differing_observations(tmp_path: Path, 
 
 
 def test_update_needs_to_know_which_implementation_when_a_report_has_several(tmp_path: Path) -> None:
-    report = write_report(tmp_path / "report", [result("a", "0.32.18", "x", "y", "python"),
-                                                result("b", "0.32.18", "x", "y", SERVER)])  # fmt: skip
+    report = write_report(
+        tmp_path / "report", [result("a", "0.32.18", "x", "y", "python"), result("b", "0.32.18", "x", "y", SERVER)]
+    )
     with pytest.raises(Exception, match="choose one with --implementation"):
         update_expectations(report, tmp_path / "impl.yaml")
     update = update_expectations(report, tmp_path / "impl.yaml", implementation="python")
@@ -355,8 +403,11 @@ def test_update_needs_to_know_which_implementation_when_a_report_has_several(tmp
 
 
 def test_the_written_file_does_not_depend_on_the_order_things_were_read_in(tmp_path: Path, corpus: list) -> None:
-    results = [result(case_id, reference, "a", "b") for case_id in ("kept", "new", "other")
-               for reference in ("0.32.18", "pypi:0.34.12", "0.32.18@node")]  # fmt: skip
+    results = [
+        result(case_id, reference, "a", "b")
+        for case_id in ("kept", "new", "other")
+        for reference in ("0.32.18", "pypi:0.34.12", "0.32.18@node")
+    ]
     texts = set()
     for seed in range(3):
         shuffled, entries = results[:], [KEPT, GONE, NOT_RUN]
@@ -373,9 +424,11 @@ def test_the_written_file_does_not_depend_on_the_order_things_were_read_in(tmp_p
 
 
 def test_the_writer_sorts_entries_by_case_then_reference_in_release_order() -> None:
-    entries = [Expectation("b", ("memory",), "unexplained", "r", ("pypi:0.34.12",)),
-               Expectation("a", ("memory",), "unexplained", "r", ("pypi:0.34.12",)),
-               Expectation("a", ("memory",), "unexplained", "r", ("npm:0.32.18",))]  # fmt: skip
+    entries = [
+        Expectation("b", ("memory",), "unexplained", "r", ("pypi:0.34.12",)),
+        Expectation("a", ("memory",), "unexplained", "r", ("pypi:0.34.12",)),
+        Expectation("a", ("memory",), "unexplained", "r", ("npm:0.32.18",)),
+    ]
     text = dump_expectations(SERVER, entries)
     assert text == dump_expectations(SERVER, entries[::-1])
     order = re.findall(r"case: (\S+)\n    references: \[(\S+)\]", text)
@@ -383,9 +436,23 @@ def test_the_writer_sorts_entries_by_case_then_reference_in_release_order() -> N
 
 
 @pytest.mark.parametrize(
-    "reason", ["a: b # c", "1:20", "null", "'quoted' \"twice\"", "back\\slash", "tab\tnew\nline", "\ufeffbom",
-               "nel\u0085", "del\x7f", "ls\u2028", "emoji \U0001f600", "  padded  ", "é"],
-)  # fmt: skip
+    "reason",
+    [
+        "a: b # c",
+        "1:20",
+        "null",
+        "'quoted' \"twice\"",
+        "back\\slash",
+        "tab\tnew\nline",
+        "\ufeffbom",
+        "nel\u0085",
+        "del\x7f",
+        "ls\u2028",
+        "emoji \U0001f600",
+        "  padded  ",
+        "é",
+    ],
+)
 def test_a_written_value_reads_back_exactly(tmp_path: Path, reason: str) -> None:
     entry = Expectation("a", ("memory",), "unexplained", reason, (reason_ref := "pypi:0.34.12",), link=reason)
     text = dump_expectations(f"cmd:{reason}", [entry], description=reason)  # an implementation --impl takes
@@ -405,9 +472,14 @@ def test_the_command_writes_the_file_and_says_what_changed(
     tmp_path: Path, corpus: list, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = write(tmp_path / "impl.yaml", HEAD + KEPT + GONE)
-    report = write_report(tmp_path / "report", [result("kept", "pypi:0.34.12", "a", "b"),
-                                                result("gone", "pypi:0.34.12", "a", "a"),
-                                                result("new", "pypi:0.34.12", "a", "b")])  # fmt: skip
+    report = write_report(
+        tmp_path / "report",
+        [
+            result("kept", "pypi:0.34.12", "a", "b"),
+            result("gone", "pypi:0.34.12", "a", "a"),
+            result("new", "pypi:0.34.12", "a", "b"),
+        ],
+    )
     args = ["expectations", "update", str(report), "--out", str(out), "--cases", str(tmp_path / "cases")]
     assert main(args) == 0
     printed = capsys.readouterr().out

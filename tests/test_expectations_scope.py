@@ -44,25 +44,34 @@ def load(tmp_path: Path, entries: str) -> object:
 
 
 def test_a_rule_entry_covers_every_case_that_names_the_rule_and_no_other(tmp_path: Path) -> None:
-    loaded = load(tmp_path, "  - {rule: memfs-v1, references: ['*'], fields: [content, coreMemory], "
-                            "kind: port-limitation, reason: we render memfs-v2 only}\n")  # fmt: skip
+    loaded = load(
+        tmp_path,
+        "  - {rule: memfs-v1, references: ['*'], fields: [content, coreMemory], "
+        "kind: port-limitation, reason: we render memfs-v2 only}\n",
+    )
     (found,) = loaded.divergences_for(case("a", rules=("memfs-v1", "trim")), "pypi:0.34.12", "p")
     assert (found.reason, found.broad, found.source) == ("we render memfs-v2 only", True, f"{tmp_path}/my-port.yaml:3")
     assert loaded.divergences_for(case("b", rules=("memfs-v2",)), "pypi:0.34.12", "p") == ()
 
 
 def test_a_tag_entry_and_a_case_glob_cover_the_cases_they_name(tmp_path: Path) -> None:
-    loaded = load(tmp_path, "  - {tag: bom, references: ['*'], fields: [content], kind: port-limitation, reason: t}\n"
-                            "  - {cases: 'fm-*', references: ['*'], fields: [content], kind: port-limitation, "
-                            "reason: g}\n")  # fmt: skip
+    loaded = load(
+        tmp_path,
+        "  - {tag: bom, references: ['*'], fields: [content], kind: port-limitation, reason: t}\n"
+        "  - {cases: 'fm-*', references: ['*'], fields: [content], kind: port-limitation, "
+        "reason: g}\n",
+    )
     assert [d.reason for d in loaded.divergences_for(case("x", tags=("bom",)), "pypi:0.34.12", "p")] == ["t"]
     assert [d.reason for d in loaded.divergences_for(case("fm-indent"), "pypi:0.34.12", "p")] == ["g"]
     assert loaded.divergences_for(case("other"), "pypi:0.34.12", "p") == ()
 
 
 def test_a_broad_entry_explains_what_differs_and_lets_a_covered_result_agree(tmp_path: Path) -> None:
-    loaded = load(tmp_path, "  - {rule: memfs-v1, references: ['*'], fields: [content, coreMemory], "
-                            "kind: port-limitation, reason: v2 only}\n")  # fmt: skip
+    loaded = load(
+        tmp_path,
+        "  - {rule: memfs-v1, references: ['*'], fields: [content, coreMemory], "
+        "kind: port-limitation, reason: v2 only}\n",
+    )
     scenario = case("a", rules=("memfs-v1",))
     expected = loaded.divergences_for(scenario, "pypi:0.34.12", "p")
     assert judge(scenario, "pypi:0.34.12", ok(), ok(content="S\n\n"), expected=expected)[0] == Status.KNOWN
@@ -74,16 +83,22 @@ def test_a_broad_entry_explains_what_differs_and_lets_a_covered_result_agree(tmp
 @pytest.mark.parametrize(
     ("entry", "says"),
     [
-        ("{case: a, rule: r, references: ['*'], fields: [content], kind: port-limitation, reason: x}",
-         "name exactly one of case (a case id), cases (a glob of case ids), rule"),
+        (
+            "{case: a, rule: r, references: ['*'], fields: [content], kind: port-limitation, reason: x}",
+            "name exactly one of case (a case id), cases (a glob of case ids), rule",
+        ),
         ("{references: ['*'], fields: [content], kind: port-limitation, reason: x}", "it names none"),
         ("{case: a, references: ['*'], kind: port-limitation, reason: x}", "give `fields`"),
-        ("{case: a, references: ['*'], fields: [content], error: true, kind: port-limitation, reason: x}",
-         "one of the two"),
-        ("{cases: fm-indent, references: ['*'], fields: [content], kind: port-limitation, reason: x}",
-         "has no *, ? or [: write case: fm-indent"),
+        (
+            "{case: a, references: ['*'], fields: [content], error: true, kind: port-limitation, reason: x}",
+            "one of the two",
+        ),
+        (
+            "{cases: fm-indent, references: ['*'], fields: [content], kind: port-limitation, reason: x}",
+            "has no *, ? or [: write case: fm-indent",
+        ),
     ],
-)  # fmt: skip
+)
 def test_an_entry_that_names_no_one_thing_or_says_neither_fields_nor_error_is_refused_at_its_line(
     tmp_path: Path, entry: str, says: str
 ) -> None:
@@ -93,9 +108,12 @@ def test_an_entry_that_names_no_one_thing_or_says_neither_fields_nor_error_is_re
 
 
 def test_a_rule_tag_or_glob_that_names_no_case_of_the_corpus_is_an_error_at_its_line(tmp_path: Path) -> None:
-    loaded = load(tmp_path, "  - {case: a, references: ['*'], fields: [content], kind: port-limitation, reason: x}\n"
-                            "  - {rule: memfs-v3, references: ['*'], fields: [content], kind: port-limitation, "
-                            "reason: x}\n")  # fmt: skip
+    loaded = load(
+        tmp_path,
+        "  - {case: a, references: ['*'], fields: [content], kind: port-limitation, reason: x}\n"
+        "  - {rule: memfs-v3, references: ['*'], fields: [content], kind: port-limitation, "
+        "reason: x}\n",
+    )
     (problem,) = loaded.check_corpus([case("a", rules=("memfs-v1",))])
     assert problem.line == 4 and "rule 'memfs-v3' names no case of the corpus" in str(problem)
 
@@ -106,8 +124,11 @@ def test_a_rule_tag_or_glob_that_names_no_case_of_the_corpus_is_an_error_at_its_
 def test_an_error_entry_turns_the_implementations_error_into_known_and_goes_stale_once_it_runs(
     tmp_path: Path,
 ) -> None:
-    loaded = load(tmp_path, "  - {case: a, references: ['*'], error: 'exited (code 3)', kind: port-limitation, "
-                            "reason: we crash on huge files}\n")  # fmt: skip
+    loaded = load(
+        tmp_path,
+        "  - {case: a, references: ['*'], error: 'exited (code 3)', kind: port-limitation, "
+        "reason: we crash on huge files}\n",
+    )
     scenario = case("a")
     expected = loaded.divergences_for(scenario, "pypi:0.34.12", "p")
     crashed = Outcome("error", error="the process exited (code 3) without answering")
@@ -130,9 +151,12 @@ def test_an_error_entry_never_excuses_an_error_of_the_reference(tmp_path: Path) 
 
 
 def test_a_stale_entry_names_its_file_its_line_and_expectations_update(tmp_path: Path) -> None:
-    loaded = load(tmp_path, "  - {case: b, references: ['*'], fields: [content], kind: port-limitation, reason: x}\n"
-                            "  - {case: a, references: [pypi:0.34.12], fields: [content], kind: port-limitation, "
-                            "reason: fixed since}\n")  # fmt: skip
+    loaded = load(
+        tmp_path,
+        "  - {case: b, references: ['*'], fields: [content], kind: port-limitation, reason: x}\n"
+        "  - {case: a, references: [pypi:0.34.12], fields: [content], kind: port-limitation, "
+        "reason: fixed since}\n",
+    )
     expected = loaded.divergences_for(case("a"), "pypi:0.34.12", "p")
     status, _, (reason,) = judge(case("a"), "pypi:0.34.12", ok(), ok(), expected=expected)
     assert status == Status.STALE
@@ -147,9 +171,18 @@ def test_a_stale_entry_names_its_file_its_line_and_expectations_update(tmp_path:
 
 def failed(case_id: str, error: str, reference: Outcome | None = None) -> CaseResult:
     status = Status.ERROR
-    return CaseResult(case_id, "pypi:0.34.12", "letta-code@0.34.12", status, (), f"cases/compile/{case_id}.yaml",
-                      reasons=[f"{IMPL} could not run: {error}"], reference_outcome=reference or ok(),
-                      impl_outcome=Outcome("error", error=error), implementation=IMPL)  # fmt: skip
+    return CaseResult(
+        case_id,
+        "pypi:0.34.12",
+        "letta-code@0.34.12",
+        status,
+        (),
+        f"cases/compile/{case_id}.yaml",
+        reasons=[f"{IMPL} could not run: {error}"],
+        reference_outcome=reference or ok(),
+        impl_outcome=Outcome("error", error=error),
+        implementation=IMPL,
+    )
 
 
 def differs(case_id: str, status: Status = Status.FAIL) -> CaseResult:
@@ -157,9 +190,18 @@ def differs(case_id: str, status: Status = Status.FAIL) -> CaseResult:
 
     reference, impl = ok(), ok(content="S\n\ny")
     diffs = outcome_diff(reference, impl) if status == Status.FAIL else []
-    return CaseResult(case_id, "pypi:0.34.12", "letta-code@0.34.12", status, (), f"cases/compile/{case_id}.yaml",
-                      diffs=diffs, reference_outcome=reference, impl_outcome=impl if diffs else ok(),
-                      implementation=IMPL)  # fmt: skip
+    return CaseResult(
+        case_id,
+        "pypi:0.34.12",
+        "letta-code@0.34.12",
+        status,
+        (),
+        f"cases/compile/{case_id}.yaml",
+        diffs=diffs,
+        reference_outcome=reference,
+        impl_outcome=impl if diffs else ok(),
+        implementation=IMPL,
+    )
 
 
 @pytest.fixture
@@ -172,11 +214,26 @@ def corpus(tmp_path: Path) -> list[Scenario]:
 def test_update_records_an_implementation_error_and_says_what_it_left_out_and_why(
     tmp_path: Path, corpus: list[Scenario]
 ) -> None:
-    not_applicable = CaseResult("na", "pypi:0.34.12", "letta-code@0.34.12", Status.NOT_APPLICABLE, (),
-                                "cases/compile/na.yaml", implementation=IMPL)  # fmt: skip
-    reference_broke = CaseResult("ref-broken", "pypi:0.34.12", "letta-code@0.34.12", Status.ERROR, (),
-                                 "cases/compile/ref-broken.yaml", reference_outcome=Outcome("error", error="bun died"),
-                                 impl_outcome=ok(), implementation=IMPL)  # fmt: skip
+    not_applicable = CaseResult(
+        "na",
+        "pypi:0.34.12",
+        "letta-code@0.34.12",
+        Status.NOT_APPLICABLE,
+        (),
+        "cases/compile/na.yaml",
+        implementation=IMPL,
+    )
+    reference_broke = CaseResult(
+        "ref-broken",
+        "pypi:0.34.12",
+        "letta-code@0.34.12",
+        Status.ERROR,
+        (),
+        "cases/compile/ref-broken.yaml",
+        reference_outcome=Outcome("error", error="bun died"),
+        impl_outcome=ok(),
+        implementation=IMPL,
+    )
     report = write_report(tmp_path / "report", [failed("crash", "exited (code 3)"), not_applicable, reference_broke])
     update = update_expectations(report, tmp_path / "my-port.yaml", IMPL, corpus)
     (entry,) = load_expectations(write(tmp_path / "new.yaml", update.text)).entries
@@ -191,8 +248,10 @@ def test_update_records_an_implementation_error_and_says_what_it_left_out_and_wh
 
 
 def test_update_drops_an_error_entry_once_the_case_runs(tmp_path: Path, corpus: list[Scenario]) -> None:
-    out = write(tmp_path / "my-port.yaml", HEAD + "  - {case: crash, references: ['*'], error: true, "
-                                                  "kind: port-limitation, reason: x}\n")  # fmt: skip
+    out = write(
+        tmp_path / "my-port.yaml",
+        HEAD + "  - {case: crash, references: ['*'], error: true, kind: port-limitation, reason: x}\n",
+    )
     update = update_expectations(write_report(tmp_path / "report", [differs("crash", Status.PASS)]), out, None, corpus)
     assert [(c.action, c.case) for c in update.changes] == [("dropped", "crash")]
 
@@ -200,10 +259,14 @@ def test_update_drops_an_error_entry_once_the_case_runs(tmp_path: Path, corpus: 
 def test_update_keeps_a_broad_entry_that_still_explains_and_drops_one_that_explains_nothing(
     tmp_path: Path, corpus: list[Scenario]
 ) -> None:
-    out = write(tmp_path / "my-port.yaml", HEAD + (
-        "  - {cases: 'v1-*', references: ['*'], fields: [content], kind: port-limitation, reason: v2 only}\n"
-        "  - {cases: 'fin*', references: ['*'], fields: [content], kind: port-limitation, reason: was broken}\n"
-    ))  # fmt: skip
+    out = write(
+        tmp_path / "my-port.yaml",
+        HEAD
+        + (
+            "  - {cases: 'v1-*', references: ['*'], fields: [content], kind: port-limitation, reason: v2 only}\n"
+            "  - {cases: 'fin*', references: ['*'], fields: [content], kind: port-limitation, reason: was broken}\n"
+        ),
+    )
     report = write_report(tmp_path / "report", [differs("v1-a"), differs("v1-b"), differs("fine", Status.PASS)])
     update = update_expectations(report, out, None, corpus)
     entries = load_expectations(write(tmp_path / "new.yaml", update.text)).entries
@@ -220,17 +283,31 @@ def test_a_file_naming_the_hello_name_follows_the_program_wherever_it_lives(
     cases = tmp_path / "cases" / "compile"
     cases.mkdir(parents=True)
     (cases / "wrong.yaml").write_text(scenario_yaml("wrong").replace("inputs:\n", "inputs:\n  agent_id: FAULT:wrong\n"))
-    expectations = write(tmp_path / "fake.yaml", "name: fake (tests/fake_impl.py)\nexpectations:\n"
-                         "  - {case: wrong, references: ['*'], fields: [content], kind: port-limitation, "
-                         "reason: it appends a bang}\n")  # fmt: skip
+    expectations = write(
+        tmp_path / "fake.yaml",
+        "name: fake (tests/fake_impl.py)\nexpectations:\n"
+        "  - {case: wrong, references: ['*'], fields: [content], kind: port-limitation, "
+        "reason: it appends a bang}\n",
+    )
     moved = tmp_path / "elsewhere" / "adapter.py"
     moved.parent.mkdir()
     shutil.copy(TESTS / "fake_impl.py", moved)
     bundle = f"bundle:{fake_bundle(tmp_path / 'bundle')}"
     for impl in (FAKE, f"cmd:{sys.executable} {moved}"):  # two places, one file
         report = tmp_path / "report"
-        argv = ["run", str(cases), "--reference", bundle, "--impl", impl, "--expectations", str(expectations),
-                "--report", str(report), "--no-timing"]  # fmt: skip
+        argv = [
+            "run",
+            str(cases),
+            "--reference",
+            bundle,
+            "--impl",
+            impl,
+            "--expectations",
+            str(expectations),
+            "--report",
+            str(report),
+            "--no-timing",
+        ]
         assert cli.main(argv) == 0, capsys.readouterr()
         (result,) = json.loads((report / "report.json").read_text())["results"]
         assert result["status"] == "known-divergence"
@@ -243,8 +320,16 @@ def test_a_file_whose_name_no_implementation_gives_is_refused_naming_what_they_s
     cases.mkdir(parents=True)
     (cases / "a.yaml").write_text(scenario_yaml("a"))
     expectations = write(tmp_path / "x.yaml", "name: my-port\nexpectations: []\n")
-    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", FAKE,
-            "--expectations", str(expectations)]  # fmt: skip
+    argv = [
+        "run",
+        str(cases),
+        "--reference",
+        f"bundle:{fake_bundle(tmp_path / 'bundle')}",
+        "--impl",
+        FAKE,
+        "--expectations",
+        str(expectations),
+    ]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "it is for the implementation named 'my-port' (name:)" in err
@@ -257,8 +342,10 @@ def test_a_file_whose_name_no_implementation_gives_is_refused_naming_what_they_s
 def test_a_broad_entry_of_any_field_covers_whatever_differs_and_a_case_entry_of_any_field_goes_stale(
     tmp_path: Path,
 ) -> None:
-    entries = ("  - {rule: memfs-v1, references: ['*'], fields: ['*'], kind: port-limitation, reason: r}\n"
-               "  - {case: b, references: ['*'], fields: ['*'], kind: port-limitation, reason: s}\n")  # fmt: skip
+    entries = (
+        "  - {rule: memfs-v1, references: ['*'], fields: ['*'], kind: port-limitation, reason: r}\n"
+        "  - {case: b, references: ['*'], fields: ['*'], kind: port-limitation, reason: s}\n"
+    )
     loaded = load(tmp_path, entries)
     v1 = case("a", rules=("memfs-v1",))
     expected = loaded.divergences_for(v1, "pypi:0.34.12", "p")
@@ -277,8 +364,20 @@ def sample_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) 
     """Part of the corpus (v1 and v2 layouts) against the port's answers as 0.34.12's (a fake bun)."""
     report = tmp_path / "report"
     bundle = fake_bundle(tmp_path / "bundle", version="0.34.12")
-    argv = ["run", str(TESTS.parent / "cases"), "-k", SAMPLE, "--reference", f"bundle:{bundle}", "--impl", V2_ONLY,
-            "--report", str(report), "--no-timing", *extra]  # fmt: skip
+    argv = [
+        "run",
+        str(TESTS.parent / "cases"),
+        "-k",
+        SAMPLE,
+        "--reference",
+        f"bundle:{bundle}",
+        "--impl",
+        V2_ONLY,
+        "--report",
+        str(report),
+        "--no-timing",
+        *extra,
+    ]
     code = cli.main(argv)
     printed = capsys.readouterr()
     results = json.loads((report / "report.json").read_text())["results"]
@@ -309,11 +408,22 @@ def test_a_broad_entry_that_explains_nothing_in_a_corpus_run_is_stale_and_fails_
     cases.mkdir(parents=True)
     for case_id in ("fm-a", "fm-b"):
         (cases / f"{case_id}.yaml").write_text(scenario_yaml(case_id))
-    expectations = write(tmp_path / "fake.yaml", f"implementation: '{FAKE}'\nexpectations:\n"
-                         "  - {cases: 'fm-*', references: ['*'], fields: ['*'], kind: port-limitation, "
-                         "reason: fixed since}\n")  # fmt: skip
-    argv = ["run", str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'bundle')}", "--impl", FAKE,
-            "--expectations", str(expectations)]  # fmt: skip
+    expectations = write(
+        tmp_path / "fake.yaml",
+        f"implementation: '{FAKE}'\nexpectations:\n"
+        "  - {cases: 'fm-*', references: ['*'], fields: ['*'], kind: port-limitation, "
+        "reason: fixed since}\n",
+    )
+    argv = [
+        "run",
+        str(cases),
+        "--reference",
+        f"bundle:{fake_bundle(tmp_path / 'bundle')}",
+        "--impl",
+        FAKE,
+        "--expectations",
+        str(expectations),
+    ]
     assert cli.main(argv) == 1
     err = capsys.readouterr().err
     assert f"{expectations}:3: cases 'fm-*' covered 2 results of this run and none differs" in err

@@ -86,8 +86,13 @@ def test_the_listing_is_git_ls_tree_s(make_repo, git_env) -> None:
         listed = [e.path for e in head.entries]
     finally:
         head.close()
-    expected = subprocess.run(["git", "ls-tree", "-r", "--name-only", "-z", "HEAD"], cwd=repo.path, env=git_env,
-                              capture_output=True, check=True).stdout.split(b"\0")[:-1]  # fmt: skip
+    expected = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "-z", "HEAD"],
+        cwd=repo.path,
+        env=git_env,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")[:-1]
     assert listed == expected
 
 
@@ -110,8 +115,14 @@ def test_a_git_without_batch_command_compiles_the_same(make_repo, git_env, tmp_p
     monkeypatch.setattr(git_head, "_git_lacks_batch_command", False)
 
     def compiled(env: dict[str, str]) -> dict:
-        return compile_system_prompt(repo.path, system="{CORE_MEMORY}", agent_id="a", conversation_id="c",
-                                     now=parse_now("2026-01-01T00:00:00Z"), git_env=env).to_json()  # fmt: skip
+        return compile_system_prompt(
+            repo.path,
+            system="{CORE_MEMORY}",
+            agent_id="a",
+            conversation_id="c",
+            now=parse_now("2026-01-01T00:00:00Z"),
+            git_env=env,
+        ).to_json()
 
     current = compiled(git_env)
     assert git_head._git_lacks_batch_command is False
@@ -120,8 +131,17 @@ def test_a_git_without_batch_command_compiles_the_same(make_repo, git_env, tmp_p
     assert older == current and "<projection>" in current["coreMemory"]
 
 
-C_UNESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13,
-               ord('"'): 34, ord("\\"): 92}  # fmt: skip
+C_UNESCAPES = {
+    ord("a"): 7,
+    ord("b"): 8,
+    ord("t"): 9,
+    ord("n"): 10,
+    ord("v"): 11,
+    ord("f"): 12,
+    ord("r"): 13,
+    ord('"'): 34,
+    ord("\\"): 92,
+}
 
 
 def unquote_byte_by_byte(printed: bytes) -> bytes:
@@ -171,13 +191,26 @@ def test_compiles_from_one_reading_of_head_equal_separate_ones_and_start_git_onc
     from memfs_prompt import PROFILES, compile_system_prompt, resolve_profile
     from memfs_prompt.cli import parse_now
 
-    repo = make_repo({"system/a.md": "---\ndescription: d\n---\nA\n", "notes/b.md": "B\n", "MEMORY.md": "# i\n",
-                      "skills/s/SKILL.md": "---\nname: s\ndescription: x\n---\nS\n", "odd:name.md": "O\n"})  # fmt: skip
+    repo = make_repo(
+        {
+            "system/a.md": "---\ndescription: d\n---\nA\n",
+            "notes/b.md": "B\n",
+            "MEMORY.md": "# i\n",
+            "skills/s/SKILL.md": "---\nname: s\ndescription: x\n---\nS\n",
+            "odd:name.md": "O\n",
+        }
+    )
 
     def compiled(profile: str) -> dict:
-        return compile_system_prompt(repo.path, system="{CORE_MEMORY}", agent_id="a", conversation_id="c",
-                                     now=parse_now("2026-01-01T00:00:00Z"), git_env=git_env,
-                                     profile=resolve_profile(profile)).to_json()  # fmt: skip
+        return compile_system_prompt(
+            repo.path,
+            system="{CORE_MEMORY}",
+            agent_id="a",
+            conversation_id="c",
+            now=parse_now("2026-01-01T00:00:00Z"),
+            git_env=git_env,
+            profile=resolve_profile(profile),
+        ).to_json()
 
     separate = {name: compiled(name) for name in PROFILES}
     opened = []

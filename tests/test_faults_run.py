@@ -53,8 +53,16 @@ def run(tmp_path: Path, cases: dict[str, str], *extra: str, reference: str | Non
     cases_dir = write_cases(tmp_path / "cases", cases)
     bundle = fake_bundle(tmp_path / "bundle")
     report_dir = tmp_path / "report"
-    argv = ["run", str(cases_dir), "--reference", reference or f"bundle:{bundle}", "--report", str(report_dir),
-            "--no-timing", *extra]  # fmt: skip
+    argv = [
+        "run",
+        str(cases_dir),
+        "--reference",
+        reference or f"bundle:{bundle}",
+        "--report",
+        str(report_dir),
+        "--no-timing",
+        *extra,
+    ]
     code = cli.main(argv)
     report = json.loads((report_dir / "report.json").read_text()) if (report_dir / "report.json").exists() else {}
     return code, report
@@ -125,8 +133,13 @@ def test_pollution_restarts_the_reference_and_later_cases_are_judged_in_a_fresh_
 ) -> None:
     cases = {"a-first": "", "b-polluted": "polluted", "c-next": "", "d-polluted-wrong": "polluted-wrong", "e-last": ""}
     code, report = run(tmp_path, cases)
-    assert statuses(report) == {"a-first": "pass", "b-polluted": "pass", "c-next": "pass",
-                                "d-polluted-wrong": "fail", "e-last": "pass"}  # fmt: skip
+    assert statuses(report) == {
+        "a-first": "pass",
+        "b-polluted": "pass",
+        "c-next": "pass",
+        "d-polluted-wrong": "fail",
+        "e-last": "pass",
+    }
     assert "polluted a shared prototype" in reasons(report, "b-polluted")
     assert len(pids_started(bin_dir)) == 3
     assert code == 1
@@ -204,8 +217,9 @@ def test_an_unwritable_report_directory_is_a_clear_error_not_a_traceback(tmp_pat
     cases_dir = write_cases(tmp_path / "cases", {"a": ""})
     blocker = tmp_path / "report"
     blocker.write_text("a file where the report directory should be")
-    code = cli.main(["run", str(cases_dir), "--reference", f"bundle:{fake_bundle(tmp_path / 'b')}",
-                     "--report", str(blocker)])  # fmt: skip
+    code = cli.main(
+        ["run", str(cases_dir), "--reference", f"bundle:{fake_bundle(tmp_path / 'b')}", "--report", str(blocker)]
+    )
     assert code == 2
     assert "error:" in capsys.readouterr().err
 
@@ -245,8 +259,17 @@ def test_bad_scenario_files_are_errors_with_file_and_line_and_the_good_cases_sti
     cases_dir = write_cases(tmp_path / "cases", {"a-good": "", "z-good": ""})
     for name, (data, _) in BAD_FILES.items():
         (cases_dir / "compile" / name).write_bytes(data)
-    code = cli.main(["run", str(cases_dir), "--reference", f"bundle:{fake_bundle(tmp_path / 'b')}",
-                     "--report", str(tmp_path / "report"), "--no-timing"])  # fmt: skip
+    code = cli.main(
+        [
+            "run",
+            str(cases_dir),
+            "--reference",
+            f"bundle:{fake_bundle(tmp_path / 'b')}",
+            "--report",
+            str(tmp_path / "report"),
+            "--no-timing",
+        ]
+    )
     err = capsys.readouterr().err
     for name, (_, message) in BAD_FILES.items():
         assert message in err, name
@@ -301,8 +324,9 @@ def test_lf_merges_the_rerun_into_the_previous_report_so_nothing_it_read_is_lost
 
 
 def test_maxfail_and_k_expressions_select_and_stop(tmp_path: Path, bin_dir: Path) -> None:
-    code, report = run(tmp_path, {"a1": "wrong", "a2": "wrong", "a3": "wrong", "b1": ""}, "--maxfail", "2",
-                       "-k", "a and not b")  # fmt: skip
+    code, report = run(
+        tmp_path, {"a1": "wrong", "a2": "wrong", "a3": "wrong", "b1": ""}, "--maxfail", "2", "-k", "a and not b"
+    )
     assert code == 1 and statuses(report) == {"a1": "fail", "a2": "fail"}
 
 

@@ -37,8 +37,22 @@ def fuzz_cli(tmp_path: Path, reference: str, seconds: float, *extra: str) -> tup
     out, corpus = tmp_path / "found", tmp_path / "corpus"
     corpus.mkdir(exist_ok=True)
     started = time.monotonic()
-    code = cli.main(["fuzz", "--seconds", str(seconds), "--seed", "3", "--reference", reference,
-                     "--out", str(out), "--cases", str(corpus), *extra])  # fmt: skip
+    code = cli.main(
+        [
+            "fuzz",
+            "--seconds",
+            str(seconds),
+            "--seed",
+            "3",
+            "--reference",
+            reference,
+            "--out",
+            str(out),
+            "--cases",
+            str(corpus),
+            *extra,
+        ]
+    )
     return code, time.monotonic() - started, out
 
 
@@ -70,7 +84,18 @@ def test_a_saved_case_records_the_reference_profile_and_seed_and_run_reproduces_
     assert scenario.found_by == FoundBy(**found_by)
     assert scenario.id == f"fuzz-{found_by['seed']}" and f"--seed {found_by['seed']}" in scenario.description
     report = tmp_path / "report"
-    code = cli.main(["run", str(saved), "--reference", found_by["reference"], "--profile", found_by["profile"],
-                     "--report", str(report), "--no-timing"])  # fmt: skip
+    code = cli.main(
+        [
+            "run",
+            str(saved),
+            "--reference",
+            found_by["reference"],
+            "--profile",
+            found_by["profile"],
+            "--report",
+            str(report),
+            "--no-timing",
+        ]
+    )
     [result] = json.loads((report / "report.json").read_text())["results"]
     assert code == 1 and result["status"] == "fail", result  # the divergence, reproduced from the case alone

@@ -161,8 +161,13 @@ def test_lifecycle_steps_move_the_clock_to_invalid_dates_and_give_non_ascii_skil
     docs = examples(lifecycle_documents(), 300)
     steps = [s for d in docs for s in d["steps"]]
     assert any("clock" in s and is_invalid_date(s["clock"]) for s in steps)  # upstream throws at that turn
-    names = [k["name"] for s in steps if isinstance(s.get("client_skills"), list)
-             for k in s["client_skills"] if isinstance(k, dict) and isinstance(k.get("name"), str)]  # fmt: skip
+    names = [
+        k["name"]
+        for s in steps
+        if isinstance(s.get("client_skills"), list)
+        for k in s["client_skills"]
+        if isinstance(k, dict) and isinstance(k.get("name"), str)
+    ]
     assert any(not name.isascii() for name in names)
     refused = [d for d in docs if lifecycle_refused(d)]
     assert refused and [lifecycle_refusal(d, tmp_path) for d in refused] == [None] * len(refused)

@@ -25,8 +25,13 @@ def examples(strategy: st.SearchStrategy[Any], count: int = 150) -> list[Any]:
     pool and cache keep it fixed."""
     drawn: list[Any] = []
 
-    @settings(max_examples=count, database=None, derandomize=True, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=count,
+        database=None,
+        derandomize=True,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(strategy)
     def collect(value: Any) -> None:
         drawn.append(value)

@@ -17,20 +17,32 @@ from harness.tools.releases.matrix import matrix_specs
 
 
 def result(case: str, reference: str, status: str, profile: str = "letta-code@0.32.17", *fields: str) -> CaseResult:
-    return CaseResult(case, reference, profile, status, (), f"cases/compile/{case}.yaml",
-                      diffs=[FieldDiff(f, "a", "b", 0) for f in fields], reasons=[f"{status} because"])  # fmt: skip
+    return CaseResult(
+        case,
+        reference,
+        profile,
+        status,
+        (),
+        f"cases/compile/{case}.yaml",
+        diffs=[FieldDiff(f, "a", "b", 0) for f in fields],
+        reasons=[f"{status} because"],
+    )
 
 
 def test_gate_fails_only_on_cases_that_were_good_before_and_fail_now() -> None:
     results = [
-        result("stays-good", "0.32.17", Status.PASS), result("stays-good", "0.32.18", Status.PASS),
+        result("stays-good", "0.32.17", Status.PASS),
+        result("stays-good", "0.32.18", Status.PASS),
         result("regresses", "0.32.17", Status.PASS),
         result("regresses", "0.32.18", Status.FAIL, "letta-code@0.32.17", "content"),
-        result("was-known", "0.32.17", Status.KNOWN), result("was-known", "0.32.18", Status.STALE),
-        result("was-bad", "0.32.17", Status.FAIL), result("was-bad", "0.32.18", Status.FAIL),
-        result("now-errors", "0.32.17", Status.PASS), result("now-errors", "0.32.18", Status.ERROR),
+        result("was-known", "0.32.17", Status.KNOWN),
+        result("was-known", "0.32.18", Status.STALE),
+        result("was-bad", "0.32.17", Status.FAIL),
+        result("was-bad", "0.32.18", Status.FAIL),
+        result("now-errors", "0.32.17", Status.PASS),
+        result("now-errors", "0.32.18", Status.ERROR),
         result("only-before", "0.32.17", Status.PASS),
-    ]  # fmt: skip
+    ]
     gate = evaluate(results, "0.32.17", "0.32.18")
     assert not gate.ok
     assert [(r.case, r.previous_status, r.new_status) for r in gate.regressions] == [

@@ -163,8 +163,9 @@ def upstream_view(memory_dir: Path, env: dict[str, str]) -> tuple[str | None, li
     """Upstream's own commands: `rev-parse --verify HEAD`, `ls-tree -r --name-only HEAD`, `git show` per path."""
     rev = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=memory_dir, env=env, capture_output=True)
     revision = rev.stdout.decode().strip() if rev.returncode == 0 and rev.stdout.strip() else None
-    listing = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memory_dir, env=env,
-                             capture_output=True)  # fmt: skip
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memory_dir, env=env, capture_output=True
+    )
     lines = listing.stdout.split(b"\n")[:-1] if listing.returncode == 0 else []
     paths = [line.decode("utf-8", "replace").strip() for line in lines]
     return revision, lines, upstream_reads(memory_dir, env, [p for p in paths if p.endswith(".md")])
@@ -198,9 +199,15 @@ def shapes(make_repo, git_env, tmp_path: Path) -> dict[str, Path]:
     (tree.path / ".git" / "HEAD").write_text(tree.git("rev-parse", "HEAD^{tree}").decode())
     raw = make_repo(files, name="raw")
     raw.git("config", "core.quotePath", "false")
-    return {"bare": tmp_path / "bare.git", "git-dir": tmp_path / "clone" / ".git",
-            "inside-git-dir": tmp_path / "bare.git" / "refs", "sha256": tmp_path / "sha", "tag-head": tagged.path,
-            "tree-head": tree.path, "quote-path-false": raw.path}  # fmt: skip
+    return {
+        "bare": tmp_path / "bare.git",
+        "git-dir": tmp_path / "clone" / ".git",
+        "inside-git-dir": tmp_path / "bare.git" / "refs",
+        "sha256": tmp_path / "sha",
+        "tag-head": tagged.path,
+        "tree-head": tree.path,
+        "quote-path-false": raw.path,
+    }
 
 
 def test_every_shape_reads_as_upstream_s_git_commands(make_repo, git_env, tmp_path: Path) -> None:

@@ -53,8 +53,13 @@ def run(tmp_path: Path, paths: list[Path], *impls: str, timeout: float = 20.0) -
     loaded = load_scenarios(paths)
     assert not loaded.errors, loaded.errors
     specs = [ImplSpec.parse(text) for text in impls]
-    with Session([ReferenceSpec("npm", "0.32.18")], implementations=specs, cache=tmp_path / "cache",
-                 timeout=timeout, runner_factory=lambda spec, cache: PortReference()) as session:  # fmt: skip
+    with Session(
+        [ReferenceSpec("npm", "0.32.18")],
+        implementations=specs,
+        cache=tmp_path / "cache",
+        timeout=timeout,
+        runner_factory=lambda spec, cache: PortReference(),
+    ) as session:
         return session.run(loaded.scenarios)
 
 
@@ -145,8 +150,11 @@ def test_several_implementations_give_one_result_each_per_reference_in_the_order
     cases = write_cases(tmp_path / "cases", {"one": "", "two": ""})
     results = run(tmp_path, [cases], FAKE, "python")
     assert [(r.case_id, r.implementation) for r in results] == [
-        ("one", FAKE), ("one", "python"), ("two", FAKE), ("two", "python"),
-    ]  # fmt: skip
+        ("one", FAKE),
+        ("one", "python"),
+        ("two", FAKE),
+        ("two", "python"),
+    ]
     assert {r.status for r in results} == {Status.PASS}
 
 
@@ -171,8 +179,13 @@ def test_one_program_serves_every_profile_of_a_run_and_each_request_names_its_pr
     loaded = load_scenarios([cases])
     specs = [ReferenceSpec("npm", "0.32.18"), ReferenceSpec("npm", "0.25.3")]  # two profiles
     claimed = f"{FAKE} --profiles letta-code@0.32.14"
-    with Session(specs, implementations=[ImplSpec.parse(claimed)], cache=tmp_path / "cache", timeout=20.0,
-                 runner_factory=lambda spec, cache: PortReference()) as session:  # fmt: skip
+    with Session(
+        specs,
+        implementations=[ImplSpec.parse(claimed)],
+        cache=tmp_path / "cache",
+        timeout=20.0,
+        runner_factory=lambda spec, cache: PortReference(),
+    ) as session:
         results = session.run(loaded.scenarios)
         (described,) = session.describe_implementations()
     assert sorted(r.profile for r in results) == ["letta-code@0.25.3", "letta-code@0.32.14"]

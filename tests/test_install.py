@@ -66,8 +66,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("install")
     dist = base / "dist"
     started = time.monotonic()
-    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)],
-                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (wheel,), (sdist,) = dist.glob("*.whl"), dist.glob("*.tar.gz")  # the wheel is built from the sdist
     venv = base / "venv"
@@ -97,9 +102,12 @@ def test_the_wheel_carries_every_tracked_file_of_the_corpus_the_reference_direct
     installed: Installed,
 ) -> None:
     names = set(zipfile.ZipFile(installed.wheel).namelist())
-    missing = [f"{name} (as {DATA_FOLDERS[folder]}{name[len(folder):]})"
-               for folder in DATA_FOLDERS for name in _tracked(folder)
-               if f"{DATA_FOLDERS[folder]}{name[len(folder):]}" not in names]  # fmt: skip
+    missing = [
+        f"{name} (as {DATA_FOLDERS[folder]}{name[len(folder) :]})"
+        for folder in DATA_FOLDERS
+        for name in _tracked(folder)
+        if f"{DATA_FOLDERS[folder]}{name[len(folder) :]}" not in names
+    ]
     missing += [name for package in CODE_PACKAGES for name in _tracked(package) if name not in names]
     assert not missing, "not in the wheel (pyproject.toml's packages and package-data): " + ", ".join(missing)
 
@@ -141,8 +149,9 @@ def test_run_from_an_empty_directory_runs_the_packaged_corpus_and_writes_nothing
 @pytest.mark.integration
 def test_pytest_pyargs_runs_the_packaged_corpus_as_pytest_items(installed: Installed) -> None:
     python = str(installed.venv / "bin" / "python")
-    done = installed.run(python, "-m", "pytest", "--pyargs", "letta_conformance.cases", "-k", SAMPLE, "-q",
-                         "-p", "no:cacheprovider")  # fmt: skip
+    done = installed.run(
+        python, "-m", "pytest", "--pyargs", "letta_conformance.cases", "-k", SAMPLE, "-q", "-p", "no:cacheprovider"
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "9 passed" in done.stdout
 

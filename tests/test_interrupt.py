@@ -49,9 +49,14 @@ def descendants(pid: int) -> set[int]:
 
 def start_run(tmp_path: Path, args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,  # its own group, as a shell job is
-    )  # fmt: skip
+        [sys.executable, "-m", "harness.cli", "run", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group, as a shell job is
+    )
 
 
 def interrupt(proc: subprocess.Popen[str], how: str = "SIGINT to the group") -> str:
@@ -78,10 +83,25 @@ def test_interrupting_a_run_kills_the_reference_and_its_children_and_leaves_no_t
     temp = tmp_path / "tmp"
     temp.mkdir()
     cache = tmp_path / "cache"
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LETTA_CONFORMANCE_CACHE": str(cache),
-           "TMPDIR": str(temp)}  # fmt: skip
-    proc = start_run(tmp_path, [str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'b')}", "--timeout", "300",
-                                "--report", str(tmp_path / "report")], env)  # fmt: skip
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "LETTA_CONFORMANCE_CACHE": str(cache),
+        "TMPDIR": str(temp),
+    }
+    proc = start_run(
+        tmp_path,
+        [
+            str(cases),
+            "--reference",
+            f"bundle:{fake_bundle(tmp_path / 'b')}",
+            "--timeout",
+            "300",
+            "--report",
+            str(tmp_path / "report"),
+        ],
+        env,
+    )
     try:
         wait_for(lambda: (bin_dir / "hanging").exists())
         bun_pid, sleep_pid = map(int, (bin_dir / "hanging").read_text().split())
@@ -136,8 +156,21 @@ def test_a_run_timeout_stops_a_run_as_sigterm_does_with_a_partial_report(tmp_pat
     install_fake_bun(bin_dir)
     cases = write_cases(tmp_path / "cases", {"a-first": "", "b-hang": "hang", "c-never": ""})
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LETTA_CONFORMANCE_CACHE": str(tmp_path / "cache")}
-    proc = start_run(tmp_path, [str(cases), "--reference", f"bundle:{fake_bundle(tmp_path / 'b')}", "--timeout", "300",
-                                "--run-timeout", "3", "--report", str(tmp_path / "report")], env)  # fmt: skip
+    proc = start_run(
+        tmp_path,
+        [
+            str(cases),
+            "--reference",
+            f"bundle:{fake_bundle(tmp_path / 'b')}",
+            "--timeout",
+            "300",
+            "--run-timeout",
+            "3",
+            "--report",
+            str(tmp_path / "report"),
+        ],
+        env,
+    )
     try:
         _, err = proc.communicate(timeout=120)  # the hang would last 300 s without the run's deadline
     finally:
@@ -161,10 +194,24 @@ def test_sigterm_in_mid_matrix_ends_it_within_10_s_with_143_every_child_gone_and
     process; now every reference, port worker and implementation is killed and the run ends at once."""
     env = {**os.environ, "LETTA_CONFORMANCE_NO_CACHE": "1"}  # the references really run: there is a child to stop
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "matrix", str(REPO / "cases"), "-k", "core-memory-absent",
-         "--report", str(tmp_path / "report")],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "matrix",
+            str(REPO / "cases"),
+            "-k",
+            "core-memory-absent",
+            "--report",
+            str(tmp_path / "report"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     seen: set[int] = set()
     try:
 
@@ -211,7 +258,11 @@ def test_a_partial_report_is_marked_interrupted_never_ok_and_lists_what_did_not_
     schema = json.loads((REPO / "harness" / "report" / "schema.json").read_text())
     jsonschema.validate(report, schema)
     assert report["ok"] is False  # every result passed, but the run did not finish: never a pass
-    assert report["run"]["interrupted"] == {"by": "SIGTERM", "not_run": [
-        {"case": "b-hang", "references": ["0.25.3", "pypi:0.34.12"]}, {"case": "z-last", "references": ["0.25.3"]},
-    ]}  # fmt: skip
+    assert report["run"]["interrupted"] == {
+        "by": "SIGTERM",
+        "not_run": [
+            {"case": "b-hang", "references": ["0.25.3", "pypi:0.34.12"]},
+            {"case": "z-last", "references": ["0.25.3"]},
+        ],
+    }
     assert "INTERRUPTED (SIGTERM): 1 result, 0 failing; 2 cases not run" in Path(paths["html"]).read_text()

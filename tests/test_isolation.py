@@ -24,10 +24,17 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parent.parent
 CASE_IDS = [
-    "names-unicode-dropped", "names-quotes-backslash", "names-control-chars", "newlines-crlf",
-    "bom-crlf-frontmatter", "collation-icu-vs-codepoint", "worktree-staged", "worktree-every-kind",
-    "worktree-unborn-staged", "smoke-basic",
-]  # fmt: skip
+    "names-unicode-dropped",
+    "names-quotes-backslash",
+    "names-control-chars",
+    "newlines-crlf",
+    "bom-crlf-frontmatter",
+    "collation-icu-vs-codepoint",
+    "worktree-staged",
+    "worktree-every-kind",
+    "worktree-unborn-staged",
+    "smoke-basic",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +43,9 @@ def locales(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
     directory = tmp_path_factory.mktemp("locales")
     built = []
     for name, source, charmap in [("tr_TR.UTF-8", "tr_TR", "UTF-8"), ("da_DK.ISO-8859-1", "da_DK", "ISO-8859-1")]:
-        subprocess.run(["localedef", "-i", source, "-f", charmap, str(directory / name)],
-                       capture_output=True, check=False)  # fmt: skip
+        subprocess.run(
+            ["localedef", "-i", source, "-f", charmap, str(directory / name)], capture_output=True, check=False
+        )
         if (directory / name).exists():
             built.append(name)
     return directory if built else None
@@ -135,9 +143,13 @@ def conformance(cache: Path, report: Path, env: dict[str, str]) -> subprocess.Co
     cases = [str(REPO / "cases" / "compile" / f"{case}.yaml") for case in CASE_IDS]
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", "run", *cases, "--report", str(report), "--no-timing"],
-        cwd=REPO, env={**env, "LETTA_CONFORMANCE_CACHE": str(cache)}, capture_output=True, text=True, check=False,
+        cwd=REPO,
+        env={**env, "LETTA_CONFORMANCE_CACHE": str(cache)},
+        capture_output=True,
+        text=True,
+        check=False,
         timeout=600,
-    )  # fmt: skip
+    )
 
 
 def shared_cache(path: Path, real: Path) -> Path:
@@ -176,9 +188,14 @@ def test_a_hostile_git_config_and_environment_change_nothing(
     assert plain.returncode == 0, plain.stderr
 
     hostile_env = {
-        **os.environ, **hostile_home(tmp_path / "hostile"), "LANG": locale, "LC_ALL": locale, "LC_COLLATE": locale,
-        "LANGUAGE": "tr", "TZ": tz,
-    }  # fmt: skip
+        **os.environ,
+        **hostile_home(tmp_path / "hostile"),
+        "LANG": locale,
+        "LC_ALL": locale,
+        "LC_COLLATE": locale,
+        "LANGUAGE": "tr",
+        "TZ": tz,
+    }
     if locales is not None:
         hostile_env["LOCPATH"] = str(locales)
     hostile_cache = shared_cache(tmp_path / "hostile-cache", real)
@@ -198,12 +215,23 @@ def test_the_hostile_settings_would_matter_to_an_unisolated_git(tmp_path: Path) 
     env = {**os.environ, **hostile_home(tmp_path / "hostile")}
     work = tmp_path / "work"
     work.mkdir()
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"):  # fmt: skip
+    for key in (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_COMMON_DIR",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+    ):
         env.pop(key)
     subprocess.run(["git", "init", "-q"], cwd=work, env=env, check=True)
     assert (work / ".git" / "info" / "exclude").read_text() == "*\n"  # the template was used
     quoted = subprocess.run(["git", "config", "core.quotePath"], cwd=work, env=env, capture_output=True, text=True)
     assert quoted.stdout.strip() == "false"
-    assert subprocess.run(["git", "commit", "--allow-empty", "-qm", "x"], cwd=work, env=env,
-                          capture_output=True).returncode != 0  # signing with /bin/false fails  # fmt: skip
+    assert (
+        subprocess.run(
+            ["git", "commit", "--allow-empty", "-qm", "x"], cwd=work, env=env, capture_output=True
+        ).returncode
+        != 0
+    )  # signing with /bin/false fails

@@ -98,8 +98,11 @@ def test_every_string_of_a_lifecycle_step_is_a_javascript_string_at_load_time(tm
         '  - system: "\\ud83e\\udd80 {CORE_MEMORY}"\n  - turn: t\n    client_skills: [{name: "\\ud83e\\udd80"}]\n'
     )
     steps = load_scenario(case(tmp_path, text, kind="lifecycle")).steps
-    assert steps == ({"turn": f"hi {CRAB}"}, {"system": f"{CRAB} {{CORE_MEMORY}}"},
-                     {"turn": "t", "client_skills": [{"name": CRAB}]})  # fmt: skip
+    assert steps == (
+        {"turn": f"hi {CRAB}"},
+        {"system": f"{CRAB} {{CORE_MEMORY}}"},
+        {"turn": "t", "client_skills": [{"name": CRAB}]},
+    )
 
 
 def test_js_value_reaches_keys_and_nested_values_and_leaves_numbers_alone() -> None:
@@ -114,11 +117,14 @@ def test_js_value_reaches_keys_and_nested_values_and_leaves_numbers_alone() -> N
     [
         ("  previous_message_count: .nan\n", 4, "inputs/previous_message_count: nan is not a JSON number"),
         ("  client_skills:\n    - {name: ok}\n    - {name: .inf}\n", 6, "inputs/client_skills/1/name: inf is not"),
-        ("  client_skills:\n    - name: n\n      extra:\n        deep: [1, -.inf]\n", 7,
-         "inputs/client_skills/0/extra/deep/1: -inf is not a JSON number"),
+        (
+            "  client_skills:\n    - name: n\n      extra:\n        deep: [1, -.inf]\n",
+            7,
+            "inputs/client_skills/0/extra/deep/1: -inf is not a JSON number",
+        ),
         ("  client_skills: .NaN\n", 4, "inputs/client_skills: nan is not a JSON number"),
     ],
-)  # fmt: skip
+)
 def test_a_non_finite_number_anywhere_in_inputs_is_a_load_error_at_its_line(
     tmp_path: Path, lines: str, line: int, says: str
 ) -> None:
@@ -201,8 +207,9 @@ def test_conformance_run_blames_the_harness_for_a_request_no_driver_can_parse(
     (cases / "nan-count.yaml").write_text(nan)
     report_dir = tmp_path / "report"
     bundle = fake_bundle(tmp_path / "bundle")
-    code = cli.main(["run", str(tmp_path / "cases"), "--reference", f"bundle:{bundle}", "--report", str(report_dir),
-                     "--no-timing"])  # fmt: skip
+    code = cli.main(
+        ["run", str(tmp_path / "cases"), "--reference", f"bundle:{bundle}", "--report", str(report_dir), "--no-timing"]
+    )
     report = json.loads((report_dir / "report.json").read_text())
     from harness.report.stored import full_entries
 

@@ -20,8 +20,9 @@ from harness.runners.jsonl_process import JsonLinesRunner
 
 def _requests(tmp_path: Path, systems: list[str]) -> list[CompileRequest]:
     env = isolated_env(tmp_path / "home")
-    repo = build_repo(RepoModel([CommitModel({b"system/a.md": Blob(b"100644", b"hello\n")})]), tmp_path / "r", env,
-                      worktree=False)  # fmt: skip
+    repo = build_repo(
+        RepoModel([CommitModel({b"system/a.md": Blob(b"100644", b"hello\n")})]), tmp_path / "r", env, worktree=False
+    )
     return [CompileRequest(repo.memory_dir, s, "agent", "conv", "2026-01-02T03:04:05.678Z") for s in systems]
 
 

@@ -56,9 +56,13 @@ def evaluate(runtime: str, numbers: list[str], dates: list[str]) -> dict:
         pytest.skip(f"{runtime} is not installed")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TZ": "UTC", "LANG": "C.UTF-8", "HOME": "/nonexistent"}
     done = subprocess.run(
-        [binary, "-e", EVALUATE], input=json.dumps({"numbers": numbers, "dates": dates}).encode(),
-        capture_output=True, env=env, check=True, timeout=120,
-    )  # fmt: skip
+        [binary, "-e", EVALUATE],
+        input=json.dumps({"numbers": numbers, "dates": dates}).encode(),
+        capture_output=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
     return json.loads(done.stdout)
 
 
@@ -68,9 +72,35 @@ def evaluate(runtime: str, numbers: list[str], dates: list[str]) -> dict:
 def generated_numbers(seed: int, count: int) -> list[str]:
     """JSON number texts: integers around 2^53 and 1e21, random doubles of every exponent, decimals."""
     rng = random.Random(seed)
-    texts = ["0", "-0", "0.0", "-0.0", "3.0", "1e21", "1e+21", "1e20", "123456789012345678901", "9007199254740993",
-             "9007199254740992", "-9007199254740993", "1e-6", "1e-7", "0.000001", "0.0000001", "1.5e300", "5e-324",
-             "1e309", "-1e309", "2.5", "100", "1E3", "18446744073709551616", "4.35", "0.1", "-42"]  # fmt: skip
+    texts = [
+        "0",
+        "-0",
+        "0.0",
+        "-0.0",
+        "3.0",
+        "1e21",
+        "1e+21",
+        "1e20",
+        "123456789012345678901",
+        "9007199254740993",
+        "9007199254740992",
+        "-9007199254740993",
+        "1e-6",
+        "1e-7",
+        "0.000001",
+        "0.0000001",
+        "1.5e300",
+        "5e-324",
+        "1e309",
+        "-1e309",
+        "2.5",
+        "100",
+        "1E3",
+        "18446744073709551616",
+        "4.35",
+        "0.1",
+        "-42",
+    ]
     while len(texts) < count:
         kind = rng.randrange(5)
         if kind == 0:
@@ -98,8 +128,17 @@ def _two(rng: random.Random, low: int, high: int) -> str:
 def generated_dates(seed: int, count: int) -> list[str]:
     """Date strings of the modelled grammar with fields in and out of range, and near misses outside it."""
     rng = random.Random(seed)
-    out = ["2026-02-30T00:00:00Z", "2026-01-01T24:00:00Z", "+275760-09-13T00:00:00Z", "-271821-04-20T00:00:00Z",
-           "0000-01-01T00:00:00Z", "-000000-01-01T00:00:00Z", "2026-01-01T00:00:00.9999Z", "garbage", ""]  # fmt: skip
+    out = [
+        "2026-02-30T00:00:00Z",
+        "2026-01-01T24:00:00Z",
+        "+275760-09-13T00:00:00Z",
+        "-271821-04-20T00:00:00Z",
+        "0000-01-01T00:00:00Z",
+        "-000000-01-01T00:00:00Z",
+        "2026-01-01T00:00:00.9999Z",
+        "garbage",
+        "",
+    ]
     while len(out) < count:
         if rng.random() < 0.8:
             year = f"{rng.randrange(0, 10000):04d}"
@@ -132,17 +171,32 @@ def generated_dates(seed: int, count: int) -> list[str]:
 def test_number_to_string_matches_the_runtime_on_generated_numbers(runtime: str) -> None:
     texts = generated_numbers(17, 5000)
     printed = evaluate(runtime, texts, [])["numbers"]
-    mismatches = [(t, p, js_number_to_string(json.loads(t))) for t, p in zip(texts, printed, strict=True)
-                  if js_number_to_string(json.loads(t)) != p]  # fmt: skip
+    mismatches = [
+        (t, p, js_number_to_string(json.loads(t)))
+        for t, p in zip(texts, printed, strict=True)
+        if js_number_to_string(json.loads(t)) != p
+    ]
     assert not mismatches, mismatches[:10]
 
 
 @pytest.mark.parametrize(
     ("value", "printed"),
-    [(2**53 + 1, "9007199254740992"), (10**21, "1e+21"), (10**20, "100000000000000000000"), (3.0, "3"),
-     (-0.0, "0"), (-5, "-5"), (1e-7, "1e-7"), (1e-6, "0.000001"), (float("nan"), "NaN"), (float("inf"), "Infinity"),
-     (-float("inf"), "-Infinity"), (10**400, "Infinity"), (0.1 + 0.2, "0.30000000000000004")],
-)  # fmt: skip
+    [
+        (2**53 + 1, "9007199254740992"),
+        (10**21, "1e+21"),
+        (10**20, "100000000000000000000"),
+        (3.0, "3"),
+        (-0.0, "0"),
+        (-5, "-5"),
+        (1e-7, "1e-7"),
+        (1e-6, "0.000001"),
+        (float("nan"), "NaN"),
+        (float("inf"), "Infinity"),
+        (-float("inf"), "-Infinity"),
+        (10**400, "Infinity"),
+        (0.1 + 0.2, "0.30000000000000004"),
+    ],
+)
 def test_number_to_string_quirks(value: float, printed: str) -> None:
     assert js_number_to_string(value) == printed
 

@@ -49,8 +49,15 @@ def read(path: Path) -> list[tuple[str, str, str, str, str]]:
             assert not more, f"{case.name}: more than one result element"
             assert case.is_passed == (element is None)
             kind = type(element).__name__ if element is not None else "passed"
-            cases.append((suite.name, case.name, kind, element.type or "" if element else "",
-                          element.message or "" if element else ""))  # fmt: skip
+            cases.append(
+                (
+                    suite.name,
+                    case.name,
+                    kind,
+                    element.type or "" if element else "",
+                    element.message or "" if element else "",
+                )
+            )
     return cases
 
 
@@ -60,8 +67,11 @@ def counts_agree(path: Path, statuses: Counter[str]) -> None:
     for suite in xml:
         kinds = Counter(type(case.result[0]) if case.result else None for case in suite)
         assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (
-            sum(kinds.values()), kinds[Failure], kinds[Error], kinds[Skipped]
-        ), suite.name  # fmt: skip
+            sum(kinds.values()),
+            kinds[Failure],
+            kinds[Error],
+            kinds[Skipped],
+        ), suite.name
     assert xml.tests == sum(statuses.values())
     assert xml.failures == statuses[Status.FAIL] + statuses[Status.STALE]
     assert xml.errors == statuses[Status.ERROR]
@@ -79,8 +89,11 @@ def test_every_status_reads_in_junitparser_as_pass_only_when_it_passed(tmp_path:
     assert sorted((name, kind, type_) for _, name, kind, type_, _ in read_back) == sorted(
         (r.case_id, *READS_AS[r.status]) for r in results
     )
-    words = {Status.KNOWN: "known divergence", Status.RUNTIME: "runtime divergence",
-             Status.NOT_APPLICABLE: "not applicable"}  # fmt: skip
+    words = {
+        Status.KNOWN: "known divergence",
+        Status.RUNTIME: "runtime divergence",
+        Status.NOT_APPLICABLE: "not applicable",
+    }
     assert sorted((name, message) for _, name, kind, _, message in read_back if kind == "Skipped") == sorted(
         (r.case_id, f"{words[r.status]}: {'; '.join(r.reasons)}") for r in results if r.status in words
     )
@@ -93,8 +106,12 @@ def test_a_run_of_an_implementation_serving_only_compile_skips_what_it_cannot_se
     says so (`<skipped type="not-applicable">` with the reason) where it used to show them passing."""
     cases = write_cases(tmp_path / "cases", {"plain": ""})
     loaded = load_scenarios([cases, CASES / "lifecycle" / "raw-system-edit.yaml"])
-    with Session([ReferenceSpec("npm", "0.32.18")], implementations=[ImplSpec.parse(COMPILE_ONLY)],
-                 cache=tmp_path / "cache", runner_factory=lambda spec, cache: PortReference()) as session:  # fmt: skip
+    with Session(
+        [ReferenceSpec("npm", "0.32.18")],
+        implementations=[ImplSpec.parse(COMPILE_ONLY)],
+        cache=tmp_path / "cache",
+        runner_factory=lambda spec, cache: PortReference(),
+    ) as session:
         results = session.run(loaded.scenarios)  # in the loader's order, which is by path: either may come first
     statuses = {r.case_id: r.status for r in results}
     assert statuses == {"plain": Status.PASS, "raw-system-edit": Status.NOT_APPLICABLE}

@@ -32,8 +32,9 @@ def test_keep_writes_each_cases_repository_and_both_sides_outputs_passing_cases_
     index = json.loads((kept / "index.json").read_text())
     assert index["layout"] == "letta-conformance/keep/1"
     assert [(c["case"], [r["status"] for r in c["results"]]) for c in index["cases"]] == [
-        ("a-passes", ["pass"]), ("b-differs", ["fail"]),
-    ]  # fmt: skip
+        ("a-passes", ["pass"]),
+        ("b-differs", ["fail"]),
+    ]
     for case in index["cases"]:
         where = kept / case["directory"]
         memory = where / case["repository"] / case["memory"]

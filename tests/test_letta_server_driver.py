@@ -271,8 +271,19 @@ def test_missing_directory_is_an_agent_without_a_repository(driver: Driver, work
 def test_bad_requests_are_errors_not_records(driver: Driver) -> None:
     assert driver.ask({"op": "compile", "memoryDir": 3})["ok"] is False
     assert driver.ask({"op": "lifecycle_open", "session": "s1"})["ok"] is False
-    assert driver.ask({"op": "compile", "memoryDir": "/x", "system": "", "agentId": "a", "conversationId": "c",
-                       "now": "not a date"})["ok"] is False  # fmt: skip
+    assert (
+        driver.ask(
+            {
+                "op": "compile",
+                "memoryDir": "/x",
+                "system": "",
+                "agentId": "a",
+                "conversationId": "c",
+                "now": "not a date",
+            }
+        )["ok"]
+        is False
+    )
 
 
 @pytest.mark.integration

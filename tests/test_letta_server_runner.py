@@ -110,8 +110,16 @@ class FakeReference(Runner):
 
     def compile(self, request: CompileRequest) -> Outcome:
         core = f"<memory>\nM\n</memory>\n\n{METADATA}"
-        return Outcome("ok", record={"content": f"S\n\n{core}", "coreMemory": core, "compiledAt": "t",
-                                     "rawSystemHash": "h", "memfsRevision": None})  # fmt: skip
+        return Outcome(
+            "ok",
+            record={
+                "content": f"S\n\n{core}",
+                "coreMemory": core,
+                "compiledAt": "t",
+                "rawSystemHash": "h",
+                "memfsRevision": None,
+            },
+        )
 
 
 def _session(tmp_path: Path, installer: letta_server.Installer) -> Session:
@@ -151,7 +159,8 @@ def test_an_install_that_fails_makes_every_case_an_error_never_a_pass(tmp_path: 
 
 def _fake_driver(tmp_path: Path, memory: str) -> Path:
     driver = tmp_path / "driver.py"
-    driver.write_text(textwrap.dedent(f"""
+    driver.write_text(
+        textwrap.dedent(f"""
         import json, sys
         for line in sys.stdin:
             request = json.loads(line)
@@ -161,7 +170,8 @@ def _fake_driver(tmp_path: Path, memory: str) -> Path:
                 answer = {{"ok": True, "record": {{"memory": {memory!r}, "memfsRevision": None,
                           "content": "another assembly", "coreMemory": "another metadata"}}}}
             print(json.dumps({{"id": request["id"], **answer}}), flush=True)
-    """))  # fmt: skip
+    """)
+    )
     return driver
 
 

@@ -160,9 +160,15 @@ def recorded_case(tmp_path: Path, written: str, base: str = "raw-system-edit", v
 
 @pytest.mark.parametrize(
     ("written", "label"),
-    [("0.34.12", "pypi:0.34.12"), ("pypi:0.34.12", "pypi:0.34.12"), ("letta-code@0.34.12", "pypi:0.34.12"),
-     ("0.32.18", "0.32.18"), ("npm:0.32.18", "0.32.18"), ("pypi:0.32.18", "pypi:0.32.18")],
-)  # fmt: skip
+    [
+        ("0.34.12", "pypi:0.34.12"),
+        ("pypi:0.34.12", "pypi:0.34.12"),
+        ("letta-code@0.34.12", "pypi:0.34.12"),
+        ("0.32.18", "0.32.18"),
+        ("npm:0.32.18", "0.32.18"),
+        ("pypi:0.32.18", "pypi:0.32.18"),
+    ],
+)
 def test_recorded_for_names_a_reference_as_reference_does_and_matches_its_results(
     tmp_path: Path, written: str, label: str
 ) -> None:
@@ -183,15 +189,19 @@ def test_observations_recorded_for_a_bare_version_are_checked_on_its_results(tmp
 
 @pytest.mark.parametrize(
     ("written", "says"),
-    [("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),  # a typo
-     ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),  # 0.32.17 is pinned on npm only
-     ("spec-v2", "'spec-v2' is not a pinned release"),  # a profile: only a golden case records for one
-     ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
-     ("*", "'*' names no one reference"),
-     ("golden", "'golden' names no one reference"),
-     ("npm:0.32.18@node", "baseline runtime only (docs/matrix.md), so these observations would never be checked; "
-                          "write '0.32.18'")],
-)  # fmt: skip
+    [
+        ("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),  # a typo
+        ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),  # 0.32.17 is pinned on npm only
+        ("spec-v2", "'spec-v2' is not a pinned release"),  # a profile: only a golden case records for one
+        ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
+        ("*", "'*' names no one reference"),
+        ("golden", "'golden' names no one reference"),
+        (
+            "npm:0.32.18@node",
+            "baseline runtime only (docs/matrix.md), so these observations would never be checked; write '0.32.18'",
+        ),
+    ],
+)
 def test_recorded_for_naming_no_reference_the_case_runs_on_is_refused_at_its_line(
     tmp_path: Path, written: str, says: str
 ) -> None:
@@ -206,10 +216,13 @@ def test_recorded_for_naming_no_reference_the_case_runs_on_is_refused_at_its_lin
 
 @pytest.mark.parametrize(
     ("golden", "written", "says"),
-    [("spec-v2", "spec-v2", None), ("letta-code@0.32.18", "0.32.18", None),  # --profile's spellings of one profile
-     ("spec-v2", "0.32.18", "a golden case runs the Python port on its profile 'spec-v2' alone"),
-     ("spec-v2", "spek-v2", "write for: [spec-v2]")],
-)  # fmt: skip
+    [
+        ("spec-v2", "spec-v2", None),
+        ("letta-code@0.32.18", "0.32.18", None),  # --profile's spellings of one profile
+        ("spec-v2", "0.32.18", "a golden case runs the Python port on its profile 'spec-v2' alone"),
+        ("spec-v2", "spek-v2", "write for: [spec-v2]"),
+    ],
+)
 def test_recorded_for_in_a_golden_case_names_its_profile_as_profile_does(
     tmp_path: Path, golden: str, written: str, says: str | None
 ) -> None:

@@ -64,8 +64,9 @@ def test_cases_export_writes_every_yaml_file_of_the_corpus_and_nothing_else(
     assert main(["cases", "export", str(tmp_path / "out")]) == 0
     written = sorted(p.relative_to(tmp_path / "out") for p in (tmp_path / "out").rglob("*") if p.is_file())
     corpus = sorted(p.relative_to(ROOT / "cases") for p in (ROOT / "cases").rglob("*.yaml"))
-    assert written == corpus and all((tmp_path / "out" / p).read_bytes() == (ROOT / "cases" / p).read_bytes()
-                                     for p in corpus)  # fmt: skip
+    assert written == corpus and all(
+        (tmp_path / "out" / p).read_bytes() == (ROOT / "cases" / p).read_bytes() for p in corpus
+    )
     compile_count = len(list((ROOT / "cases" / "compile").glob("*.yaml")))
     assert f"wrote {compile_count} compile cases" in capsys.readouterr().out
 
@@ -87,8 +88,11 @@ def test_cases_export_refuses_a_directory_that_holds_something(
 
 def test_pyproject_lists_every_package_of_the_tree_and_maps_the_data_onto_the_checkout_s_folders() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    code = {".".join(p.parent.relative_to(ROOT).parts) for top in ("harness", "memfs_prompt", "letta_profiles")
-            for p in (ROOT / top).rglob("__init__.py")}  # fmt: skip
+    code = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for top in ("harness", "memfs_prompt", "letta_profiles")
+        for p in (ROOT / top).rglob("__init__.py")
+    }
     code.add("harness.report.templates")  # a folder of templates only: listed so its files are package data
     listed = set(config["packages"])
     assert code <= listed, f"add to pyproject.toml's packages: {sorted(code - listed)}"

@@ -78,9 +78,7 @@ def test_drift_between_the_two_releases_and_the_runtimes_is_explained_by_the_cas
     assert [g.change for g in report.unexplained] == ["coreMemory (added)"]  # pinned by smoke-basic, not run here
     assert report.stale == []
     data = matrix_json(results, specs, None)
-    assert [r["label"] for r in data["references"]] == [
-        "0.25.9", "0.30.28", "0.25.9@node", "0.30.28@node/da_DK.UTF-8"
-    ]  # fmt: skip
+    assert [r["label"] for r in data["references"]] == ["0.25.9", "0.30.28", "0.25.9@node", "0.30.28@node/da_DK.UTF-8"]
     assert [(e["case"], e["reference"], e["fields"]) for e in data["runtime_effects"]] == [
         ("collation-locale-danish", "0.25.9@node", ["content"]),
         ("collation-locale-danish", "0.30.28@node/da_DK.UTF-8", ["content", "coreMemory"]),
@@ -89,10 +87,26 @@ def test_drift_between_the_two_releases_and_the_runtimes_is_explained_by_the_cas
 
 def test_conformance_bisect_names_the_first_release_that_changed(matrix_run) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "bisect", "collation-locale-danish", "--from", "0.25.9", "--to",
-         "0.30.28", "--field", "content", "--cases", str(CASES / "collation-locale-danish.yaml")],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "bisect",
+            "collation-locale-danish",
+            "--from",
+            "0.25.9",
+            "--to",
+            "0.30.28",
+            "--field",
+            "content",
+            "--cases",
+            str(CASES / "collation-locale-danish.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "first changed at 0.30.28 (after 0.25.9)" in done.stdout
     assert done.stdout.rstrip().endswith("content/external_projection")

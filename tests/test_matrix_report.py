@@ -16,8 +16,16 @@ from harness.verdict.diff import ABSENT_BOTH, BOTH
 def result(case: str, reference: str, status: str, absent: tuple[str, ...] = (), content: str = "c") -> CaseResult:
     compared = {f: (ABSENT_BOTH if f in absent else BOTH) for f in COMPARED_FIELDS}
     record = {"content": content, "compiledAt": "t", "rawSystemHash": "h"}
-    out = CaseResult(case, reference, "p", status, (), f"cases/compile/{case}.yaml", compared=compared,
-                     reference_outcome=Outcome("ok", record=record))  # fmt: skip
+    out = CaseResult(
+        case,
+        reference,
+        "p",
+        status,
+        (),
+        f"cases/compile/{case}.yaml",
+        compared=compared,
+        reference_outcome=Outcome("ok", record=record),
+    )
     if status == Status.RUNTIME:
         out.baseline, out.runtime_diffs = reference.split("@")[0], [FieldDiff("content", "a", "b", 0)]
     return out

@@ -68,20 +68,43 @@ def package_with(tmp_path: Path, source: str = "x = 1\n") -> Path:
         ("mutants:\n  - {id: a, file: f.py, original: x}\n", 2, "mutants/0"),
         ("mutant:\n  - {id: a, file: f.py, original: x, replacement: y, why: z}\n", 1, "unknown key 'mutant'"),
         ("mutants:\n  - {id: a, file: f.py, original: x, replacement: y, why: z, tests: test_x.py}\n", 2, "tests"),
-        ("mutants:\n  - id: a\n    file: f.py\n    original: x\n    replacement: y\n    why: z\n"
-         "    equivalent: e\n    known_survivor: k\n", 8, "keep one"),
-        ("mutants:\n  - id: a\n    file: g.py\n    original: x\n    replacement: y\n    why: z\n", 3,
-         "mutant 'a': memfs_prompt/g.py does not exist; name a file under memfs_prompt/"),
-        ("mutants:\n  - id: a\n    file: f.py\n    original: y = 2\n    replacement: y\n    why: z\n", 4,
-         "mutant 'a': its original occurs 0 times in memfs_prompt/f.py (it must occur once)"),
-        ("mutants:\n" + "  - {id: a, file: f.py, original: x, replacement: y, why: z}\n" * 2, 3,
-         "mutant id 'a' is already used"),
+        (
+            "mutants:\n  - id: a\n    file: f.py\n    original: x\n    replacement: y\n    why: z\n"
+            "    equivalent: e\n    known_survivor: k\n",
+            8,
+            "keep one",
+        ),
+        (
+            "mutants:\n  - id: a\n    file: g.py\n    original: x\n    replacement: y\n    why: z\n",
+            3,
+            "mutant 'a': memfs_prompt/g.py does not exist; name a file under memfs_prompt/",
+        ),
+        (
+            "mutants:\n  - id: a\n    file: f.py\n    original: y = 2\n    replacement: y\n    why: z\n",
+            4,
+            "mutant 'a': its original occurs 0 times in memfs_prompt/f.py (it must occur once)",
+        ),
+        (
+            "mutants:\n" + "  - {id: a, file: f.py, original: x, replacement: y, why: z}\n" * 2,
+            3,
+            "mutant id 'a' is already used",
+        ),
         ("mutants:\n  - &m {id: a, file: f.py, original: x, replacement: y, why: z}\n  - *m\n", 3, "alias"),
         ("mutants:\n  - {id: a, id: b}\n", 2, "'id'"),
     ],
-    ids=["top-level-list", "missing-keys", "misspelt-top-key", "tests-not-a-list", "equivalent-and-survivor",
-         "file-missing", "original-missing", "id-twice", "alias", "duplicate-key"],
-)  # fmt: skip
+    ids=[
+        "top-level-list",
+        "missing-keys",
+        "misspelt-top-key",
+        "tests-not-a-list",
+        "equivalent-and-survivor",
+        "file-missing",
+        "original-missing",
+        "id-twice",
+        "alias",
+        "duplicate-key",
+    ],
+)
 def test_a_malformed_mutant_file_is_refused_at_its_line(tmp_path: Path, text: str, line: int, message: str) -> None:
     path = tmp_path / "m.yaml"
     path.write_text(text)
@@ -114,8 +137,9 @@ def test_a_malformed_mutant_file_is_a_usage_error_before_any_baseline_work(tmp_p
     assert main(["mutation", "--mutants", str(path)]) == 2
     assert time.perf_counter() - started < 1.0
     assert f"{path}:1: a list at the top level" in capsys.readouterr().err
-    path.write_text("mutants:\n  - id: a\n    file: compiler.py\n    original: not in the port\n"
-                    "    replacement: y\n    why: z\n")  # fmt: skip
+    path.write_text(
+        "mutants:\n  - id: a\n    file: compiler.py\n    original: not in the port\n    replacement: y\n    why: z\n"
+    )
     assert main(["mutation", "--mutants", str(path)]) == 2
     assert f"{path}:4: mutant 'a': its original occurs 0 times in memfs_prompt/compiler.py" in capsys.readouterr().err
 
@@ -154,8 +178,13 @@ def baseline_of(cases: Path, tmp_path: Path, versions: tuple[str, ...] = ("0.32.
 
 def test_a_mutant_that_changes_output_is_killed_and_one_that_does_not_survives(one_case_baseline) -> None:
     baseline, paths = one_case_baseline
-    killed = Mutant("meridiem", "jsvalues.py", 'meridiem = "AM" if hours < 12 else "PM"',
-                    'meridiem = "PM" if hours < 12 else "AM"', "why")  # fmt: skip
+    killed = Mutant(
+        "meridiem",
+        "jsvalues.py",
+        'meridiem = "AM" if hours < 12 else "PM"',
+        'meridiem = "PM" if hours < 12 else "AM"',
+        "why",
+    )
     inert = Mutant("comment", "quirks.py", "EXEC_MAX_BUFFER = 1024 * 1024", "EXEC_MAX_BUFFER = 1024 * 1024  # x", "w")
     head = "def js_trim(value: str) -> str:\n"
     crash = Mutant("crash", "quirks.py", head, head + "    1 / 0\n", "why")
@@ -170,8 +199,13 @@ def test_a_mutant_that_changes_output_is_killed_and_one_that_does_not_survives(o
 def test_a_mutant_of_the_command_line_is_killed_through_python_m_memfs_prompt(one_case_baseline) -> None:
     """The API never calls cli.main: only the corpus run through `python -m memfs_prompt compile` sees these."""
     baseline, paths = one_case_baseline
-    now_ignored = Mutant("now-ignored", "cli.py", "now = parse_now(args.now) if args.now is not None else",
-                         "now = parse_now('2000-01-01T00:00:00Z') if args.now is not None else", "why")  # fmt: skip
+    now_ignored = Mutant(
+        "now-ignored",
+        "cli.py",
+        "now = parse_now(args.now) if args.now is not None else",
+        "now = parse_now('2000-01-01T00:00:00Z') if args.now is not None else",
+        "why",
+    )
     crlf = Mutant("crlf", "cli.py", 'sys.stdout.write("\\n")', 'sys.stdout.write("\\r\\n")', "why")
     inert = Mutant("help", "cli.py", 'help="includeMemfs: false"', 'help="includeMemfs false"', "why")
     results = [run_mutant(m, baseline, paths, timeout=120) for m in (now_ignored, crlf, inert)]
@@ -190,8 +224,9 @@ def test_a_mutant_of_the_protocol_server_is_killed_through_python_m_memfs_prompt
     cases.mkdir(parents=True)
     (cases / "accented.yaml").write_text(scenario_yaml("accented", body="caf\u00e9"), encoding="utf-8")
     baseline, paths = baseline_of(tmp_path / "cases", tmp_path)
-    utf8 = Mutant("utf8", "serve.py", "json.dumps(answer, ensure_ascii=True)", "json.dumps(answer, ensure_ascii=False)",
-                  "why")  # fmt: skip
+    utf8 = Mutant(
+        "utf8", "serve.py", "json.dumps(answer, ensure_ascii=True)", "json.dumps(answer, ensure_ascii=False)", "why"
+    )
     inert = Mutant("doc", "serve.py", '"""The answer to one request line', '"""The answer to a request line', "why")
     results = [run_mutant(m, baseline, paths, timeout=120) for m in (utf8, inert)]
     assert [r.outcome for r in results] == ["killed", "survived"], [r.detail for r in results]
@@ -204,10 +239,22 @@ def test_a_mutant_no_case_reaches_is_killed_by_the_unit_tests_it_names(one_case_
     baseline, paths = one_case_baseline
     quirks = "tests/test_jsvalues.py::test_number_to_string_quirks"
     huge = Mutant("huge", "jsvalues.py", "return float(Decimal(value))", "return float(value)", "why", tests=(quirks,))
-    inert = Mutant("inert", "quirks.py", "EXEC_MAX_BUFFER = 1024 * 1024", "EXEC_MAX_BUFFER = 1024 * 1024  # x", "w",
-                   tests=(quirks,))  # fmt: skip
-    gone = Mutant("gone", "quirks.py", "EXEC_MAX_BUFFER = 1024 * 1024", "EXEC_MAX_BUFFER = 1024 * 1024  # x", "w",
-                  tests=("tests/test_jsvalues.py::test_no_such_test",))  # fmt: skip
+    inert = Mutant(
+        "inert",
+        "quirks.py",
+        "EXEC_MAX_BUFFER = 1024 * 1024",
+        "EXEC_MAX_BUFFER = 1024 * 1024  # x",
+        "w",
+        tests=(quirks,),
+    )
+    gone = Mutant(
+        "gone",
+        "quirks.py",
+        "EXEC_MAX_BUFFER = 1024 * 1024",
+        "EXEC_MAX_BUFFER = 1024 * 1024  # x",
+        "w",
+        tests=("tests/test_jsvalues.py::test_no_such_test",),
+    )
     results = [run_mutant(m, baseline, paths, timeout=120) for m in (huge, inert, gone)]
     assert [r.outcome for r in results] == ["killed", "survived", "invalid"], [r.detail for r in results]
     assert results[0].detail.startswith(quirks) and results[0].detail.endswith("failed [unit tests]")
@@ -222,7 +269,9 @@ def test_mutants_come_from_every_file_of_a_directory_and_ids_are_unique_across_f
     package = package_with(tmp_path)
     assert [m.id for m in mutant_file.load_mutants(tmp_path, package)] == ["one", "two"]
     assert [m.id for m in mutant_file.load_mutants([tmp_path / "b.yaml", tmp_path / "a.yaml"], package)] == [
-        "two", "one"]  # fmt: skip
+        "two",
+        "one",
+    ]
     (tmp_path / "b.yaml").write_text(entry.format("one"))
     with pytest.raises(ScenarioError, match=r"b.yaml:2: mutant id 'one' is already used \(.*a.yaml:2\)"):
         mutant_file.load_mutants(tmp_path, package)
@@ -257,9 +306,11 @@ def test_a_mutant_of_the_shared_reading_of_head_is_killed_through_the_compile_pa
 def meridiem_mutant_file(directory: Path) -> Path:
     """A mutant file of one mutant the one-case corpus kills (its date's AM and PM swapped)."""
     mutants = directory / "mutants.yaml"
-    mutants.write_text("mutants:\n  - id: meridiem-swapped\n    file: jsvalues.py\n"
-                       "    original: 'meridiem = \"AM\" if hours < 12 else \"PM\"'\n"
-                       "    replacement: 'meridiem = \"PM\" if hours < 12 else \"AM\"'\n    why: w\n")  # fmt: skip
+    mutants.write_text(
+        "mutants:\n  - id: meridiem-swapped\n    file: jsvalues.py\n"
+        '    original: \'meridiem = "AM" if hours < 12 else "PM"\'\n'
+        '    replacement: \'meridiem = "PM" if hours < 12 else "AM"\'\n    why: w\n'
+    )
     return mutants
 
 

@@ -59,8 +59,9 @@ def test_a_case_whose_profiles_exclude_every_reference_is_not_applicable_and_say
         f"neither the reference {reference} nor the profile it is compared under (letta-code@0.32.14): run it with "
         "--profile letta-code@0.31.12, or with a --reference of one of its profiles"
     )
-    code, results = run(tmp_path, compile_dir / "old-only.yaml", "--reference", reference, "--profile",
-                        "letta-code@0.31.12")  # fmt: skip
+    code, results = run(
+        tmp_path, compile_dir / "old-only.yaml", "--reference", reference, "--profile", "letta-code@0.31.12"
+    )
     assert [r["status"] for r in results] == ["pass"]
 
 
@@ -79,8 +80,11 @@ def test_x_stops_at_the_first_file_that_did_not_load(
 
 
 def git(directory: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(directory), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(directory), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.mark.parametrize("command", ["diff-repo", "show"])
@@ -95,8 +99,10 @@ def test_diff_repo_and_show_say_what_the_verdict_leaves_out_one_line_each(
     git(memory, "init", "-q")
     git(memory, "add", ".")
     git(memory, "commit", "-qm", "m")
-    quoted = (f"note: {memory}: git quotes 2 .md name(s) in upstream's listing, so upstream drops those files "
-              '(docs/quirks.md): "system/caf\\303\\251.md", "system/say \\"hi\\".md"')  # fmt: skip
+    quoted = (
+        f"note: {memory}: git quotes 2 .md name(s) in upstream's listing, so upstream drops those files "
+        '(docs/quirks.md): "system/caf\\303\\251.md", "system/say \\"hi\\".md"'
+    )
     # show's last stderr line says whose output it printed; diff-repo prints no such line
     whose = [f"show: the field content of the reference {reference} (--impl SPEC shows an implementation's instead)"]
     whose = whose if command == "show" else []

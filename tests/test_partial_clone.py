@@ -38,8 +38,9 @@ V2 = {
 
 
 def missing_objects(repo: Path, env: dict[str, str]) -> int:
-    listed = subprocess.run(["git", "rev-list", "--objects", "--missing=print", "HEAD"], cwd=repo, env=env,
-                            capture_output=True, check=True)  # fmt: skip
+    listed = subprocess.run(
+        ["git", "rev-list", "--objects", "--missing=print", "HEAD"], cwd=repo, env=env, capture_output=True, check=True
+    )
     return sum(line.startswith(b"?") for line in listed.stdout.split(b"\n"))
 
 
@@ -80,9 +81,15 @@ def test_a_partial_clone_reads_as_upstream_s_git_commands(make_repo, git_env, tm
 
 
 def compile_default(memory_dir: Path, git_env: dict[str, str]) -> CompiledPrompt:
-    return compile_system_prompt(memory_dir, system="{CORE_MEMORY}", agent_id="agent-1", conversation_id="c-1",
-                                 now=parse_now("2026-01-02T03:04:05.678Z"), profile=profile_for_release("0.34.12"),
-                                 git_env=git_env)  # fmt: skip
+    return compile_system_prompt(
+        memory_dir,
+        system="{CORE_MEMORY}",
+        agent_id="agent-1",
+        conversation_id="c-1",
+        now=parse_now("2026-01-02T03:04:05.678Z"),
+        profile=profile_for_release("0.34.12"),
+        git_env=git_env,
+    )
 
 
 def test_only_the_unreadable_files_drop_out_of_the_memory(make_repo, git_env, tmp_path: Path) -> None:
@@ -103,12 +110,25 @@ def test_a_partial_clone_compiles_as_the_release_does(
     from upstream_oracle import reference_compile
 
     clones = partial_clones(make_repo, git_env, tmp_path)
-    request = {"system": "You are a helpful agent.\n\n{CORE_MEMORY}", "agentId": "agent-1", "conversationId": "c-1",
-               "now": "2026-01-02T03:04:05.678Z", "previousMessageCount": 0, "includeMemfs": True}  # fmt: skip
+    request = {
+        "system": "You are a helpful agent.\n\n{CORE_MEMORY}",
+        "agentId": "agent-1",
+        "conversationId": "c-1",
+        "now": "2026-01-02T03:04:05.678Z",
+        "previousMessageCount": 0,
+        "includeMemfs": True,
+    }
     requests = [{"memoryDir": str(path), **request} for path in clones.values()]
     answers = reference_compile(reference_bun, release_bundle(release), requests, git_env)
     profile = profile_for_release(release.removeprefix("pypi:"))
     for (name, path), answer in zip(clones.items(), answers, strict=True):
-        port = compile_system_prompt(path, system=request["system"], agent_id="agent-1", conversation_id="c-1",
-                                     now=parse_now(request["now"]), profile=profile, git_env=git_env)  # fmt: skip
+        port = compile_system_prompt(
+            path,
+            system=request["system"],
+            agent_id="agent-1",
+            conversation_id="c-1",
+            now=parse_now(request["now"]),
+            profile=profile,
+            git_env=git_env,
+        )
         assert answer["ok"] and answer["record"] == port.to_json(), name

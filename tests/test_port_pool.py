@@ -15,8 +15,9 @@ PROFILE = "letta-code@0.32.18"
 
 
 def request_for(memory_dir: Path) -> CompileRequest:
-    return CompileRequest(memory_dir=memory_dir, system="S", agent_id="agent-1", conversation_id="default",
-                          now="2026-01-01T00:00:00.000Z")  # fmt: skip
+    return CompileRequest(
+        memory_dir=memory_dir, system="S", agent_id="agent-1", conversation_id="default", now="2026-01-01T00:00:00.000Z"
+    )
 
 
 def test_an_outcome_made_ahead_is_the_in_process_ports(tmp_path) -> None:

@@ -21,8 +21,20 @@ SELECTION = "bom or collation-icu-vs or trim"  # memfs-v1 and v2 cases, BOM, col
 
 def run(impl: str, report: Path) -> tuple[list[str], dict]:  # type: ignore[type-arg]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [sys.executable, "-m", "harness.cli", "run", "cases", "-k", SELECTION, "--impl", impl, "--no-timing",
-            "--report", str(report)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "cases",
+        "-k",
+        SELECTION,
+        "--impl",
+        impl,
+        "--no-timing",
+        "--report",
+        str(report),
+    ]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]
     return done.stdout.splitlines() + done.stderr.splitlines(), json.loads((report / "report.json").read_text())
@@ -54,8 +66,18 @@ def test_each_planted_bug_is_named_as_its_rule(tmp_path: Path, release_bundle: o
 @pytest.mark.integration
 def test_verbose_lists_every_failing_result_with_its_first_difference(tmp_path: Path, release_bundle: object) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [sys.executable, "-m", "harness.cli", "run", "cases", "-k", "bom-double", "-v", "--impl",
-            "cmd:python tests/v2_only_impl.py"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "cases",
+        "-k",
+        "bom-double",
+        "-v",
+        "--impl",
+        "cmd:python tests/v2_only_impl.py",
+    ]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
     assert "FAIL: bom-double [pypi:0.34.12]" in done.stderr and "content: first difference at byte" in done.stderr
     assert "FAIL bom-double [pypi:0.34.12]: content byte" in done.stdout  # the short summary line per result
@@ -74,8 +96,17 @@ def test_the_matrix_explains_failures_by_rule_as_run_does(
     monkeypatch.setattr(matrix, "matrix_specs", lambda *args: [ReferenceSpec.parse("pypi:0.34.12")])
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.chdir(ROOT)
-    argv = ["matrix", "cases", "-k", SELECTION, "--impl", "cmd:python tests/planted_rules_impl.py", "--no-timing",
-            "--report", str(tmp_path)]  # fmt: skip
+    argv = [
+        "matrix",
+        "cases",
+        "-k",
+        SELECTION,
+        "--impl",
+        "cmd:python tests/planted_rules_impl.py",
+        "--no-timing",
+        "--report",
+        str(tmp_path),
+    ]
     assert main(argv) == 1
     captured = capsys.readouterr()
     lines = captured.out.splitlines() + captured.err.splitlines()

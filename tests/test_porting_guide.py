@@ -86,8 +86,11 @@ def test_an_example_adapter_passes_the_cases_it_serves_against_the_real_referenc
     verdicts = {r["case"]: r for r in report["results"]}
     assert {r["implementation"] for r in report["results"]} == {spec}
     assert {r["reference"] for r in report["results"]} == {"pypi:0.34.12"}
-    wrong = {case: (verdicts[case]["status"], verdicts[case].get("reasons")) for case in served
-             if verdicts[case]["status"] != "pass"}  # fmt: skip
+    wrong = {
+        case: (verdicts[case]["status"], verdicts[case].get("reasons"))
+        for case in served
+        if verdicts[case]["status"] != "pass"
+    }
     assert not wrong, wrong
     for case, said in not_served.items():
         assert verdicts[case]["status"] == "not-applicable", verdicts[case]
@@ -104,8 +107,9 @@ def schema_errors(answer: Any, definition: str) -> list[str]:
 
 
 def ask(adapter: str, requests: list[bytes], env: dict[str, str]) -> list[dict[str, Any]]:
-    done = subprocess.run(ADAPTERS[adapter], input=b"".join(requests), capture_output=True, env=env, timeout=60,
-                          check=True)  # fmt: skip
+    done = subprocess.run(
+        ADAPTERS[adapter], input=b"".join(requests), capture_output=True, env=env, timeout=60, check=True
+    )
     return [json.loads(line) for line in done.stdout.decode("ascii").splitlines()]
 
 
@@ -115,9 +119,15 @@ def test_an_example_adapter_answers_as_the_protocol_schema_says(
 ) -> None:
     repo = make_repo({"system/human.md": "h\n"})
     system = "lone \ud800 {CORE_MEMORY}"
-    compile_request = {"op": "compile", "memoryDir": str(repo.path), "system": system, "agentId": "a",
-                       "conversationId": "c", "now": "2026-01-02T03:04:05.678Z",
-                       "profile": "letta-code@0.33.6"}  # fmt: skip
+    compile_request = {
+        "op": "compile",
+        "memoryDir": str(repo.path),
+        "system": system,
+        "agentId": "a",
+        "conversationId": "c",
+        "now": "2026-01-02T03:04:05.678Z",
+        "profile": "letta-code@0.33.6",
+    }
     requests = [
         {"id": 1, "op": "hello"},
         {"id": 2, **compile_request},
@@ -128,8 +138,12 @@ def test_an_example_adapter_answers_as_the_protocol_schema_says(
     env = {**git_env, "PYTHONPATH": str(ROOT)}
     hello, compiled, other_profile, unknown_op, bad_line = ask(adapter, lines, env)
     assert schema_errors(hello, "helloAnswer") == []
-    assert hello["capabilities"] == {"ops": ["hello", "compile"], "lifecycle": False, "profiles": ["letta-code@0.33.6"],
-                                     "features": ["memfs-v1", "memfs-v2", "metadata-block"]}  # fmt: skip
+    assert hello["capabilities"] == {
+        "ops": ["hello", "compile"],
+        "lifecycle": False,
+        "profiles": ["letta-code@0.33.6"],
+        "features": ["memfs-v1", "memfs-v2", "metadata-block"],
+    }
     assert hello["info"]["implementation"] == "my-port"
     assert schema_errors(compiled, "compileAnswer") == []
     record = compiled["record"]
@@ -137,8 +151,11 @@ def test_an_example_adapter_answers_as_the_protocol_schema_says(
     assert record["content"] == "lone \ud800 " + record["coreMemory"]  # the lone surrogate comes back
     assert record["compiledAt"] == "2026-01-02T03:04:05.678Z" and record["memfsRevision"] == repo.head()
     assert record["rawSystemHash"] == hashlib.sha256("lone \ufffd {CORE_MEMORY}".encode()).hexdigest()
-    for answer, definition in ((other_profile, "unsupportedAnswer"), (unknown_op, "unsupportedAnswer"),
-                               (bad_line, "errorAnswer")):  # fmt: skip
+    for answer, definition in (
+        (other_profile, "unsupportedAnswer"),
+        (unknown_op, "unsupportedAnswer"),
+        (bad_line, "errorAnswer"),
+    ):
         assert schema_errors(answer, definition) == [], answer
     assert [a["id"] for a in (other_profile, unknown_op, bad_line)] == [3, 4, None]
 
@@ -173,8 +190,13 @@ def test_the_example_workflow_is_one_job_that_installs_caches_runs_and_keeps_the
     (job,) = data["jobs"].values()
     assert job["runs-on"] == "ubuntu-latest"
     uses = [step["uses"].split("@")[0] for step in job["steps"] if "uses" in step]
-    assert uses == ["actions/checkout", "actions/setup-python", "actions/setup-node", "actions/cache",
-                    "actions/upload-artifact"]  # fmt: skip
+    assert uses == [
+        "actions/checkout",
+        "actions/setup-python",
+        "actions/setup-node",
+        "actions/cache",
+        "actions/upload-artifact",
+    ]
     cache = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/cache"))
     assert cache["with"]["path"] == "~/.cache/letta-conformance" and "LETTA_CONFORMANCE" in cache["with"]["key"]
     upload = job["steps"][-1]
@@ -182,8 +204,15 @@ def test_the_example_workflow_is_one_job_that_installs_caches_runs_and_keeps_the
     commands = workflow_commands()
     assert 'python -m pip install "$LETTA_CONFORMANCE"' in commands
     (run,) = [c for c in commands if c.startswith("conformance ")]
-    assert shlex.split(run)[1:] == ["run", "--impl", "cmd:python conformance/adapter.py", "--expectations",
-                                    "conformance/expectations.yaml", "--report", "conformance-report"]  # fmt: skip
+    assert shlex.split(run)[1:] == [
+        "run",
+        "--impl",
+        "cmd:python conformance/adapter.py",
+        "--expectations",
+        "conformance/expectations.yaml",
+        "--report",
+        "conformance-report",
+    ]
 
 
 def test_every_conformance_command_in_the_guide_and_the_workflow_is_accepted_by_the_cli() -> None:

@@ -36,10 +36,15 @@ def test_the_default_profile_is_the_one_covering_the_default_release() -> None:
 
 @pytest.mark.parametrize(
     ("name", "profile"),
-    [("letta-code@0.32.14", "letta-code@0.32.14"), ("letta-code@0.32.18", "letta-code@0.32.14"),
-     ("0.32.18", "letta-code@0.32.14"), ("0.25.3", "letta-code@0.25.3"), ("spec-v2", "spec-v2"),
-     ("letta-code@0.34.12", "letta-code@0.33.6")],
-)  # fmt: skip
+    [
+        ("letta-code@0.32.14", "letta-code@0.32.14"),
+        ("letta-code@0.32.18", "letta-code@0.32.14"),
+        ("0.32.18", "letta-code@0.32.14"),
+        ("0.25.3", "letta-code@0.25.3"),
+        ("spec-v2", "spec-v2"),
+        ("letta-code@0.34.12", "letta-code@0.33.6"),
+    ],
+)
 def test_a_profile_name_a_covered_release_or_a_bare_version_resolves(name: str, profile: str) -> None:
     assert resolve_profile_name(name) == profile
 

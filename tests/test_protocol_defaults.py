@@ -34,8 +34,16 @@ BLANK = ["\u3000", "\ufeff", " \t\r"]
 
 
 def compile_line(memory: Path, request_id: int, **fields: Any) -> bytes:
-    request = {"id": request_id, "op": "compile", "memoryDir": str(memory), "system": SYSTEM, "agentId": AGENT,
-               "conversationId": CONVERSATION, "now": NOW, **fields}  # fmt: skip
+    request = {
+        "id": request_id,
+        "op": "compile",
+        "memoryDir": str(memory),
+        "system": SYSTEM,
+        "agentId": AGENT,
+        "conversationId": CONVERSATION,
+        "now": NOW,
+        **fields,
+    }
     return json.dumps(request, ensure_ascii=True).encode("ascii") + b"\n"
 
 
@@ -113,8 +121,9 @@ def test_a_compile_without_include_memfs_projects_the_memory(memory: Path, serve
 def test_a_request_profile_other_than_the_servers_selects_that_profile(memory: Path, serve_env: dict[str, str]) -> None:
     """The server runs the default profile (0.33.6 behaviour); a request naming 0.25.3 gets 0.25.3's record, which
     has no coreMemory (docs/protocol.md: coreMemory is 0.30.28 and later)."""
-    served, old = answers_to(SERVE, compile_line(memory, 1) + compile_line(memory, 2, profile="letta-code@0.25.3"),
-                             serve_env, PACKAGE_PARENT)  # fmt: skip
+    served, old = answers_to(
+        SERVE, compile_line(memory, 1) + compile_line(memory, 2, profile="letta-code@0.25.3"), serve_env, PACKAGE_PARENT
+    )
     assert "coreMemory" in served["record"]
     assert "coreMemory" not in old["record"]
 
@@ -125,8 +134,9 @@ def test_the_driver_gives_the_same_records_to_requests_that_leave_fields_out(
 ) -> None:
     env, home = driver_env(tmp_path)
     served = answers_to(SERVE, default_compiles(memory), serve_env, PACKAGE_PARENT)
-    driver = answers_to(driver_argv(reference_bun, release_bundle(default_reference())), default_compiles(memory),
-                        env, home)  # fmt: skip
+    driver = answers_to(
+        driver_argv(reference_bun, release_bundle(default_reference())), default_compiles(memory), env, home
+    )
     assert [a["record"] for a in served] == [a["record"] for a in driver]
 
 
@@ -145,15 +155,25 @@ def test_a_request_for_0_25_3_gets_what_the_0_25_3_driver_answers(
 # --- lifecycle_open without agentId and without delivery --------------------------------------------------------
 
 
-def open_commit_turn(argv: list[str], env: dict[str, str], cwd: Path, memory: Path, git_env: dict[str, str],
-                     storage: Path) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+def open_commit_turn(
+    argv: list[str], env: dict[str, str], cwd: Path, memory: Path, git_env: dict[str, str], storage: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Open a session choosing nothing (agentId null, no delivery), commit a fact, take a turn: (open, turn)."""
     storage.mkdir()
     talk = Conversation(argv, env, cwd)
     try:
-        opened = talk.ask({"op": "lifecycle_open", "session": "s", "memoryDir": str(memory),
-                           "storageDir": str(storage), "system": SYSTEM, "now": NOW, "model": None,
-                           "agentId": None})  # fmt: skip
+        opened = talk.ask(
+            {
+                "op": "lifecycle_open",
+                "session": "s",
+                "memoryDir": str(memory),
+                "storageDir": str(storage),
+                "system": SYSTEM,
+                "now": NOW,
+                "model": None,
+                "agentId": None,
+            }
+        )
         talk.ask({"op": "lifecycle_step", "session": "s", "step": {"kind": "turn", "text": "hello"}})
         (memory / "system" / "human.md").write_text("---\ndescription: The user\n---\nfavourite colour is teal\n")
         for args in (["add", "-A"], ["commit", "--no-verify", "-q", "-m", "fact"]):
@@ -188,11 +208,18 @@ def test_the_driver_answers_an_open_that_names_no_agent_and_no_delivery_alike(
     root = tmp_path / "repo"
     env, home = driver_env(tmp_path)
     argv = driver_argv(reference_bun, release_bundle(default_reference()))
-    driver = open_commit_turn(argv, env, home, build(RepoSpec(files=SMALL), root, git_env), git_env,
-                              tmp_path / "driver-storage")  # fmt: skip
+    driver = open_commit_turn(
+        argv, env, home, build(RepoSpec(files=SMALL), root, git_env), git_env, tmp_path / "driver-storage"
+    )
     shutil.rmtree(root)
-    served = open_commit_turn(SERVE, serve_env, PACKAGE_PARENT, build(RepoSpec(files=SMALL), root, git_env), git_env,
-                              tmp_path / "serve-storage")  # fmt: skip
+    served = open_commit_turn(
+        SERVE,
+        serve_env,
+        PACKAGE_PARENT,
+        build(RepoSpec(files=SMALL), root, git_env),
+        git_env,
+        tmp_path / "serve-storage",
+    )
     assert served[0]["opened"] == driver[0]["opened"]
     assert served[0]["compiled"] == driver[0]["compiled"]
     for key in ("executed", "stored", "compiled", "conversationId"):

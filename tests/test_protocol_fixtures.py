@@ -98,8 +98,12 @@ def test_ops_and_profiles_it_does_not_claim_are_answered_unsupported(memory: Pat
     fake = process([*FAKE, "--ops", "hello,compile", "--profiles", "letta-code@0.33.6"], git_env)
     try:
         hello = fake.request({"op": "hello"}, timeout=30)
-        assert hello["capabilities"] == {"ops": ["hello", "compile"], "lifecycle": False,
-                                         "profiles": ["letta-code@0.33.6"], "features": list(FEATURES)}  # fmt: skip
+        assert hello["capabilities"] == {
+            "ops": ["hello", "compile"],
+            "lifecycle": False,
+            "profiles": ["letta-code@0.33.6"],
+            "features": list(FEATURES),
+        }
         opened = fake.request({"op": "lifecycle_open", "session": "s1"}, timeout=30)
         assert opened == {"id": 2, "ok": False, "unsupported": 'op "lifecycle_open"'}
         other = fake.request(compile_wire(memory, profile="letta-code@0.25.3"), timeout=30)

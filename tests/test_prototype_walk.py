@@ -50,15 +50,21 @@ needs_bun = pytest.mark.skipif(
 def upstream(sets: list[list[dict[str, str]]], tmp_path: Path) -> list[object]:
     script = tmp_path / "run.mjs"
     script.write_text(RUN_UPSTREAM)
-    done = subprocess.run([str(BUN), str(script), str(BUNDLE)], input=json.dumps(sets).encode(), capture_output=True,
-                          check=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [str(BUN), str(script), str(BUNDLE)],
+        input=json.dumps(sets).encode(),
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
     return json.loads(done.stdout)
 
 
 def port(files: list[dict[str, str]]) -> object:
     try:
-        return render_system_tree([MemoryFile(f"{f['label']}.md", f["label"], f["value"], f["description"])
-                                   for f in files])  # fmt: skip
+        return render_system_tree(
+            [MemoryFile(f"{f['label']}.md", f["label"], f["value"], f["description"]) for f in files]
+        )
     except UpstreamError:
         return "thrown"
 
@@ -104,8 +110,9 @@ def test_each_input_gets_fresh_built_ins(tmp_path: Path) -> None:
 
 @needs_bun
 def test_the_built_ins_snapshot_is_bun_s(tmp_path: Path) -> None:
-    done = subprocess.run([str(BUN), str(ROOT / "tests" / "js_builtins_snapshot.mjs")], capture_output=True,
-                          check=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [str(BUN), str(ROOT / "tests" / "js_builtins_snapshot.mjs")], capture_output=True, check=True, timeout=120
+    )
     assert json.loads(done.stdout) == _snapshot()
 
 

@@ -25,13 +25,24 @@ def pytest_cases(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_cases_pass_as_items_for_several_implementations() -> None:
-    done = pytest_cases("cases/compile/bom-frontmatter.yaml", "cases/compile/fm-none.yaml", "--impl", "python",
-                        "--impl", "cmd:python -m memfs_prompt serve")  # fmt: skip
+    done = pytest_cases(
+        "cases/compile/bom-frontmatter.yaml",
+        "cases/compile/fm-none.yaml",
+        "--impl",
+        "python",
+        "--impl",
+        "cmd:python -m memfs_prompt serve",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
 
@@ -65,8 +76,15 @@ def test_k_selects_the_same_cases_through_pytest_and_conformance_list(
     from harness.cases.load import load_scenarios
     from harness.cli.main import main
 
-    patterns = ["compile/bom*", "compile/*crlf*", "compile/*collation*", "compile/external-*", "compile/names-*",
-                "compile/skills-*", "lifecycle/*"]  # fmt: skip
+    patterns = [
+        "compile/bom*",
+        "compile/*crlf*",
+        "compile/*collation*",
+        "compile/external-*",
+        "compile/names-*",
+        "compile/skills-*",
+        "lifecycle/*",
+    ]
     for pattern in patterns:
         for source in (ROOT / "cases").glob(pattern + ".yaml"):
             target = tmp_path / "cases" / source.parent.name / source.name
@@ -87,8 +105,13 @@ def collected(root: Path, *selection: str) -> list[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", "cases", *selection],
-        cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return sorted(line.split("::")[1] for line in done.stdout.splitlines() if "::" in line)
 
@@ -111,7 +134,11 @@ def test_the_readme_s_two_set_up_commands_give_the_pytest_route_a_pytest() -> No
 
     tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
     session = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "conformance")
-    installed = [arg.value for call in ast.walk(session) if isinstance(call, ast.Call)
-                 and isinstance(call.func, ast.Attribute) and call.func.attr == "install"
-                 for arg in call.args if isinstance(arg, ast.Constant)]  # fmt: skip
+    installed = [
+        arg.value
+        for call in ast.walk(session)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "install"
+        for arg in call.args
+        if isinstance(arg, ast.Constant)
+    ]
     assert "-e" in installed and any(re.fullmatch(r"pytest(>=.*)?", str(a)) for a in installed)

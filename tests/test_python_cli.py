@@ -49,8 +49,13 @@ def test_a_throw_is_the_same_thrown_outcome(tmp_path: Path, git_env) -> None:
 def test_stdout_must_be_one_json_dumps_line() -> None:
     record = {"content": "é"}
     assert outcome_of(0, (json.dumps(record) + "\n").encode(), b"").record == record
-    for stdout in (json.dumps(record).encode(), json.dumps(record, ensure_ascii=False).encode() + b"\n",
-                   json.dumps(record, indent=1).encode() + b"\n", b"[]\n", b"not json\n"):  # fmt: skip
+    for stdout in (
+        json.dumps(record).encode(),
+        json.dumps(record, ensure_ascii=False).encode() + b"\n",
+        json.dumps(record, indent=1).encode() + b"\n",
+        b"[]\n",
+        b"not json\n",
+    ):
         assert outcome_of(0, stdout, b"").status == "error", stdout
     assert outcome_of(2, b"", b"usage: ...\nerror: --now: bad\n").error == (
         "python -m memfs_prompt exited 2: error: --now: bad"
@@ -60,6 +65,14 @@ def test_stdout_must_be_one_json_dumps_line() -> None:
 def test_cli_args_are_what_a_reproduce_command_prints() -> None:
     wire = CompileRequest(Path("/m"), "-s", "a", "c", NOW, float("nan"), include_memfs=False).to_wire()
     assert cli_args(wire, "letta-code@0.32.14") == [
-        "compile", "/m", "--json", "--profile=letta-code@0.32.14", "--agent-id=a", "--conversation-id=c",
-        "--system=-s", f"--now={NOW}", "--previous-message-count=NaN", "--no-memfs",
-    ]  # fmt: skip
+        "compile",
+        "/m",
+        "--json",
+        "--profile=letta-code@0.32.14",
+        "--agent-id=a",
+        "--conversation-id=c",
+        "--system=-s",
+        f"--now={NOW}",
+        "--previous-message-count=NaN",
+        "--no-memfs",
+    ]

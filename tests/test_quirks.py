@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (the measured date table keeps one row per line)
 """memfs_prompt.quirks: each JS/git behaviour against what the real runtime does.
 
 Sources of the expected values:
@@ -42,9 +41,34 @@ from memfs_prompt.quirks import (
 # `(ch + "x" + ch).trim() === "x"`, over U+0000..U+3000 plus U+FEFF, U+205F, U+180E, U+200B,
 # U+2028, U+2029, U+0085. trimStart and trimEnd strip exactly the same set.
 MEASURED_TRIM_SET = frozenset(
-    [9, 10, 11, 12, 13, 32, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198, 8199, 8200, 8201, 8202,
-     8232, 8233, 8239, 8287, 12288, 65279]
-)  # fmt: skip
+    [
+        9,
+        10,
+        11,
+        12,
+        13,
+        32,
+        160,
+        5760,
+        8192,
+        8193,
+        8194,
+        8195,
+        8196,
+        8197,
+        8198,
+        8199,
+        8200,
+        8201,
+        8202,
+        8232,
+        8233,
+        8239,
+        8287,
+        12288,
+        65279,
+    ]
+)
 PROBED = sorted(set(range(0x3001)) | {0xFEFF, 0x205F, 0x180E, 0x200B, 0x2028, 0x2029, 0x0085})
 
 
@@ -188,11 +212,31 @@ def test_js_replace_all_without_a_match_returns_the_subject() -> None:
 # --- git quoting ---------------------------------------------------------------------------------
 
 ODD_NAMES = [
-    b"plain.md", b"sp ace.md", b" lead.md", b"trail .md", b'quo"te.md', b"back\\slash.md", b"tab\tname.md",
-    b"new\nline.md", "é.md".encode(), "日本.md".encode(), b"\xff\xfe-not-utf8.md", b"\x01ctl.md", b"del\x7f.md",
-    b"bell\x07.md", b"bs\x08.md", b"vt\x0b.md", b"ff\x0c.md", b"cr\r.md", b"esc\x1b.md", b"star*?.md",
-    b"dollar$.md", b"#hash.md", b"tilde~.md", b"apos'.md",
-]  # fmt: skip
+    b"plain.md",
+    b"sp ace.md",
+    b" lead.md",
+    b"trail .md",
+    b'quo"te.md',
+    b"back\\slash.md",
+    b"tab\tname.md",
+    b"new\nline.md",
+    "é.md".encode(),
+    "日本.md".encode(),
+    b"\xff\xfe-not-utf8.md",
+    b"\x01ctl.md",
+    b"del\x7f.md",
+    b"bell\x07.md",
+    b"bs\x08.md",
+    b"vt\x0b.md",
+    b"ff\x0c.md",
+    b"cr\r.md",
+    b"esc\x1b.md",
+    b"star*?.md",
+    b"dollar$.md",
+    b"#hash.md",
+    b"tilde~.md",
+    b"apos'.md",
+]
 
 
 @pytest.fixture
@@ -217,8 +261,9 @@ def odd_name_listing(tmp_path: Path, git_env: dict[str, str]) -> list[tuple[byte
 
 
 def test_git_quoted_path_is_what_git_ls_tree_prints(odd_name_listing: list[tuple[bytes, bytes]]) -> None:
-    mismatches = [(raw, printed, git_quoted_path(raw)) for raw, printed in odd_name_listing
-                  if git_quoted_path(raw) != printed]  # fmt: skip
+    mismatches = [
+        (raw, printed, git_quoted_path(raw)) for raw, printed in odd_name_listing if git_quoted_path(raw) != printed
+    ]
     assert mismatches == []
 
 
@@ -289,9 +334,36 @@ def test_locale_compare_key_pairs_match_bun(left: str, right: str, sign: int) ->
 def test_bun_pragma_literal_reads_each_utf8_byte_as_latin1() -> None:
     # Measured (bun 1.4.5), /tmp/quirks/pragma.mjs: the literal "└── ├── │   é" in a `// @bun` module is
     # U+00E2 U+0094 U+0094 U+00E2 U+0094 U+0080 U+00E2 U+0094 U+0080 U+0020 U+00E2 U+0094 U+009C ...
-    expected = [0xE2, 0x94, 0x94, 0xE2, 0x94, 0x80, 0xE2, 0x94, 0x80, 0x20,
-                0xE2, 0x94, 0x9C, 0xE2, 0x94, 0x80, 0xE2, 0x94, 0x80, 0x20,
-                0xE2, 0x94, 0x82, 0x20, 0x20, 0x20, 0xC3, 0xA9]  # fmt: skip
+    expected = [
+        0xE2,
+        0x94,
+        0x94,
+        0xE2,
+        0x94,
+        0x80,
+        0xE2,
+        0x94,
+        0x80,
+        0x20,
+        0xE2,
+        0x94,
+        0x9C,
+        0xE2,
+        0x94,
+        0x80,
+        0xE2,
+        0x94,
+        0x80,
+        0x20,
+        0xE2,
+        0x94,
+        0x82,
+        0x20,
+        0x20,
+        0x20,
+        0xC3,
+        0xA9,
+    ]
     assert [ord(c) for c in bun_pragma_literal("└── ├── │   é")] == expected
     assert bun_pragma_literal("└── ") == "\u00e2\u0094\u0094\u00e2\u0094\u0080\u00e2\u0094\u0080 "
 
@@ -305,17 +377,29 @@ def test_bun_pragma_literal_leaves_ascii_alone() -> None:
 # Measured (bun 1.4.5): upstream formatUtcTimestamp (letta-code 0.32.18) and Date#toISOString.
 MEASURED_DATES = [
     (datetime(2026, 1, 2, 0, 0, 0, tzinfo=UTC), "2026-01-02 12:00:00 AM UTC+0000", "2026-01-02T00:00:00.000Z"),
-    (datetime(2026, 1, 2, 0, 59, 59, 999000, tzinfo=UTC), "2026-01-02 12:59:59 AM UTC+0000", "2026-01-02T00:59:59.999Z"),
+    (
+        datetime(2026, 1, 2, 0, 59, 59, 999000, tzinfo=UTC),
+        "2026-01-02 12:59:59 AM UTC+0000",
+        "2026-01-02T00:59:59.999Z",
+    ),
     (datetime(2026, 1, 2, 11, 59, 59, tzinfo=UTC), "2026-01-02 11:59:59 AM UTC+0000", "2026-01-02T11:59:59.000Z"),
     (datetime(2026, 1, 2, 12, 0, 0, tzinfo=UTC), "2026-01-02 12:00:00 PM UTC+0000", "2026-01-02T12:00:00.000Z"),
     (datetime(2026, 1, 2, 13, 5, 9, tzinfo=UTC), "2026-01-02 01:05:09 PM UTC+0000", "2026-01-02T13:05:09.000Z"),
-    (datetime(2026, 12, 31, 23, 59, 59, 999000, tzinfo=UTC), "2026-12-31 11:59:59 PM UTC+0000", "2026-12-31T23:59:59.999Z"),
+    (
+        datetime(2026, 12, 31, 23, 59, 59, 999000, tzinfo=UTC),
+        "2026-12-31 11:59:59 PM UTC+0000",
+        "2026-12-31T23:59:59.999Z",
+    ),
     (datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC), "2026-01-02 03:04:05 AM UTC+0000", "2026-01-02T03:04:05.678Z"),
-    (datetime(2026, 1, 2, 5, 4, 5, 678000, tzinfo=timezone(timedelta(hours=2))), "2026-01-02 03:04:05 AM UTC+0000", "2026-01-02T03:04:05.678Z"),
+    (
+        datetime(2026, 1, 2, 5, 4, 5, 678000, tzinfo=timezone(timedelta(hours=2))),
+        "2026-01-02 03:04:05 AM UTC+0000",
+        "2026-01-02T03:04:05.678Z",
+    ),
     (datetime(2026, 1, 2, 3, 4, 5, 678900, tzinfo=UTC), "2026-01-02 03:04:05 AM UTC+0000", "2026-01-02T03:04:05.678Z"),
     # toISOString pads the year to 4 digits; formatUtcTimestamp prints getUTCFullYear() unpadded.
     (datetime(999, 3, 4, 5, 6, 7, tzinfo=UTC), "999-03-04 05:06:07 AM UTC+0000", "0999-03-04T05:06:07.000Z"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("moment", "stamp", "iso"), MEASURED_DATES, ids=[m[2] for m in MEASURED_DATES])

@@ -45,8 +45,10 @@ def codepoint_key(value: str) -> tuple[int, ...]:
 
 @contextlib.contextmanager
 def broken_sort() -> Iterator[None]:
-    with mock.patch.object(compiler, "locale_compare_key", codepoint_key), \
-         mock.patch.object(render_v1, "locale_compare_key", codepoint_key):  # fmt: skip
+    with (
+        mock.patch.object(compiler, "locale_compare_key", codepoint_key),
+        mock.patch.object(render_v1, "locale_compare_key", codepoint_key),
+    ):
         yield
 
 
@@ -85,8 +87,12 @@ def python_reference_session(tmp_path: Path, breakage=None, name: str = "python-
     reference = PythonPortRunner(profile_for_release(RELEASE))
     reference.name = name
     impl_factory = (lambda impl, profile, context: BrokenPort(profile, context.git_env, breakage)) if breakage else None
-    return Session([ReferenceSpec("npm", RELEASE)], cache=tmp_path / "cache",
-                   runner_factory=lambda spec, cache: reference, impl_factory=impl_factory)  # fmt: skip
+    return Session(
+        [ReferenceSpec("npm", RELEASE)],
+        cache=tmp_path / "cache",
+        runner_factory=lambda spec, cache: reference,
+        impl_factory=impl_factory,
+    )
 
 
 def write_yaml(path: Path, doc: dict) -> Path:
@@ -132,10 +138,15 @@ def test_reduce_shrinks_a_whitespace_divergence_to_one_small_file(tmp_path: Path
     files = {f"system/note{i}.md": f"---\ndescription: note {i}\n---\nline one\nline two {i}\n" for i in range(10)}
     files["system/deep/culprit.md"] = "---\ndescription: has a separator\n---\nbody text\nmore body\x1c\n"
     files["notes/other.md"] = "other\n"
-    case = write_yaml(tmp_path / "cases" / "compile" / "trimmed.yaml", {
-        "id": "trimmed", "description": "d", "tags": ["whitespace"],
-        "repo": {"commits": [{"files": {"system/old.md": "old\n"}}, {"files": files}]},
-    })  # fmt: skip
+    case = write_yaml(
+        tmp_path / "cases" / "compile" / "trimmed.yaml",
+        {
+            "id": "trimmed",
+            "description": "d",
+            "tags": ["whitespace"],
+            "repo": {"commits": [{"files": {"system/old.md": "old\n"}}, {"files": files}]},
+        },
+    )
     scenario = load_scenario(case)
     with python_reference_session(tmp_path, broken_trim) as session:
         oracle = Oracle(session)
@@ -208,8 +219,9 @@ def test_fuzz_finds_a_broken_sort_and_saves_a_small_case_that_fails_the_same_way
 
 
 @pytest.mark.integration
-def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: Path, reference_bun,
-                                                                     release_bundle, capsys) -> None:  # fmt: skip
+def test_reduce_with_the_real_reference_shrinks_a_profile_difference(
+    tmp_path: Path, reference_bun, release_bundle, capsys
+) -> None:
     """letta-code 0.32.18 reads YAML block scalars; the 0.31.12 profile does not: reduce keeps that difference."""
     from harness.cli.main import main as conformance
 
@@ -217,11 +229,22 @@ def test_reduce_with_the_real_reference_shrinks_a_profile_difference(tmp_path: P
     files = {f"system/plain{i}.md": f"---\ndescription: plain {i}\n---\nbody {i}\n" for i in range(4)}
     files["system/block.md"] = "---\ndescription: |\n  line one\n  line two\nname: x\n---\nbody\n"
     found_by = {"reference": "pypi:0.34.12", "profile": "letta-code@0.33.6", "seed": 42}
-    case = write_yaml(tmp_path / "compile" / "block.yaml",
-                      {"id": "block", "description": "d", "repo": {"commits": [{"files": files}]},
-                       "found_by": found_by})  # fmt: skip
-    argv = ["reduce", str(case), "--reference", f"npm:{RELEASE}", "--profile", "letta-code@0.31.12", "--budget", "600",
-            "--out", str(tmp_path / "compile")]  # fmt: skip
+    case = write_yaml(
+        tmp_path / "compile" / "block.yaml",
+        {"id": "block", "description": "d", "repo": {"commits": [{"files": files}]}, "found_by": found_by},
+    )
+    argv = [
+        "reduce",
+        str(case),
+        "--reference",
+        f"npm:{RELEASE}",
+        "--profile",
+        "letta-code@0.31.12",
+        "--budget",
+        "600",
+        "--out",
+        str(tmp_path / "compile"),
+    ]
     assert conformance(argv) == 0
     assert "files 5 -> 1" in capsys.readouterr().out
     reduced = load_scenario(tmp_path / "compile" / "block-reduced.yaml")
@@ -260,15 +283,29 @@ def test_lifecycle_fuzz_finds_a_port_that_never_sends_memory_updates(tmp_path: P
 
 def test_a_divergence_recorded_in_a_case_is_known_to_fuzz(tmp_path: Path) -> None:
     files = {"system/Zeta.md": "z\n", "system/alpha.md": "a\n"}
-    recorded = {"references": [f"npm:{RELEASE}"], "fields": ["content", "coreMemory"], "kind": "port-limitation",
-                "reason": "the port under test sorts by code point"}  # fmt: skip
-    write_yaml(tmp_path / "corpus" / "compile" / "sorted.yaml", {
-        "id": "sorted", "description": "d", "divergences": [recorded],
-        "repo": {"commits": [{"files": files}]},
-    })  # fmt: skip
-    write_yaml(tmp_path / "corpus" / "compile" / "plain.yaml", {
-        "id": "plain", "description": "d", "repo": {"commits": [{"files": files}]},
-    })  # fmt: skip
+    recorded = {
+        "references": [f"npm:{RELEASE}"],
+        "fields": ["content", "coreMemory"],
+        "kind": "port-limitation",
+        "reason": "the port under test sorts by code point",
+    }
+    write_yaml(
+        tmp_path / "corpus" / "compile" / "sorted.yaml",
+        {
+            "id": "sorted",
+            "description": "d",
+            "divergences": [recorded],
+            "repo": {"commits": [{"files": files}]},
+        },
+    )
+    write_yaml(
+        tmp_path / "corpus" / "compile" / "plain.yaml",
+        {
+            "id": "plain",
+            "description": "d",
+            "repo": {"commits": [{"files": files}]},
+        },
+    )
     with python_reference_session(tmp_path, broken_sort, name=f"letta-code@{RELEASE}") as session:
         known = known_signatures(Oracle(session), [tmp_path / "corpus"])
     assert known == {Signature(RELEASE, (("content", "order"), ("coreMemory", "order")))}  # npm:0.32.18 is 0.32.18

@@ -71,8 +71,9 @@ def test_compile_on_a_small_repo_matches_the_python_port(tmp_path, git_env, refe
 
 
 def test_a_proto_path_reports_pollution_and_the_driver_restores_it_in_place(tmp_path, git_env, reference) -> None:
-    polluting = build(RepoSpec(files={"system/__proto__/x.md": "polluting\n", "system/a.md": "a\n"}),
-                      tmp_path / "p", git_env)  # fmt: skip
+    polluting = build(
+        RepoSpec(files={"system/__proto__/x.md": "polluting\n", "system/a.md": "a\n"}), tmp_path / "p", git_env
+    )
     clean = build(RepoSpec(files={"system/a.md": "a\n"}), tmp_path / "c", git_env)
     starts = reference.process.starts
     outcome = reference.compile(request_for(polluting))
@@ -95,7 +96,11 @@ def test_conformance_diff_repo_exits_0_on_a_plain_repo(tmp_path, git_env, refere
     env = {**os.environ}
     done = subprocess.run(
         [sys.executable, "-m", "harness.cli", "diff-repo", str(memory), "--reference", f"npm:{RELEASE}"],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("identical:")

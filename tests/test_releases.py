@@ -44,9 +44,13 @@ def fake_npm_pack(fp, data: bytes = TARBALL, returncode: int = 0, stderr: str = 
 
 @pytest.mark.parametrize(
     ("text", "kind", "value"),
-    [("0.32.18", "npm", "0.32.18"), ("npm:0.25.3", "npm", "0.25.3"), ("bundle:/x/letta.js", "bundle", "/x/letta.js"),
-     ("checkout:../lc", "checkout", "../lc")],
-)  # fmt: skip
+    [
+        ("0.32.18", "npm", "0.32.18"),
+        ("npm:0.25.3", "npm", "0.25.3"),
+        ("bundle:/x/letta.js", "bundle", "/x/letta.js"),
+        ("checkout:../lc", "checkout", "../lc"),
+    ],
+)
 def test_reference_spec_parse(text: str, kind: str, value: str) -> None:
     assert ReferenceSpec.parse(text) == ReferenceSpec(kind, value)
 

@@ -232,14 +232,20 @@ def test_trees_are_sorted_the_way_git_sorts_them(tmp_path: Path, git_env) -> Non
     files = {"a/x.md": "x\n", "a.md": "a\n", "a-b": "ab\n", "a0": "0\n", "a/b/c.md": "c\n", "ab/x": "x\n"}
     scenario = load_scenario(scenario_file(tmp_path / "cases", {"commits": [{"files": files}]}))
     built = build_repo(model_of(scenario), tmp_path / "b", git_env)
-    done = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=built.memory_dir, env=git_env,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["git", "fsck", "--strict", "--no-dangling"], cwd=built.memory_dir, env=git_env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     top = git(built.memory_dir, git_env, "ls-tree", "--name-only", "HEAD").decode().split("\n")[:-1]
     assert top == ["a-b", "a.md", "a", "a0", "ab"]
 
 
 def test_the_bytes_repository_passes_git_fsck(bytes_repo, git_env) -> None:
-    done = subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=bytes_repo.memory_dir, env=git_env,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["git", "fsck", "--strict", "--no-dangling"],
+        cwd=bytes_repo.memory_dir,
+        env=git_env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -28,8 +28,9 @@ def scenario(directory: Path, repo: dict, kind: str = "compile"):  # type: ignor
 
 def tree_at(repo: Path, rev: str) -> list[str]:
     env = isolated_env(repo.parent / "home")
-    listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev], cwd=repo, env=env, capture_output=True,
-                            check=True, text=True)  # fmt: skip
+    listed = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", rev], cwd=repo, env=env, capture_output=True, check=True, text=True
+    )
     return listed.stdout.split()
 
 
@@ -110,15 +111,21 @@ def test_the_harness_reads_objects_as_exact_bytes_and_a_missing_one_as_none(tmp_
     subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
     blobs = [b"a\nb\x00\xff\n\n", b"", b"no newline"]
     oids = [
-        subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, env=env, input=blob, capture_output=True,
-                       check=True).stdout.decode().strip()
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=repo, env=env, input=blob, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
         for blob in blobs
-    ]  # fmt: skip
+    ]
     missing = "0" * len(oids[0])
     found = read_objects(repo, env, [oids[0], missing, oids[1], oids[2], oids[0]])
     assert [None if o is None else (o.oid, o.type, o.content) for o in found] == [
-        (oids[0], "blob", blobs[0]), None, (oids[1], "blob", blobs[1]), (oids[2], "blob", blobs[2]),
         (oids[0], "blob", blobs[0]),
-    ]  # fmt: skip
+        None,
+        (oids[1], "blob", blobs[1]),
+        (oids[2], "blob", blobs[2]),
+        (oids[0], "blob", blobs[0]),
+    ]
     with pytest.raises(CatFileError, match="cat-file"):
         read_objects(tmp_path / "home", {**env, "GIT_CEILING_DIRECTORIES": str(tmp_path)}, [oids[0]])

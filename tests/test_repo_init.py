@@ -21,6 +21,12 @@ def test_a_plain_repository_is_initialised_as_git_init_does(tmp_path: Path) -> N
     subprocess.run(["git", "init", "-q", "--template=", "--initial-branch=main", str(theirs)], env=env, check=True)
     assert ours == tmp_path / "ours" / ".git"
     assert _files(ours) == _files(theirs / ".git")
-    listed = subprocess.run(["git", "rev-parse", "--git-dir", "--is-bare-repository"], cwd=tmp_path / "ours",
-                            env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    listed = subprocess.run(
+        ["git", "rev-parse", "--git-dir", "--is-bare-repository"],
+        cwd=tmp_path / "ours",
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert listed.stdout.split() == [".git", "false"]

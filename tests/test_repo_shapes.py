@@ -37,8 +37,13 @@ def build(tmp_path: Path, repo: dict[str, Any]) -> MaterializedRepo:
 
 
 def git(cwd: Path, *args: str) -> bytes:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"})  # fmt: skip
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"},
+    )
     return done.stdout
 
 
@@ -90,8 +95,14 @@ def test_a_separate_git_dir_is_named_by_a_relative_gitdir_file(tmp_path: Path) -
 
 
 def test_core_bare_is_written_last_so_the_work_tree_still_builds(tmp_path: Path) -> None:
-    repo = build(tmp_path, {"config": {"core.bare": True}, "commits": commits(),
-                            "worktree": {"files": {"extra.md": "x\n"}, "stage": True}})  # fmt: skip
+    repo = build(
+        tmp_path,
+        {
+            "config": {"core.bare": True},
+            "commits": commits(),
+            "worktree": {"files": {"extra.md": "x\n"}, "stage": True},
+        },
+    )
     assert text(repo.memory_dir, "config", "core.bare") == "true"
     assert (repo.memory_dir / "extra.md").is_file()
 
@@ -106,16 +117,25 @@ def test_a_bare_unborn_repository_has_no_head(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("layout", ["work-tree", "bare"])
 def test_a_sha256_repository_holds_sha256_objects_git_accepts(tmp_path: Path, layout: str) -> None:
-    repo = build(tmp_path, {"object_format": "sha256", "layout": layout, "head": "tag-of-tag",
-                            "commits": [*commits(), {"files": {"link.md": {"gitlink": 1}}}]})  # fmt: skip
+    repo = build(
+        tmp_path,
+        {
+            "object_format": "sha256",
+            "layout": layout,
+            "head": "tag-of-tag",
+            "commits": [*commits(), {"files": {"link.md": {"gitlink": 1}}}],
+        },
+    )
     assert text(repo.memory_dir, "rev-parse", "--show-object-format") == "sha256"
     assert repo.head is not None and len(repo.head) == 64
     fsck(repo.memory_dir)
     assert text(repo.memory_dir, "show", "HEAD:system/persona.md") == "me"
 
 
-@pytest.mark.parametrize(("head", "kind"), [("detached", "commit"), ("tag", "tag"), ("tag-of-tag", "tag"),
-                                            ("tree", "tree"), ("branch", "commit")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("head", "kind"),
+    [("detached", "commit"), ("tag", "tag"), ("tag-of-tag", "tag"), ("tree", "tree"), ("branch", "commit")],
+)
 def test_head_holds_what_the_case_says(tmp_path: Path, head: str, kind: str) -> None:
     repo = build(tmp_path, {"head": head, "commits": [*commits(), {"files": {"b.md": "b\n"}}]})
     git_dir = repo.memory_dir / ".git"
@@ -144,19 +164,33 @@ def test_gitlinks_name_an_earlier_commit_or_a_given_id(tmp_path: Path) -> None:
 
 
 def test_config_is_written_into_the_repository_s_own_config(tmp_path: Path) -> None:
-    repo = build(tmp_path, {"config": {"core.quotePath": False, "color.ui": "always", "log.decorate": "full",
-                                       "diff.renameLimit": 7}, "commits": commits()})  # fmt: skip
+    repo = build(
+        tmp_path,
+        {
+            "config": {"core.quotePath": False, "color.ui": "always", "log.decorate": "full", "diff.renameLimit": 7},
+            "commits": commits(),
+        },
+    )
     config = repo.memory_dir / ".git" / "config"
-    for key, value in [("core.quotepath", "false"), ("color.ui", "always"), ("log.decorate", "full"),
-                       ("diff.renamelimit", "7")]:  # fmt: skip
+    for key, value in [
+        ("core.quotepath", "false"),
+        ("color.ui", "always"),
+        ("log.decorate", "full"),
+        ("diff.renamelimit", "7"),
+    ]:
         assert text(repo.memory_dir, "config", "--file", str(config), key) == value
     assert text(repo.memory_dir, "ls-tree", "--name-only", "HEAD", "café.md") == "café.md"
 
 
 def test_a_written_case_keeps_its_shape(tmp_path: Path) -> None:
-    spec = {"layout": "bare", "object_format": "sha256", "head": "tag", "config": {"core.quotePath": "false"},
-            "commits": [{"files": {"a.md": "a\n"}}, {"files": {"link.md": {"gitlink": 1}}}],
-            "missing_objects": ["HEAD:a.md"]}  # fmt: skip
+    spec = {
+        "layout": "bare",
+        "object_format": "sha256",
+        "head": "tag",
+        "config": {"core.quotePath": "false"},
+        "commits": [{"files": {"a.md": "a\n"}}, {"files": {"link.md": {"gitlink": 1}}}],
+        "missing_objects": ["HEAD:a.md"],
+    }
     model = model_of(load_scenario(case_file(tmp_path, spec)))
     again = model_of(load_scenario(case_file(tmp_path, repo_spec(model), name="again")))
     assert again.shape == model.shape and again.head == model.head
@@ -170,8 +204,10 @@ def present(memory_dir: Path, oid: str) -> bool:
 
 def test_missing_objects_are_gone_from_the_object_database_and_nothing_else_is(tmp_path: Path) -> None:
     whole = build(tmp_path / "whole", {"commits": commits()})
-    ids = {name: text(whole.memory_dir, "rev-parse", name) for name in
-           ("HEAD", "HEAD:", "HEAD:notes", "HEAD:notes/a.md", "HEAD:system", "HEAD:system/human.md")}  # fmt: skip
+    ids = {
+        name: text(whole.memory_dir, "rev-parse", name)
+        for name in ("HEAD", "HEAD:", "HEAD:notes", "HEAD:notes/a.md", "HEAD:system", "HEAD:system/human.md")
+    }
     repo = build(tmp_path / "lost", {"commits": commits(), "missing_objects": ["HEAD:notes", "HEAD:system/human.md"]})
     gone = {name for name, oid in ids.items() if not present(repo.memory_dir, oid)}
     assert gone == {"HEAD:notes", "HEAD:system/human.md"}
@@ -193,14 +229,17 @@ def test_a_listing_is_exactly_the_size_asked(tmp_path: Path, size: int) -> None:
     assert listed(repo) == size
 
 
-@pytest.mark.parametrize("extra", [
-    {"config": {"core.quotePath": False}},
-    {"memory_subdir": "notes", "commits": commits({**FILES, "notes/sub/é\t.md": "x\n"})},
-    {"layout": "bare", "memory_subdir": "refs"},
-    {"config": {"core.bare": True}, "memory_subdir": "notes"},
-    {"layout": "git-dir", "head": "tree", "object_format": "sha256"},
-    {"commits": commits({**FILES, 'q"uo\\te\x7f.md': "q\n", "tab\there.md": "t\n"})},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"config": {"core.quotePath": False}},
+        {"memory_subdir": "notes", "commits": commits({**FILES, "notes/sub/é\t.md": "x\n"})},
+        {"layout": "bare", "memory_subdir": "refs"},
+        {"config": {"core.bare": True}, "memory_subdir": "notes"},
+        {"layout": "git-dir", "head": "tree", "object_format": "sha256"},
+        {"commits": commits({**FILES, 'q"uo\\te\x7f.md': "q\n", "tab\there.md": "t\n"})},
+    ],
+)
 def test_a_listing_counts_what_git_prints_from_the_memory_directory(tmp_path: Path, extra: dict[str, Any]) -> None:
     repo = build(tmp_path, {"commits": commits(), **extra, "listing": {"bytes": BUDGET, "directory": "p"}})
     assert listed(repo) == BUDGET
@@ -209,9 +248,13 @@ def test_a_listing_counts_what_git_prints_from_the_memory_directory(tmp_path: Pa
 @pytest.mark.parametrize("quoted", [True, False])
 def test_names_are_printed_as_git_prints_them(tmp_path: Path, quoted: bool) -> None:
     names = [b"plain.md", "café.md".encode(), b"\xff.md", b"a\tb", b'q"\\', b"\x01\x7f", b"sp ace", "日本".encode()]
-    repo = build(tmp_path, {"config": {"core.quotePath": quoted},
-                            "commits": [{"files": [{"path_base64": base64.b64encode(n).decode(),
-                                                    "content": "x"} for n in names]}]})  # fmt: skip
+    repo = build(
+        tmp_path,
+        {
+            "config": {"core.quotePath": quoted},
+            "commits": [{"files": [{"path_base64": base64.b64encode(n).decode(), "content": "x"} for n in names]}],
+        },
+    )
     printed = git(repo.memory_dir, "ls-tree", "-r", "--name-only", "HEAD").split(b"\n")[:-1]
     assert sorted(printed) == sorted(printed_name(n, quoted) for n in names)
 
@@ -219,31 +262,42 @@ def test_names_are_printed_as_git_prints_them(tmp_path: Path, quoted: bool) -> N
 # --- refusals ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("repo", "at", "words"), [  # at: the key on the line the error names
-    ({"layout": "shallow"}, "layout:", "repo/layout"),
-    ({"kind": "no-git", "layout": "bare"}, "layout:", "layout: only for a git repository"),
-    ({"kind": "missing", "config": {"core.quotePath": False}}, "config:", "config: only for a git repository"),
-    ({"kind": "unborn", "head": "tag"}, "head:", "an unborn repository has no commit"),
-    ({"kind": "unborn", "listing": {"bytes": 10}}, "listing:", "an unborn repository lists nothing"),
-    ({"layout": "bare", "commits": commits(), "worktree": {"files": {"x.md": "x"}}}, "worktree:", "has no work tree"),
-    ({"config": {"core.pager": "cat"}}, "core.pager:", "may run a program"),
-    ({"config": {"alias.x": "!rm -rf /"}}, "alias.x:", "may run a program"),
-    ({"config": {"diff.md.textconv": "cat"}}, "diff.md.textconv:", "diff drivers"),
-    ({"config": {"quotepath": False}}, "quotepath:", "not a git config name"),
-    ({"commits": [{"files": {"l.md": {"gitlink": 1}}}]}, "gitlink:", "only 0 commit(s) come before"),
-    ({"object_format": "sha256", "commits": [{"files": {"l.md": {"gitlink": "1" * 40}}}]}, "gitlink:", "takes 64"),
-    ({"kind": "no-git", "commits": [{"files": {"l.md": {"gitlink": "1" * 40}}}]}, "gitlink:", "a committed tree"),
-    ({"commits": commits(), "listing": {"bytes": 20}}, "bytes:", "more than 20; raise `bytes`"),
-    ({"commits": commits(), "listing": {"bytes": 75}}, "bytes:", "fewer than the shortest padding line"),
-    ({"commits": commits(), "listing": {"bytes": 1000, "directory": "../up"}}, "directory:", "listing directory"),
-    ({"commits": commits({"pad": "x"}), "listing": {"bytes": 1000}}, "listing:", "clashes with the case's file 'pad'"),
-    ({"commits": commits(), "listing": {"bytes": 1000, "directory": "notes/a.md/x"}}, "directory:", "clashes"),
-    ({"kind": "unborn", "missing_objects": ["HEAD"]}, "missing_objects:", "has no objects to lose"),
-    ({"commits": commits(), "missing_objects": ["HEAD:nowhere"]}, "- HEAD:nowhere", "names no file or directory"),
-    ({"commits": commits(), "missing_objects": ["HEAD:note"]}, "- HEAD:note", "names no file or directory"),
-    ({"commits": commits(), "missing_objects": ["HEAD:../x"]}, "- HEAD:../x", "has a '..' component"),
-    ({"commits": commits(), "missing_objects": ["notes"]}, "- notes", "does not match"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("repo", "at", "words"),
+    [  # at: the key on the line the error names
+        ({"layout": "shallow"}, "layout:", "repo/layout"),
+        ({"kind": "no-git", "layout": "bare"}, "layout:", "layout: only for a git repository"),
+        ({"kind": "missing", "config": {"core.quotePath": False}}, "config:", "config: only for a git repository"),
+        ({"kind": "unborn", "head": "tag"}, "head:", "an unborn repository has no commit"),
+        ({"kind": "unborn", "listing": {"bytes": 10}}, "listing:", "an unborn repository lists nothing"),
+        (
+            {"layout": "bare", "commits": commits(), "worktree": {"files": {"x.md": "x"}}},
+            "worktree:",
+            "has no work tree",
+        ),
+        ({"config": {"core.pager": "cat"}}, "core.pager:", "may run a program"),
+        ({"config": {"alias.x": "!rm -rf /"}}, "alias.x:", "may run a program"),
+        ({"config": {"diff.md.textconv": "cat"}}, "diff.md.textconv:", "diff drivers"),
+        ({"config": {"quotepath": False}}, "quotepath:", "not a git config name"),
+        ({"commits": [{"files": {"l.md": {"gitlink": 1}}}]}, "gitlink:", "only 0 commit(s) come before"),
+        ({"object_format": "sha256", "commits": [{"files": {"l.md": {"gitlink": "1" * 40}}}]}, "gitlink:", "takes 64"),
+        ({"kind": "no-git", "commits": [{"files": {"l.md": {"gitlink": "1" * 40}}}]}, "gitlink:", "a committed tree"),
+        ({"commits": commits(), "listing": {"bytes": 20}}, "bytes:", "more than 20; raise `bytes`"),
+        ({"commits": commits(), "listing": {"bytes": 75}}, "bytes:", "fewer than the shortest padding line"),
+        ({"commits": commits(), "listing": {"bytes": 1000, "directory": "../up"}}, "directory:", "listing directory"),
+        (
+            {"commits": commits({"pad": "x"}), "listing": {"bytes": 1000}},
+            "listing:",
+            "clashes with the case's file 'pad'",
+        ),
+        ({"commits": commits(), "listing": {"bytes": 1000, "directory": "notes/a.md/x"}}, "directory:", "clashes"),
+        ({"kind": "unborn", "missing_objects": ["HEAD"]}, "missing_objects:", "has no objects to lose"),
+        ({"commits": commits(), "missing_objects": ["HEAD:nowhere"]}, "- HEAD:nowhere", "names no file or directory"),
+        ({"commits": commits(), "missing_objects": ["HEAD:note"]}, "- HEAD:note", "names no file or directory"),
+        ({"commits": commits(), "missing_objects": ["HEAD:../x"]}, "- HEAD:../x", "has a '..' component"),
+        ({"commits": commits(), "missing_objects": ["notes"]}, "- notes", "does not match"),
+    ],
+)
 def test_a_bad_shape_is_refused_at_its_line_with_the_fix(
     tmp_path: Path, repo: dict[str, Any], at: str, words: str
 ) -> None:

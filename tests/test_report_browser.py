@@ -22,8 +22,16 @@ from report_examples import FAILURES, REFERENCES, STDERR, mixed_report
 from harness.report.writers import write_reports
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "reports" / "artifacts"
 HIGHLIGHT = "rgb(224, 0, 27)"  # mark.first-diff's background in report.html.j2
 
@@ -104,8 +112,12 @@ def test_a_person_sees_the_failing_case_its_glyphs_and_the_marked_first_differen
     screenshot(page, "report-failing-case.png", capsys)
 
     # Each byte-level failure: the marked character on both sides, as a person reads it.
-    shown = {"crlf-vs-lf": ("CR", "LF\n"), "bom-kept": ("BOM", "h"), "nbsp-in-value": ("NBSP", " "),
-             "trailing-space": ("SP", "LF\n")}  # fmt: skip
+    shown = {
+        "crlf-vs-lf": ("CR", "LF\n"),
+        "bom-kept": ("BOM", "h"),
+        "nbsp-in-value": ("NBSP", " "),
+        "trailing-space": ("SP", "LF\n"),
+    }
     for case_id, _, _, _, offset in FAILURES:
         view = section(page, case_id).locator(".side").nth(1)  # coreMemory
         view.scroll_into_view_if_needed()
@@ -177,9 +189,13 @@ def test_a_multi_megabyte_output_shows_the_cut_notes_and_scrolls_to_the_marked_b
 
     big = "memory line with text\n" * 200_000  # 4.4 MB
     index = len(big) // 2
-    result = case("huge-output", Status.FAIL, ("big",),
-                  Outcome("ok", record=record(big[:index] + "\r" + big[index + 1 :])),
-                  Outcome("ok", record=record(big)))  # fmt: skip
+    result = case(
+        "huge-output",
+        Status.FAIL,
+        ("big",),
+        Outcome("ok", record=record(big[:index] + "\r" + big[index + 1 :])),
+        Outcome("ok", record=record(big)),
+    )
     html = write_reports(RunReport([result], [{"name": "letta-code@0.32.18"}], [], ["conformance"]), tmp_path)["html"]
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(html.as_uri())
@@ -235,8 +251,14 @@ def test_a_passing_run_of_200_cases_by_35_references_fits_a_few_screens(
     page.check("#show-passing")
     assert page.locator("#shown-count").inner_text() == "7000 of 7000 shown"
     row = page.locator('#results tbody tr[data-case="case-007"][data-reference="pypi:0.34.3"]')
-    assert row.locator("td").all_inner_texts() == ["case-007", "pypi:0.34.3", "letta-code@pypi:0.34.3", "pass", "",
-                                                   "core, frontmatter"]  # fmt: skip
+    assert row.locator("td").all_inner_texts() == [
+        "case-007",
+        "pypi:0.34.3",
+        "letta-code@pypi:0.34.3",
+        "pass",
+        "",
+        "core, frontmatter",
+    ]
     page.fill("#search", "case-007 0.34.30")
     assert page.locator("#shown-count").inner_text() == "1 of 7000 shown"
     page.fill("#search", "")

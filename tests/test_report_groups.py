@@ -9,8 +9,15 @@ from harness.report.groups import failure_groups, verdict
 
 
 def result(case: str, status: Status, reason: str = "", reference: str = "pypi:0.34.12") -> CaseResult:
-    return CaseResult(case, reference, "letta-code@0.33.6", status, (), f"cases/compile/{case}.yaml",
-                      reasons=[reason] if reason else [])  # fmt: skip
+    return CaseResult(
+        case,
+        reference,
+        "letta-code@0.33.6",
+        status,
+        (),
+        f"cases/compile/{case}.yaml",
+        reasons=[reason] if reason else [],
+    )
 
 
 def golden_note(*statuses: Status) -> str:

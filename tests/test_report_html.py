@@ -97,8 +97,17 @@ def test_a_null_value_is_shown_as_null_not_as_absent() -> None:
     assert marked(pair["reference"].html) == "n" and pair["reference"].described == "4 bytes"
     null = Outcome("ok", record={"content": "c", "memfsRevision": None})
     revision = Outcome("ok", record={"content": "c", "memfsRevision": "9f3c"})
-    result = CaseResult("c", "0.32.18", "letta-code@0.32.14", Status.FAIL, (), "c.yaml",
-                        diffs=outcome_diff(null, revision), reference_outcome=null, impl_outcome=revision)  # fmt: skip
+    result = CaseResult(
+        "c",
+        "0.32.18",
+        "letta-code@0.32.14",
+        Status.FAIL,
+        (),
+        "c.yaml",
+        diffs=outcome_diff(null, revision),
+        reference_outcome=null,
+        impl_outcome=revision,
+    )
     rows = {row["field"]: row for row in field_rows(result)}
     assert (rows["memfsRevision"]["reference"], rows["memfsRevision"]["port"]) == ("null", "4 bytes")
     assert rows["coreMemory"]["reference"] == rows["coreMemory"]["port"] == "absent"
@@ -156,13 +165,19 @@ def test_lifecycle_turns_are_a_table_with_both_sides_and_the_differing_observati
     html = render_html(mixed_report())
     section = re.search(r'<section class="case"[^>]*data-case="lifecycle-update-once".*?</section>', html, re.S)
     assert section
-    rows = re.findall(r'<tr class="(differs|same)"><td>(\d)</td><td>([^<]*)</td><td class="obs">([^<]*)</td>',
-                      section.group(0).split('<table class="turns')[1])  # fmt: skip
+    rows = re.findall(
+        r'<tr class="(differs|same)"><td>(\d)</td><td>([^<]*)</td><td class="obs">([^<]*)</td>',
+        section.group(0).split('<table class="turns')[1],
+    )
     assert [(kind, turn, obs) for kind, turn, _, obs in rows] == [
-        ("same", "1", "fact_seen"), ("same", "1", "messages"),
-        ("same", "2", "fact_seen"), ("same", "2", "messages"), ("differs", "2", "reminder"),
-        ("differs", "3", "fact_seen"), ("same", "3", "messages"),
-    ]  # fmt: skip
+        ("same", "1", "fact_seen"),
+        ("same", "1", "messages"),
+        ("same", "2", "fact_seen"),
+        ("same", "2", "messages"),
+        ("differs", "2", "reminder"),
+        ("differs", "3", "fact_seen"),
+        ("same", "3", "messages"),
+    ]
 
 
 def test_report_json_and_junit_carry_the_turns() -> None:
@@ -349,8 +364,10 @@ def test_the_banner_counts_every_result_as_the_counts_do_and_names_golden_checks
     assert banner is not None
     text = re.sub(r"<[^>]+>", "", banner.group(0))
     assert "PASS: all 8 results agree" in text and "3 cases × 2 references" in text
-    assert ("golden 2 golden checks among the results, not a reference: 2 cases checked against the expected bytes "
-            "stored in the case, 2 of 2 pass") in text  # fmt: skip
+    assert (
+        "golden 2 golden checks among the results, not a reference: 2 cases checked against the expected bytes "
+        "stored in the case, 2 of 2 pass"
+    ) in text
     golden[0].status = Status.FAIL
     load_error = ScenarioError(Path("cases/compile/bad.yaml"), 3, "invalid YAML: x")
     report = RunReport(results + golden, [], [load_error], ["conformance"])
@@ -370,8 +387,9 @@ def test_the_fields_a_result_compared_come_from_the_one_rule_in_verdict_diff() -
     """A result carrying no `compared` (built by hand, or read from an old report) is asked of
     verdict.diff.compared_fields, so a client-skills record lists systemPromptWithSkills too."""
     both = Outcome("ok", record={"content": "c", SKILLS_FIELD: "c\n<available_skills/>"})
-    result = CaseResult("c", "0.34.12", "letta-code@0.34.12", Status.PASS, (), "c.yaml",
-                        reference_outcome=both, impl_outcome=both)  # fmt: skip
+    result = CaseResult(
+        "c", "0.34.12", "letta-code@0.34.12", Status.PASS, (), "c.yaml", reference_outcome=both, impl_outcome=both
+    )
     assert verdict_fields(result) == list(compared_fields(both, both)) and SKILLS_FIELD in verdict_fields(result)
     golden = CaseResult("g", GOLDEN, "spec-v2", Status.PASS, (), "g.yaml", impl_outcome=both)
     assert verdict_fields(golden) == list(GOLDEN_FIELDS)

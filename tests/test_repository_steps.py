@@ -37,10 +37,14 @@ def test_a_parent_must_be_an_earlier_commit(tmp_path: Path) -> None:  # line 9 i
 
 
 def test_a_merge_applies_its_changes_to_its_first_parents_tree(tmp_path: Path) -> None:
-    repo = {"commits": [
-        {"files": {"a.md": "a"}}, {"files": {"b.md": "b"}}, {"parents": [1], "files": {"c.md": "c"}},
-        {"parents": [3, 2], "delete": ["c.md"]},
-    ]}  # fmt: skip
+    repo = {
+        "commits": [
+            {"files": {"a.md": "a"}},
+            {"files": {"b.md": "b"}},
+            {"parents": [1], "files": {"c.md": "c"}},
+            {"parents": [3, 2], "delete": ["c.md"]},
+        ]
+    }
     assert set(committed_state(load_scenario(repo_case(tmp_path, repo)).repo)) == {b"a.md"}
     deleting_the_other_side = {"commits": [*repo["commits"][:3], {"parents": [3, 2], "delete": ["b.md"]}]}
     assert "delete: 'b.md' does not exist" in str(refused(repo_case(tmp_path, deleting_the_other_side)))
@@ -55,9 +59,13 @@ def test_generate_is_the_first_commits_starting_tree(tmp_path: Path) -> None:
     generate = {"seed": 3, "files": 5, "depth": 0, "roots": [""]}
     plain = load_scenario(repo_case(tmp_path, {"generate": generate}))
     generated = sorted(committed_state(plain.repo))
-    repo = {"generate": generate, "commits": [
-        {"delete": [generated[0].decode()], "files": {"MEMORY.md": "# Memory\n"}}, {"files": {"z.md": "z"}},
-    ]}  # fmt: skip
+    repo = {
+        "generate": generate,
+        "commits": [
+            {"delete": [generated[0].decode()], "files": {"MEMORY.md": "# Memory\n"}},
+            {"files": {"z.md": "z"}},
+        ],
+    }
     state = committed_state(load_scenario(repo_case(tmp_path, repo)).repo)
     assert set(state) == {*generated[1:], b"MEMORY.md", b"z.md"}
     missing = {"generate": generate, "commits": [{"delete": ["not-generated.md"]}]}
@@ -127,10 +135,15 @@ def git(directory: Path, env: dict[str, str], *args: str) -> subprocess.Complete
 
 
 def test_a_merge_commit_has_its_parents_in_order(tmp_path: Path) -> None:
-    repo = {"commits": [
-        {"files": {"a.md": "a"}}, {"files": {"b.md": "b"}}, {"parents": [1], "files": {"c.md": "c"}},
-        {"parents": [], "files": {"d.md": "d"}}, {"parents": [3, 2, 4], "files": {"b.md": "b", "d.md": "d"}},
-    ]}  # fmt: skip
+    repo = {
+        "commits": [
+            {"files": {"a.md": "a"}},
+            {"files": {"b.md": "b"}},
+            {"parents": [1], "files": {"c.md": "c"}},
+            {"parents": [], "files": {"d.md": "d"}},
+            {"parents": [3, 2, 4], "files": {"b.md": "b", "d.md": "d"}},
+        ]
+    }
     built = materialize_repo(load_scenario(repo_case(tmp_path, repo)), tmp_path / "cache")
     env = isolated_env(tmp_path / "home")
     log = git(built.memory_dir, env, "log", "--format=%s %H %P").stdout.splitlines()

@@ -56,8 +56,13 @@ def memoizing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sizes_are_bytes_or_powers_of_1024() -> None:
     assert [parse_size(t) for t in ("1048576", "64k", "512M", "2G", "1.5g", "10MiB")] == [
-        1 << 20, 64 << 10, 512 << 20, 2 << 30, 3 << 29, 10 << 20,
-    ]  # fmt: skip
+        1 << 20,
+        64 << 10,
+        512 << 20,
+        2 << 30,
+        3 << 29,
+        10 << 20,
+    ]
     with pytest.raises(ValueError, match="not a size"):
         parse_size("lots")
 
@@ -444,9 +449,13 @@ def _without_marks(data: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.integration
 def test_a_report_from_the_store_is_the_cold_report_with_cached_marks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], memoizing: None,
-    reference_bun: Path, release_bundle: Any,
-) -> None:  # fmt: skip
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    memoizing: None,
+    reference_bun: Path,
+    release_bundle: Any,
+) -> None:
     release_bundle(default_reference())
     monkeypatch.setattr("harness.run.session.cache_root", lambda: tmp_path / "cache")
     cases = [str(p) for p in PICKED]

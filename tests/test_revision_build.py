@@ -166,8 +166,10 @@ def test_load_time_packages_are_top_level_imports_of_packages() -> None:
 
 
 def test_locked_versions_read_bun_lock_with_trailing_commas() -> None:
-    lock = b'{\n "lockfileVersion": 1,\n "packages": {\n  "plain": ["plain@1.2.3", "", {}, "sha512-x"],\n' \
-           b'  "@scope/pkg": ["@scope/pkg@0.4.0", "", {},],\n },\n}\n'  # fmt: skip
+    lock = (
+        b'{\n "lockfileVersion": 1,\n "packages": {\n  "plain": ["plain@1.2.3", "", {}, "sha512-x"],\n'
+        b'  "@scope/pkg": ["@scope/pkg@0.4.0", "", {},],\n },\n}\n'
+    )
     assert locked_versions(lock, ["@scope/pkg", "plain"]) == {"@scope/pkg": "0.4.0", "plain": "1.2.3"}
     with pytest.raises(BuildError, match="no entry for missing"):
         locked_versions(lock, ["missing"])
@@ -202,9 +204,11 @@ def test_build_under_both_entry_names_with_alias_and_pragma(upstream: Upstream, 
     old = upstream.commit("compiler, old name", initial_files())
     renamed = upstream.commit(
         "rename the compiler",
-        {"src/backend/local/systemPromptCompilation.ts": None,
-         "src/backend/local/system-prompt-compilation.ts": COMPILER % ("", NEW_NAME)},
-    )  # fmt: skip
+        {
+            "src/backend/local/systemPromptCompilation.ts": None,
+            "src/backend/local/system-prompt-compilation.ts": COMPILER % ("", NEW_NAME),
+        },
+    )
     entry = upstream.commit("build from the standalone entry", {"build.js": BUILD_JS % "./src/standalone-entry.ts"})
     before = snapshot(upstream.path)
 

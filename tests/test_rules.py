@@ -181,8 +181,12 @@ def test_rules_yaml_is_no_case_and_a_bad_one_is_one_error_for_the_whole_corpus(t
 def test_pytest_collects_cases_and_not_rules_yaml() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "cases"],
-        cwd=PROJECT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0 and "rules.yaml" not in done.stdout, done.stdout + done.stderr
     assert f"{len(list(CORPUS.glob('*/*.yaml')))} tests collected" in done.stdout
 
@@ -242,8 +246,9 @@ def test_rules_yaml_refuses_an_otherwise_that_is_no_feature_or_can_never_apply(t
 
 
 def scenario(rules: tuple[str, ...], **fields: object) -> Scenario:
-    return Scenario(id="c", description="d", path=Path("c.yaml"), tags=(), inputs=DEFAULT_INPUTS, repo={},
-                    rules=rules, **fields)  # type: ignore[arg-type]  # fmt: skip
+    return Scenario(
+        id="c", description="d", path=Path("c.yaml"), tags=(), inputs=DEFAULT_INPUTS, repo={}, rules=rules, **fields
+    )  # type: ignore[arg-type]
 
 
 def test_a_root_memory_md_needs_memfs_v2_from_0_33_3_and_the_v1_layout_before(rules: dict[str, Rule]) -> None:
@@ -373,8 +378,12 @@ def test_needed_features_are_what_the_port_shows_for_every_lifecycle_case(
     """The same tie for the lifecycle probes, under every profile: the port's replay shows a `<memory_update>`,
     an `<available_skills>` block, the v1 Reminder line, `<memory_metadata>`, a v2 `<memory>` exactly where
     needed_features says (memory-update before 0.32.14 only on the opus model)."""
-    marks = {"memory-update": "<memory_update>", "skills-block": "<available_skills>",
-             "memfs-v1": "Reminder: <projection>", "metadata-block": "<memory_metadata>"}  # fmt: skip
+    marks = {
+        "memory-update": "<memory_update>",
+        "skills-block": "<available_skills>",
+        "memfs-v1": "Reminder: <projection>",
+        "metadata-block": "<memory_metadata>",
+    }
     problems = []
     for case in (c for c in corpus if c.kind == "lifecycle"):
         built = materialize_repo(case, cache_root())

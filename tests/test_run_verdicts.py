@@ -44,8 +44,9 @@ RECORD = {
 
 
 def scenario(*divergences: Divergence, expect: dict | None = None) -> Scenario:
-    return Scenario("case-1", "d", Path("cases/compile/case-1.yaml"), ("tag-a",), {}, {}, divergences=divergences,
-                    expect=expect)  # fmt: skip
+    return Scenario(
+        "case-1", "d", Path("cases/compile/case-1.yaml"), ("tag-a",), {}, {}, divergences=divergences, expect=expect
+    )
 
 
 def ok(**changes: str | None) -> Outcome:
@@ -93,8 +94,9 @@ def test_a_reference_error_is_an_error_even_with_a_listed_divergence() -> None:
 
 
 def test_a_listed_divergence_that_still_differs_is_known() -> None:
-    status, diffs, reasons = judge(scenario(upstream_bug("coreMemory", "content")), "0.32.18",
-                                   ok(coreMemory="m", content="c"), ok())  # fmt: skip
+    status, diffs, reasons = judge(
+        scenario(upstream_bug("coreMemory", "content")), "0.32.18", ok(coreMemory="m", content="c"), ok()
+    )
     assert status == Status.KNOWN
     assert {d.field for d in diffs} == {"coreMemory", "content"}
     assert reasons == ["upstream-bug: upstream trims oddly (https://example.invalid/1)"]
@@ -127,15 +129,17 @@ def test_a_listed_divergence_with_one_field_gone_is_stale() -> None:
 
 
 def test_an_unlisted_extra_field_fails_even_with_a_listed_divergence() -> None:
-    status, _, reasons = judge(scenario(upstream_bug("coreMemory")), "0.32.18",
-                               ok(coreMemory="m", compiledAt="2026-01-02T03:04:05.000Z"), ok())  # fmt: skip
+    status, _, reasons = judge(
+        scenario(upstream_bug("coreMemory")), "0.32.18", ok(coreMemory="m", compiledAt="2026-01-02T03:04:05.000Z"), ok()
+    )
     assert status == Status.FAIL
     assert "compiledAt" in reasons[0] and "coreMemory" not in reasons[0]
 
 
 def test_a_divergence_for_another_reference_does_not_apply() -> None:
-    status, _, _ = judge(scenario(upstream_bug("coreMemory", references=("0.25.3",))), "0.32.18",
-                         ok(coreMemory="m"), ok())  # fmt: skip
+    status, _, _ = judge(
+        scenario(upstream_bug("coreMemory", references=("0.25.3",))), "0.32.18", ok(coreMemory="m"), ok()
+    )
     assert status == Status.FAIL
 
 
@@ -214,12 +218,28 @@ def test_visible_shows_invisible_characters_as_glyphs(text: str, shown: str) -> 
 def result(case_id: str, status: str, reference: str = "0.32.18") -> CaseResult:
     diffs = outcome_diff(ok(coreMemory="m\r"), ok()) if status in (Status.FAIL, Status.KNOWN) else []
     return CaseResult(
-        case_id, reference, "letta-code@0.32.17", status, ("tag-a",), f"cases/compile/{case_id}.yaml",
-        description="d", diffs=diffs, reasons=[f"because {status}"], reference_outcome=ok(), impl_outcome=ok(),
-        request={"memoryDir": "/m", "system": "S", "agentId": "a", "conversationId": "c",
-                 "now": "2026-01-02T03:04:05.678Z", "previousMessageCount": 0, "includeMemfs": True},
+        case_id,
+        reference,
+        "letta-code@0.32.17",
+        status,
+        ("tag-a",),
+        f"cases/compile/{case_id}.yaml",
+        description="d",
+        diffs=diffs,
+        reasons=[f"because {status}"],
+        reference_outcome=ok(),
+        impl_outcome=ok(),
+        request={
+            "memoryDir": "/m",
+            "system": "S",
+            "agentId": "a",
+            "conversationId": "c",
+            "now": "2026-01-02T03:04:05.678Z",
+            "previousMessageCount": 0,
+            "includeMemfs": True,
+        },
         seconds=0.5,
-    )  # fmt: skip
+    )
 
 
 RESULTS = [
@@ -238,8 +258,16 @@ def test_write_reports_writes_json_junit_and_html(tmp_path: Path) -> None:
 
     data = json.loads(paths["json"].read_text(encoding="utf-8"))
     assert data["ok"] is False
-    assert data["counts"] == {"pass": 1, "fail": 1, "known-divergence": 1, "stale-divergence": 0, "error": 1,
-                              "runtime-divergence": 0, "not-applicable": 0, "load-error": 1}  # fmt: skip
+    assert data["counts"] == {
+        "pass": 1,
+        "fail": 1,
+        "known-divergence": 1,
+        "stale-divergence": 0,
+        "error": 1,
+        "runtime-divergence": 0,
+        "not-applicable": 0,
+        "load-error": 1,
+    }
     assert [r["case"] for r in data["results"]] == ["a-pass", "b-fail", "c-error", "d-known"]
     assert data["load_errors"][0]["line"] == 3
 
@@ -314,8 +342,9 @@ def test_session_runs_a_case_against_a_reference(tmp_path: Path, alter, status) 
     path.parent.mkdir()
     path.write_text('id: s\ndescription: d\nrepo:\n  commits:\n    - files:\n        system/a.md: "a\\n"\n')
     runner = CannedRunner(alter)
-    with Session([ReferenceSpec("npm", "0.32.18")], cache=tmp_path / "cache",
-                 runner_factory=lambda spec, cache: runner) as session:  # fmt: skip
+    with Session(
+        [ReferenceSpec("npm", "0.32.18")], cache=tmp_path / "cache", runner_factory=lambda spec, cache: runner
+    ) as session:
         results = session.run([load_scenario(path)])
     assert [(r.case_id, r.reference, r.profile, r.status) for r in results] == [
         ("s", "0.32.18", "letta-code@0.32.14", status)

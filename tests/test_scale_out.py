@@ -86,8 +86,12 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[Scenario]:
 
 
 def run_report(scenarios: list[Scenario], cache: Path, jobs: int = 1) -> RunReport:
-    with Session([ReferenceSpec("npm", "0.32.18")], cache=cache, jobs=jobs,
-                 runner_factory=lambda spec, cache: AlteringReference()) as session:  # fmt: skip
+    with Session(
+        [ReferenceSpec("npm", "0.32.18")],
+        cache=cache,
+        jobs=jobs,
+        runner_factory=lambda spec, cache: AlteringReference(),
+    ) as session:
         results = session.run(scenarios)
         references = session.describe_references()
     return RunReport(results, references, [], ["conformance", "run"], timing=False)
@@ -160,15 +164,29 @@ def test_a_field_one_side_lacks_stays_absent_through_a_merge(tmp_path: Path) -> 
     port = Outcome("ok", record={"content": "c", "extra2": "only here"})
     diffs = outcome_diff(reference, port, None)
     assert [(d.field, d.reference_present, d.impl_present) for d in diffs] == [
-        ("extra", True, False), ("extra2", False, True), ("memfsRevision", True, False)]  # fmt: skip
-    result = CaseResult("c", "0.32.18", "letta-code@0.32.14", Status.FAIL, (), "c.yaml", diffs=diffs,
-                        reference_outcome=reference, impl_outcome=port, baseline="0.32.18",
-                        runtime_diffs=diffs)  # fmt: skip
+        ("extra", True, False),
+        ("extra2", False, True),
+        ("memfsRevision", True, False),
+    ]
+    result = CaseResult(
+        "c",
+        "0.32.18",
+        "letta-code@0.32.14",
+        Status.FAIL,
+        (),
+        "c.yaml",
+        diffs=diffs,
+        reference_outcome=reference,
+        impl_outcome=port,
+        baseline="0.32.18",
+        runtime_diffs=diffs,
+    )
     entry = json.loads(json.dumps(result_json(result, False)))
     back = result_from_json(entry)
     for read in (back.diffs, back.runtime_diffs):
         assert [(d.field, d.reference_present, d.impl_present) for d in read] == [
-            (d.field, d.reference_present, d.impl_present) for d in diffs]  # fmt: skip
+            (d.field, d.reference_present, d.impl_present) for d in diffs
+        ]
     assert result_json(back, False) == entry
     write_reports(RunReport([result], [], [], ["conformance", "run"], timing=False), tmp_path / "one")
     merged = report_json(merge_reports([tmp_path / "one"], ["conformance", "merge-reports"]))

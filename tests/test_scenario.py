@@ -99,18 +99,27 @@ def test_wrong_divergence_field_enum_is_rejected(tmp_path: Path) -> None:
 
 
 def divergence_case(tmp_path: Path, reference: str) -> Path:
-    text = (f"id: div\ndescription: d\nrepo: {{}}\ndivergences:\n  - references: [{reference!r}]\n"
-            "    fields: [coreMemory]\n    kind: upstream-bug\n    reason: r\n")  # fmt: skip
+    text = (
+        f"id: div\ndescription: d\nrepo: {{}}\ndivergences:\n  - references: [{reference!r}]\n"
+        "    fields: [coreMemory]\n    kind: upstream-bug\n    reason: r\n"
+    )
     return write(tmp_path, "div.yaml", text)
 
 
 @pytest.mark.parametrize(
     ("written", "label"),
-    [("0.34.12", "pypi:0.34.12"), ("pypi:0.34.12", "pypi:0.34.12"), ("letta-code@0.34.12", "pypi:0.34.12"),
-     ("0.32.18", "0.32.18"), ("npm:0.32.18", "0.32.18"), ("pypi:0.32.18", "pypi:0.32.18"),
-     ("npm:0.32.18@node", "0.32.18@node"), ("0.34.12@node/da_DK.UTF-8", "pypi:0.34.12@node/da_DK.UTF-8"),
-     ("golden", "golden")],
-)  # fmt: skip
+    [
+        ("0.34.12", "pypi:0.34.12"),
+        ("pypi:0.34.12", "pypi:0.34.12"),
+        ("letta-code@0.34.12", "pypi:0.34.12"),
+        ("0.32.18", "0.32.18"),
+        ("npm:0.32.18", "0.32.18"),
+        ("pypi:0.32.18", "pypi:0.32.18"),
+        ("npm:0.32.18@node", "0.32.18@node"),
+        ("0.34.12@node/da_DK.UTF-8", "pypi:0.34.12@node/da_DK.UTF-8"),
+        ("golden", "golden"),
+    ],
+)
 def test_a_divergence_names_a_reference_as_reference_does_and_matches_its_results(
     tmp_path: Path, written: str, label: str
 ) -> None:
@@ -124,13 +133,15 @@ def test_a_divergence_names_a_reference_as_reference_does_and_matches_its_result
 
 @pytest.mark.parametrize(
     ("written", "says"),
-    [("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),  # a typo
-     ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),  # 0.32.17 is pinned on npm only
-     ("9.9.9@node", "'9.9.9@node' is not a pinned release"),
-     ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
-     ("letta-server:0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
-     ("pnpm:0.34.12", "use VERSION, npm:VERSION, pypi:VERSION")],
-)  # fmt: skip
+    [
+        ("0.34.21", "'0.34.21' is not a pinned release; did you mean 0.34.12? (pinned: npm:0.25.3,"),  # a typo
+        ("pypi:0.32.17", "`conformance pin pypi:0.32.17`"),  # 0.32.17 is pinned on npm only
+        ("9.9.9@node", "'9.9.9@node' is not a pinned release"),
+        ("letta-server@0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
+        ("letta-server:0.16.8", "--impl letta-server:0.16.8; what it does differently goes in its expectations file"),
+        ("pnpm:0.34.12", "use VERSION, npm:VERSION, pypi:VERSION"),
+    ],
+)
 def test_a_divergence_naming_no_pinned_reference_is_refused_at_its_line(
     tmp_path: Path, written: str, says: str
 ) -> None:

@@ -34,13 +34,16 @@ def test_show_names_the_side_it_prints_on_stderr_and_keeps_stdout_the_value(
     assert main(["show", str(memory), "--reference", bundle, "--json"]) == 0
     out, err = capsys.readouterr()
     assert "I am." in json.loads(out)["content"]  # stdout: the record and nothing else
-    assert err == f"show: the record (--json) of the reference {bundle} (--impl SPEC shows an implementation's " \
-        "instead)\n"  # fmt: skip
+    assert (
+        err == f"show: the record (--json) of the reference {bundle} (--impl SPEC shows an implementation's instead)\n"
+    )
     assert main(["show", str(memory), "--reference", bundle, "--impl", "python", "--field", "coreMemory"]) == 0
     out, err = capsys.readouterr()
     assert "I am." in out
-    assert err == "show: the field coreMemory of the implementation python, under letta-code@0.32.14 (the profile " \
-        f"of the reference {bundle})\n"  # fmt: skip
+    assert (
+        err == "show: the field coreMemory of the implementation python, under letta-code@0.32.14 (the profile "
+        f"of the reference {bundle})\n"
+    )
 
 
 def test_show_help_says_without_impl_it_prints_the_references_output(capsys: pytest.CaptureFixture[str]) -> None:

@@ -88,9 +88,16 @@ def test_tree_format_under_the_bun_pragma_has_latin1_connectors() -> None:
 @pytest.mark.parametrize(
     ("path", "dirname", "basename"),
     # measured with bun 1.4.5's node:path
-    [("a/b/SKILL.md", "a/b", "SKILL.md"), ("a///SKILL.md", "a//", "SKILL.md"), ("/SKILL.md", "/", "SKILL.md"),
-     ("a//", ".", "a"), ("", ".", ""), ("//x", "//", "x"), ("/", "/", "")],
-)  # fmt: skip
+    [
+        ("a/b/SKILL.md", "a/b", "SKILL.md"),
+        ("a///SKILL.md", "a//", "SKILL.md"),
+        ("/SKILL.md", "/", "SKILL.md"),
+        ("a//", ".", "a"),
+        ("", ".", ""),
+        ("//x", "//", "x"),
+        ("/", "/", ""),
+    ],
+)
 def test_node_path_dirname_and_basename(path: str, dirname: str, basename: str) -> None:
     assert node_dirname(path) == dirname
     assert node_basename(path) == basename
@@ -108,11 +115,14 @@ def test_node_path_relative() -> None:
 @pytest.mark.parametrize(
     ("path", "dirname", "basename", "relative_to_a"),
     # measured with bun 1.4.5's node:path (node's keeps the surrogates)
-    [("/a/\ud800\ud800/b", "/a/\ufffd\ufffd", "b", "\ufffd\ufffd/b"),
-     ("/a/\udc00\ud800/b", "/a/\ufffd\ufffd", "b", "\ufffd\ufffd/b"),
-     ("/a/\U0001F980\ud800/b", "/a/\U0001F980\ufffd", "b", "\U0001F980\ufffd/b"),
-     ("/a\ud800/b/c", "/a\ufffd/b", "c", "../a\ufffd/b/c"), ("/\ud800", "/", "\ufffd", "../\ufffd")],
-)  # fmt: skip
+    [
+        ("/a/\ud800\ud800/b", "/a/\ufffd\ufffd", "b", "\ufffd\ufffd/b"),
+        ("/a/\udc00\ud800/b", "/a/\ufffd\ufffd", "b", "\ufffd\ufffd/b"),
+        ("/a/\U0001f980\ud800/b", "/a/\U0001f980\ufffd", "b", "\U0001f980\ufffd/b"),
+        ("/a\ud800/b/c", "/a\ufffd/b", "c", "../a\ufffd/b/c"),
+        ("/\ud800", "/", "\ufffd", "../\ufffd"),
+    ],
+)
 def test_bun_node_path_gives_lone_surrogates_back_as_replacement_characters(
     path: str, dirname: str, basename: str, relative_to_a: str
 ) -> None:

@@ -99,8 +99,10 @@ EXPECTED = {
 
 
 def expected_json() -> dict[str, object]:
-    return {impl: {**entry, "families": {k: v for k, v in entry["families"].items() if v is not None}}
-            for impl, entry in EXPECTED.items()}  # fmt: skip
+    return {
+        impl: {**entry, "families": {k: v for k, v in entry["families"].items() if v is not None}}
+        for impl, entry in EXPECTED.items()
+    }
 
 
 def test_every_tag_of_the_vocabulary_is_in_exactly_one_family() -> None:
@@ -113,14 +115,25 @@ def test_every_tag_of_the_vocabulary_is_in_exactly_one_family() -> None:
 def test_a_tag_the_table_does_not_know_counts_under_other_and_families_come_in_table_order() -> None:
     assert family_of("line-endings") == OTHER
     assert families_of(["zzz", "names", "collation", "quoting", "golden"]) == [
-        "collation", "quoting/names", "provenance", OTHER]  # fmt: skip
+        "collation",
+        "quoting/names",
+        "provenance",
+        OTHER,
+    ]
 
 
 @pytest.mark.parametrize(
     ("status", "column"),
-    [(Status.PASS, "passed"), (Status.KNOWN, "known"), (Status.RUNTIME, "known"), (Status.FAIL, "failing"),
-     (Status.STALE, "failing"), (Status.ERROR, "failing"), (Status.NOT_APPLICABLE, "not_applicable")],
-)  # fmt: skip
+    [
+        (Status.PASS, "passed"),
+        (Status.KNOWN, "known"),
+        (Status.RUNTIME, "known"),
+        (Status.FAIL, "failing"),
+        (Status.STALE, "failing"),
+        (Status.ERROR, "failing"),
+        (Status.NOT_APPLICABLE, "not_applicable"),
+    ],
+)
 def test_each_status_counts_in_one_column(status: Status, column: str) -> None:
     assert column_of(status) == column
 
@@ -154,7 +167,7 @@ def test_three_implementations_are_counted_by_family_and_by_reference() -> None:
         "0.32.18@node",
         "pypi:0.34.12",
         "golden",
-    ]  # release order, golden last; fmt: skip
+    ]  # release order, golden last
     assert list(summary_json(summaries)[PYTHON]["families"]) == [
         "memfs-v2",
         "collation",
@@ -163,7 +176,7 @@ def test_three_implementations_are_counted_by_family_and_by_reference() -> None:
         "bom/crlf",
         "lifecycle",
         "provenance",
-    ]  # the table's order; fmt: skip
+    ]  # the table's order
     server = summaries[2]
     assert (server.total.applicable, server.total.pass_percent) == (5, 40.0)
     assert server.families["lifecycle"].percent_text == "-"  # nothing applicable
@@ -220,8 +233,10 @@ def test_one_case_against_one_reference_of_two_implementations_merges_as_two_res
     for name, result in (("a", one), ("b", other)):
         write_reports(RunReport([result], [], [], ["conformance"], timing=False), tmp_path / name)
     merged = merge_reports([tmp_path / "a", tmp_path / "b"], ["conformance", "merge-reports"])
-    assert sorted((r.implementation, r.status) for r in merged.results) == [(PLANTED, Status.FAIL),
-                                                                            (PYTHON, Status.PASS)]  # fmt: skip
+    assert sorted((r.implementation, r.status) for r in merged.results) == [
+        (PLANTED, Status.FAIL),
+        (PYTHON, Status.PASS),
+    ]
 
 
 def test_the_terminal_prints_one_line_per_implementation_then_its_failing_families() -> None:
@@ -240,8 +255,9 @@ def test_the_terminal_prints_one_line_per_implementation_then_its_failing_famili
 
 def cells(html: str, implementation: str, name: str) -> list[str]:
     """The passed/known/failing/n-a/pass cells of one row of one implementation's table in index.html."""
-    table = re.search(rf'<table class="conformance" data-implementation="{re.escape(implementation)}">(.*?)</table>',
-                      html, re.S)  # fmt: skip
+    table = re.search(
+        rf'<table class="conformance" data-implementation="{re.escape(implementation)}">(.*?)</table>', html, re.S
+    )
     assert table, implementation
     found = re.search(rf'<tr class="[^"]*" data-row="{re.escape(name)}"[^>]*>(.*?)</tr>', table.group(1), re.S)
     assert found, name

@@ -164,8 +164,9 @@ def fixture_repo(tmp_path: Path) -> Upstream:
 
 def run_fixture(repo: Upstream, bug: str | None = None) -> upstream_tests.RevisionResult:
     command = f"{sys.executable} {IMPL}" + (f" --bug {bug}" if bug else "")
-    return upstream_tests.run_revision(GitReference(repo.path), ImplSpec.parse(f"cmd:{command}"),
-                                       upstream_tests.Options(), ensure_bun())  # fmt: skip
+    return upstream_tests.run_revision(
+        GitReference(repo.path), ImplSpec.parse(f"cmd:{command}"), upstream_tests.Options(), ensure_bun()
+    )
 
 
 def verdicts(result: upstream_tests.RevisionResult) -> dict[str, tuple[Verdict, str]]:
@@ -187,8 +188,11 @@ def test_imports_resolve_as_upstream_resolves_them() -> None:
 
 
 def test_selection_rule() -> None:
-    paths = {"src/backend/local/system-prompt-compilation.ts", "src/utils/frontmatter.ts",
-             "src/backend/local/local-backend.ts"}  # fmt: skip
+    paths = {
+        "src/backend/local/system-prompt-compilation.ts",
+        "src/utils/frontmatter.ts",
+        "src/backend/local/local-backend.ts",
+    }
     aliases = [("@/", "src/")]
     skills = 'import { appendAvailableSkillsBlock } from "@/backend/local/system-prompt-compilation";'
     assert selection_reasons(skills, "src/a.test.ts", aliases, paths) == [
@@ -216,12 +220,18 @@ def test_bunfig_preloads() -> None:
 def test_shim_forwards_the_compiler_and_finds_the_default_memory_dir() -> None:
     shim = shim_module("src/backend/local/system-prompt-compilation.ts", COMPILER)
     assert shim.upstream == "src/backend/local/system-prompt-compilation.conformance-upstream.ts"
-    assert shim.forwarded == ["hashRawSystemPrompt", "compileLocalSystemPrompt", "compileAvailableSkillsBlock",
-                              "appendAvailableSkillsBlock"]  # fmt: skip
+    assert shim.forwarded == [
+        "hashRawSystemPrompt",
+        "compileLocalSystemPrompt",
+        "compileAvailableSkillsBlock",
+        "appendAvailableSkillsBlock",
+    ]
     assert shim.kept == ["keptUpstream"] and shim.default_memory_dir == "getScopedMemoryFilesystemRoot"
     assert 'export * from "./system-prompt-compilation.conformance-upstream";' in shim.text
-    assert 'import { getScopedMemoryFilesystemRoot as conformanceDefaultMemoryDir } from "@/agent/memory-filesystem"' \
-        in shim.text  # fmt: skip
+    assert (
+        'import { getScopedMemoryFilesystemRoot as conformanceDefaultMemoryDir } from "@/agent/memory-filesystem"'
+        in shim.text
+    )
     bare = shim_module("src/backend/local/systemPromptCompilation.ts", "export function compileLocalSystemPrompt() {}")
     assert bare.default_memory_dir is None and "= undefined;" in bare.text
 
@@ -237,12 +247,17 @@ def test_junit_and_call_log_attribution(tmp_path: Path) -> None:
     )
     tests = read_junit(junit, "src/a.test.ts")
     assert [(t.name, t.outcome) for t in tests] == [
-        ("outer > one", Outcome.PASSED), ("outer > two", Outcome.FAILED), ("outer > three", Outcome.SKIPPED),
-        ("outer > four", Outcome.TODO), ("top", Outcome.PASSED)]  # fmt: skip
+        ("outer > one", Outcome.PASSED),
+        ("outer > two", Outcome.FAILED),
+        ("outer > three", Outcome.SKIPPED),
+        ("outer > four", Outcome.TODO),
+        ("top", Outcome.PASSED),
+    ]
     assert tests[1].message == "AssertionError: expect(x).toBe(y)" and tests[0].line == 3
     run = FileRun("src/a.test.ts", 1, 0.1, tests)
-    attribute_calls(run, [{"call": "setup"}, {"test": 1}, {"call": "a"}, {"test": 2}, {"call": "b"}, {"call": "c"},
-                          {"test": 3}])  # fmt: skip
+    attribute_calls(
+        run, [{"call": "setup"}, {"test": 1}, {"call": "a"}, {"test": 2}, {"call": "b"}, {"call": "c"}, {"test": 3}]
+    )
     assert run.attributed and run.calls_by_test == [-1, 0, 1, 1]
     short = FileRun("src/a.test.ts", 1, 0.1, tests)
     attribute_calls(short, [{"test": 1}, {"call": "a"}])
@@ -273,15 +288,22 @@ def test_fixture_verdicts(fixture_repo: Upstream, cache: Path) -> None:
     before = snapshot(fixture_repo.path)
     result = run_fixture(fixture_repo)
     assert snapshot(fixture_repo.path) == before  # nothing written inside the clone
-    assert [f.path for f in result.files] == ["src/backend/local-system-prompt-compilation.test.ts",
-                                               "src/backend/missing-package.test.ts",
-                                               "src/tests/utils/frontmatter.test.ts"]  # fmt: skip
+    assert [f.path for f in result.files] == [
+        "src/backend/local-system-prompt-compilation.test.ts",
+        "src/backend/missing-package.test.ts",
+        "src/tests/utils/frontmatter.test.ts",
+    ]
     assert result.kept == ["keptUpstream"]
     assert any("definitely-not-installed-package is not installed" in note for note in result.notes)
     found = verdicts(result)
     tiny = f"{TEST_FILE} > tiny compiler > "
-    for name in ("injects core memory", "hashes the raw prompt", "asks upstream's default memory directory",
-                 "renders the skills block", "throws on an invalid date"):  # fmt: skip
+    for name in (
+        "injects core memory",
+        "hashes the raw prompt",
+        "asks upstream's default memory directory",
+        "renders the skills block",
+        "throws on an invalid date",
+    ):
         assert found[tiny + name][0] == Verdict.PASS, (name, found[tiny + name])
     assert found[tiny + "keeps what is not forwarded"] == (Verdict.NOT_APPLICABLE, NO_CALL_NOTE)
     assert found[tiny + "is broken upstream"][0] == Verdict.BROKEN
@@ -330,8 +352,10 @@ def test_unsupported_and_failing_implementations(fixture_repo: Upstream, cache: 
     assert skills[0] == Verdict.NOT_APPLICABLE and "does not serve op 'skills_block'" in skills[1]
     found = verdicts(run_fixture(fixture_repo, "error"))
     injects = found[f"{TEST_FILE} > tiny compiler > injects core memory"]
-    assert injects[0] == Verdict.FAIL and "the implementation failed: compileLocalSystemPrompt: planted failure" in \
-        injects[1]  # fmt: skip
+    assert (
+        injects[0] == Verdict.FAIL
+        and "the implementation failed: compileLocalSystemPrompt: planted failure" in injects[1]
+    )
 
 
 @needs_bun
@@ -353,8 +377,18 @@ def test_cli(fixture_repo: Upstream, cache: Path, tmp_path: Path, capsys: pytest
     impl = f"cmd:{sys.executable} {IMPL}"
     assert main(["upstream-tests", "--git", str(fixture_repo.path), "--impl", impl, "-q"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("upstream-tests: 5 passed, 0 failed")
-    code = main(["upstream-tests", "--git", f"{fixture_repo.path}@HEAD", "--impl", f"{impl} --bug content",
-                 "--report", str(tmp_path / "r"), "-q"])  # fmt: skip
+    code = main(
+        [
+            "upstream-tests",
+            "--git",
+            f"{fixture_repo.path}@HEAD",
+            "--impl",
+            f"{impl} --bug content",
+            "--report",
+            str(tmp_path / "r"),
+            "-q",
+        ]
+    )
     assert code == 1 and (tmp_path / "r" / "index.html").exists()
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "upstream-tests: 4 passed, 1 failed, 3 not applicable, 2 broken (control: 7 passed)"

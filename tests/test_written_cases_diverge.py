@@ -42,8 +42,12 @@ def fake_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **config: ob
 def write_case(directory: Path, case_id: str, files: dict[str, str], tags: list[str]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{case_id}.yaml"
-    doc = {"id": case_id, "description": "d", "tags": tags,
-           "repo": {"commits": [{"files": {"system/old.md": "old\n"}}, {"files": files}]}}  # fmt: skip
+    doc = {
+        "id": case_id,
+        "description": "d",
+        "tags": tags,
+        "repo": {"commits": [{"files": {"system/old.md": "old\n"}}, {"files": files}]},
+    }
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
     return path
 
@@ -101,8 +105,25 @@ def test_every_case_fuzz_writes_diverges_again_when_run_as_its_found_by_says(
     out, corpus = tmp_path / "found", tmp_path / "corpus"
     corpus.mkdir()
     chosen = ["--profile", profile] if profile else []
-    assert cli.main(["fuzz", "--seconds", "6", "--seed", "3", "--reference", reference, "--out", str(out),
-                     "--cases", str(corpus), *chosen]) == 1  # fmt: skip
+    assert (
+        cli.main(
+            [
+                "fuzz",
+                "--seconds",
+                "6",
+                "--seed",
+                "3",
+                "--reference",
+                reference,
+                "--out",
+                str(out),
+                "--cases",
+                str(corpus),
+                *chosen,
+            ]
+        )
+        == 1
+    )
     saved = [load_scenario(path) for path in sorted(out.glob("fuzz-*.yaml"))]
     assert saved
     for index, scenario in enumerate(saved):

@@ -25,8 +25,11 @@ def compile_record(request: dict[str, Any], bug: str | None) -> dict[str, Any]:
     system = request["system"]
     core = f"MEMORY {request['agentId']} {request['conversationId']} {request['memoryDir']}"
     content = system.replace("{CORE_MEMORY}", core, 1) + ("!" if bug == "content" else "")
-    record = {"content": content, "compiledAt": request["now"],
-              "rawSystemHash": hashlib.sha256(system.encode("utf-8", "surrogatepass")).hexdigest()}  # fmt: skip
+    record = {
+        "content": content,
+        "compiledAt": request["now"],
+        "rawSystemHash": hashlib.sha256(system.encode("utf-8", "surrogatepass")).hexdigest(),
+    }
     return {"ok": True, "record": record}
 
 
@@ -42,8 +45,12 @@ def answer(request: dict[str, Any], bug: str | None) -> dict[str, Any]:
     op = request.get("op")
     if op == "hello":
         ops = ["hello", "compile"] + ([] if bug == "no-skills" else ["skills_block"])
-        return {"ok": True, "protocol": 1, "capabilities": {"ops": ops, "lifecycle": False, "profiles": [PROFILE]},
-                "info": {"implementation": "upstream-tests fixture", "bug": bug}}  # fmt: skip
+        return {
+            "ok": True,
+            "protocol": 1,
+            "capabilities": {"ops": ops, "lifecycle": False, "profiles": [PROFILE]},
+            "info": {"implementation": "upstream-tests fixture", "bug": bug},
+        }
     if request.get("profile") not in (None, PROFILE):
         return {"ok": False, "unsupported": f"profile {request.get('profile')!r}"}
     if op == "compile":

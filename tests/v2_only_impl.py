@@ -48,8 +48,10 @@ class V2OnlyServer(Server):
     """The port's protocol server, answering hello with one profile and, when asked, the features above."""
 
     def __init__(self, declare: bool) -> None:
-        super().__init__(resolve_profile(PROFILE), info={"implementation": "v2-only port (tests/v2_only_impl.py)",
-                                                         "limitation": MISSING})  # fmt: skip
+        super().__init__(
+            resolve_profile(PROFILE),
+            info={"implementation": "v2-only port (tests/v2_only_impl.py)", "limitation": MISSING},
+        )
         self.declare = declare
 
     def handle(self, request: Any) -> dict[str, Any]:

@@ -80,10 +80,20 @@ def index_entry(version: str | None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="pypi-report-") as tmp:
         report = Path(tmp) / "report.json"
         _pip(
-            ["install", "--dry-run", "--ignore-installed", *_platform_args(), "--target", str(Path(tmp) / "t"),
-             "--quiet", "--report", str(report), requirement],
+            [
+                "install",
+                "--dry-run",
+                "--ignore-installed",
+                *_platform_args(),
+                "--target",
+                str(Path(tmp) / "t"),
+                "--quiet",
+                "--report",
+                str(report),
+                requirement,
+            ],
             300,
-        )  # fmt: skip
+        )
         items = json.loads(report.read_text(encoding="utf-8")).get("install", [])
     if len(items) != 1:
         raise WheelUnavailable(f"the index has no single {requirement} wheel for {PLATFORM}")

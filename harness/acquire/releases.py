@@ -62,8 +62,11 @@ def run_npm(args: list[str], timeout: float, why: str) -> subprocess.CompletedPr
 def npm_pack(spec: str, dest: Path) -> Path:
     """Download one package tarball from the npm registry (no install scripts run)."""
     dest.mkdir(parents=True, exist_ok=True)
-    run_npm(["pack", spec, "--pack-destination", str(dest), "--json", "--silent"], 600,
-            "install Node.js/npm to fetch references")  # fmt: skip
+    run_npm(
+        ["pack", spec, "--pack-destination", str(dest), "--json", "--silent"],
+        600,
+        "install Node.js/npm to fetch references",
+    )
     tarballs = sorted(dest.glob("*.tgz"))
     if len(tarballs) != 1:
         raise ReferenceUnavailable(f"npm pack {spec} left {len(tarballs)} tarballs in {dest}")

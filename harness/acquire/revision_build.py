@@ -148,9 +148,19 @@ def build_lock(name: str) -> Iterator[None]:
 def _bun_build(bun: Path, tree: Path, entry: str, outfile: Path) -> tuple[str, list[str]]:
     """Build `entry` (relative to the tree); the module's text and the source files it read."""
     metafile = outfile.with_suffix(".meta.json")
-    command = [str(bun), "build", f"./{entry}", "--target", "node", "--packages", "external",
-               *(f"--loader={loader}" for loader in LOADERS), "--outfile", str(outfile),
-               f"--metafile={metafile}"]  # fmt: skip
+    command = [
+        str(bun),
+        "build",
+        f"./{entry}",
+        "--target",
+        "node",
+        "--packages",
+        "external",
+        *(f"--loader={loader}" for loader in LOADERS),
+        "--outfile",
+        str(outfile),
+        f"--metafile={metafile}",
+    ]
     done = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False, timeout=600)
     if done.returncode != 0 or not outfile.exists():
         output = (done.stderr.strip() or done.stdout.strip()).replace(f"{tree}/", "")[-2000:]  # paths as in the repo
@@ -235,8 +245,10 @@ def _build_lifecycle(bun: Path, tree: SourceTree, dest: Path, scratch: Path, pra
     backend = next((p for p in LOCAL_BACKEND_MODULES if p in tree.entries), None)
     pong = next((p for p in PONG_MODULES if p in tree.entries), None)
     if backend is None or pong is None:
-        raise BuildError(f"no LocalBackend ({' or '.join(LOCAL_BACKEND_MODULES)}) or DeterministicPongExecutor "
-                         f"({' or '.join(PONG_MODULES)}) at this revision")  # fmt: skip
+        raise BuildError(
+            f"no LocalBackend ({' or '.join(LOCAL_BACKEND_MODULES)}) or DeterministicPongExecutor "
+            f"({' or '.join(PONG_MODULES)}) at this revision"
+        )
     entry_file = tree.root / LIFECYCLE_ENTRY
     entry_file.write_text(
         f'export {{ LocalBackend }} from "./{backend}";\nexport {{ DeterministicPongExecutor }} from "./{pong}";\n'

@@ -32,9 +32,18 @@ LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
 SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing", "missing_objects")
 CONFIG_SECTIONS = ("core", "color", "log", "format", "i18n", "diff", "grep", "advice", "column", "pretty")
 CONFIG_REFUSED = (  # keys that run programs or point git outside the repository
-    "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand", "core.askpass",
-    "core.gitproxy", "core.worktree", "core.alternaterefscommand", "core.repositoryformatversion", "diff.external",
-)  # fmt: skip
+    "core.fsmonitor",
+    "core.hookspath",
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.askpass",
+    "core.gitproxy",
+    "core.worktree",
+    "core.alternaterefscommand",
+    "core.repositoryformatversion",
+    "diff.external",
+)
 CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(\.[^\n]+)?\.[A-Za-z][A-Za-z0-9-]*$")
 CONFINED = "a case may only name paths inside its own repository (relative, like system/persona.md)"
 
@@ -75,8 +84,11 @@ class _Checker:
     def earlier(self, where: list[Any], number: int, what: str) -> int:
         """A commit number (1-based) that names a commit already walked; its position (0-based)."""
         if number > self.commits:
-            raise self.fail(where, f"{what}: {number} names commit {number}, but only {self.commits} commit(s) come "
-                            "before this point of the case; name an earlier commit (1 is the first)")  # fmt: skip
+            raise self.fail(
+                where,
+                f"{what}: {number} names commit {number}, but only {self.commits} commit(s) come "
+                "before this point of the case; name an earlier commit (1 is the first)",
+            )
         return number - 1
 
     def commit(self, where: list[Any], commit: dict[str, Any], base: set[bytes] | None = None) -> None:
@@ -140,11 +152,17 @@ class _Checker:
         if not self.gitlinks:
             raise self.fail(where, f"{shown}: a gitlink is only for a committed tree of a compile case (kind git)")
         if isinstance(target, int) and target > self.commits:
-            raise self.fail(where, f"{shown}: gitlink {target} names commit {target}, but only {self.commits} "
-                            "commit(s) come before this one; name an earlier commit (1 is the first)")  # fmt: skip
+            raise self.fail(
+                where,
+                f"{shown}: gitlink {target} names commit {target}, but only {self.commits} "
+                "commit(s) come before this one; name an earlier commit (1 is the first)",
+            )
         if isinstance(target, str) and len(target) != self.hex_digits:
-            raise self.fail(where, f"{shown}: gitlink id has {len(target)} hex digits; this repository's object "
-                            f"format takes {self.hex_digits}")  # fmt: skip
+            raise self.fail(
+                where,
+                f"{shown}: gitlink id has {len(target)} hex digits; this repository's object "
+                f"format takes {self.hex_digits}",
+            )
 
     def tree(self, where: list[Any], files: set[bytes]) -> None:
         """No name may be a file and a directory in one tree."""
@@ -153,8 +171,11 @@ class _Checker:
             for depth in range(1, len(parts)):
                 if b"/".join(parts[:depth]) in files:
                     clash = _shown(b"/".join(parts[:depth]))
-                    raise self.fail(where, f"{clash} is a file and also a directory (of {_shown(name)}) in one tree; "
-                                    "delete the file in the commit that adds the directory")  # fmt: skip
+                    raise self.fail(
+                        where,
+                        f"{clash} is a file and also a directory (of {_shown(name)}) in one tree; "
+                        "delete the file in the commit that adds the directory",
+                    )
 
 
 def _path_bytes(path: str | dict[str, str]) -> bytes:
@@ -187,14 +208,19 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
     _check_kind(checker, data, kind)
     _check_shape(checker, repo)
     commit_steps = [
-        (["steps", i, key], step[key]) for i, step in enumerate(data.get("steps", ())) for key in ("commit", "amend")
+        (["steps", i, key], step[key])
+        for i, step in enumerate(data.get("steps", ()))
+        for key in ("commit", "amend")
         if key in step
-    ]  # fmt: skip
+    ]
     for where, text in [*_strings(repo, ["repo"]), *(pair for w, c in commit_steps for pair in _strings(c, w))]:
         surrogate = _lone_surrogate(text)
         if surrogate:
-            raise checker.fail(where, f"{'/'.join(map(str, where))}: lone surrogate {surrogate} cannot be written "
-                               "as UTF-8; give exact bytes with base64 (or path_base64)")  # fmt: skip
+            raise checker.fail(
+                where,
+                f"{'/'.join(map(str, where))}: lone surrogate {surrogate} cannot be written "
+                "as UTF-8; give exact bytes with base64 (or path_base64)",
+            )
     if repo.get("memory_subdir"):
         checker.confined(["repo", "memory_subdir"], repo["memory_subdir"].encode("utf-8"), "memory_subdir")
     if repo.get("generate"):  # the first commit's starting tree (core.repospec.commit_states)
@@ -216,8 +242,9 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
     written = {name for _, name, _ in checker.files(["repo", "worktree"], worktree.get("files", {}))}
     for index, gone in enumerate(worktree.get("delete", ())):
         spot = ["repo", "worktree", "delete", index]
-        checker.existing(spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete",
-                         head | written)  # fmt: skip
+        checker.existing(
+            spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete", head | written
+        )
     if kind == "lifecycle":
         _check_steps(checker, data["steps"])
 
@@ -228,8 +255,11 @@ def _check_missing_object(checker: _Checker, where: list[Any], name: str, head: 
         return
     path = checker.confined(where, name.removeprefix("HEAD:").encode("utf-8"), "missing_objects")
     if path not in head and not any(f.startswith(path + b"/") for f in head):
-        raise checker.fail(where, f"missing_objects: {name!r} names no file or directory of the last commit; write "
-                           "HEAD (the commit), HEAD: (its root tree) or HEAD:<path> of a committed path")  # fmt: skip
+        raise checker.fail(
+            where,
+            f"missing_objects: {name!r} names no file or directory of the last commit; write "
+            "HEAD (the commit), HEAD: (its root tree) or HEAD:<path> of a committed path",
+        )
 
 
 def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
@@ -242,26 +272,34 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
             raise checker.fail(["repo", "kind"], "repo: a lifecycle case starts from a committed git repo (kind: git)")
         if "client_skills" in data.get("inputs", {}):
             raise checker.fail(
-                ["inputs", "client_skills"], "inputs.client_skills: a compile input; in a lifecycle case give "
+                ["inputs", "client_skills"],
+                "inputs.client_skills: a compile input; in a lifecycle case give "
                 "`client_skills` on the turn steps that send it",
-            )  # fmt: skip
+            )
         if "delivery" in data and "golden" not in data:
             raise checker.fail(["delivery"], "delivery: only golden cases choose it (upstream has one delivery)")
         bare = [key for key in repo.get("config") or {} if key.lower() == "core.bare"]
         if bare:
-            raise checker.fail(["repo", "config", bare[0]], f"config: {bare[0]} is not for a lifecycle case: "
-                               "upstream's turn loop works in the memory directory's work tree; make this a "
-                               "compile case")  # fmt: skip
+            raise checker.fail(
+                ["repo", "config", bare[0]],
+                f"config: {bare[0]} is not for a lifecycle case: "
+                "upstream's turn loop works in the memory directory's work tree; make this a "
+                "compile case",
+            )
         shaped = [key for key in SHAPE_KEYS if key in repo and key != "config"]
         if shaped:
-            raise checker.fail(["repo", shaped[0]], f"{shaped[0]}: not in a lifecycle case: upstream's turn loop "
-                               "starts from a work tree on a branch; make this a compile case")  # fmt: skip
+            raise checker.fail(
+                ["repo", shaped[0]],
+                f"{shaped[0]}: not in a lifecycle case: upstream's turn loop "
+                "starts from a work tree on a branch; make this a compile case",
+            )
         if repo.get("memory_subdir"):
             raise checker.fail(
-                ["repo", "memory_subdir"], "memory_subdir: not in a lifecycle case: upstream runs `git init` inside "
+                ["repo", "memory_subdir"],
+                "memory_subdir: not in a lifecycle case: upstream runs `git init` inside "
                 "the subdirectory (a nested repository committed with the real clock), so the harness's commits "
                 "would not be what it reads; probe the repository root, or make this a compile case",
-            )  # fmt: skip
+            )
         return
     present = [k for k in LIFECYCLE_KEYS if k in data]
     if present:
@@ -282,12 +320,17 @@ def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:
         if "commit" in step or "amend" in step:
             key = "commit" if "commit" in step else "amend"
             if tip is None:
-                raise checker.fail([*where, key], f"{key}: HEAD is broken here (break_head on line "
-                                   f"{line_at(checker.root, broken)}), so there is no branch tip to commit on; "
-                                   "put a `reset: N` step before it")  # fmt: skip
+                raise checker.fail(
+                    [*where, key],
+                    f"{key}: HEAD is broken here (break_head on line "
+                    f"{line_at(checker.root, broken)}), so there is no branch tip to commit on; "
+                    "put a `reset: N` step before it",
+                )
             if key == "amend" and "parents" in step["amend"]:
-                raise checker.fail([*where, "amend", "parents"], "amend: keeps HEAD's own parents; to choose "
-                                   "parents, use a commit step")  # fmt: skip
+                raise checker.fail(
+                    [*where, "amend", "parents"],
+                    "amend: keeps HEAD's own parents; to choose parents, use a commit step",
+                )
             checker.commit([*where, key], step[key], checker.states[tip])
             tip = checker.commits - 1
         elif "reset" in step:
@@ -295,10 +338,13 @@ def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:
         elif "break_head" in step:
             tip, broken = None, [*where, "break_head"]
         elif "conversation" in step and step["conversation"] > conversations:
-            raise checker.fail([*where, "conversation"], f"conversation: {step['conversation']} names conversation "
-                               f"{step['conversation']}, but only {conversations} are made before this step (1 is "
-                               "the one opened with the agent, then each new_conversation and "
-                               "agent_free_conversation step); name an earlier one")  # fmt: skip
+            raise checker.fail(
+                [*where, "conversation"],
+                f"conversation: {step['conversation']} names conversation "
+                f"{step['conversation']}, but only {conversations} are made before this step (1 is "
+                "the one opened with the agent, then each new_conversation and "
+                "agent_free_conversation step); name an earlier one",
+            )
         conversations += "new_conversation" in step or "agent_free_conversation" in step
 
 
@@ -310,26 +356,38 @@ def _check_shape(checker: _Checker, repo: dict[str, Any]) -> None:
         if key in repo and kind not in ("git", "unborn"):
             raise checker.fail(["repo", key], f"{key}: only for a git repository (kind git or unborn), not {kind}")
     if kind == "unborn" and repo.get("head", "branch") != "branch":
-        raise checker.fail(["repo", "head"], "head: an unborn repository has no commit to point HEAD at; "
-                           "remove head or add commits (kind git)")  # fmt: skip
+        raise checker.fail(
+            ["repo", "head"],
+            "head: an unborn repository has no commit to point HEAD at; remove head or add commits (kind git)",
+        )
     if kind == "unborn" and "missing_objects" in repo:
-        raise checker.fail(["repo", "missing_objects"], "missing_objects: an unborn repository has no objects to "
-                           "lose; use kind git")  # fmt: skip
+        raise checker.fail(
+            ["repo", "missing_objects"], "missing_objects: an unborn repository has no objects to lose; use kind git"
+        )
     if kind == "unborn" and "listing" in repo:
         raise checker.fail(["repo", "listing"], "listing: an unborn repository lists nothing; use kind git")
     if repo.get("layout") == "bare" and repo.get("worktree"):
-        raise checker.fail(["repo", "worktree"], "worktree: a bare repository has no work tree; remove it, "
-                           "or use layout git-dir (a work tree beside the git directory)")  # fmt: skip
+        raise checker.fail(
+            ["repo", "worktree"],
+            "worktree: a bare repository has no work tree; remove it, "
+            "or use layout git-dir (a work tree beside the git directory)",
+        )
     for key in repo.get("config") or {}:
         section = key.split(".", 1)[0].lower()
         if not CONFIG_KEY.match(key):
-            raise checker.fail(["repo", "config", key], f"config: {key!r} is not a git config name; write "
-                               "section.key or section.subsection.key (core.quotePath)")  # fmt: skip
+            raise checker.fail(
+                ["repo", "config", key],
+                f"config: {key!r} is not a git config name; write "
+                "section.key or section.subsection.key (core.quotePath)",
+            )
         driver = section == "diff" and key.count(".") > 1  # diff.<driver>.command / textconv run programs
         if section not in CONFIG_SECTIONS or key.lower() in CONFIG_REFUSED or driver:
-            raise checker.fail(["repo", "config", key], f"config: {key!r} may run a program or lead git outside "
-                               f"the repository; a case may set keys of {', '.join(CONFIG_SECTIONS)} but not "
-                               f"{', '.join(CONFIG_REFUSED)} or diff drivers")  # fmt: skip
+            raise checker.fail(
+                ["repo", "config", key],
+                f"config: {key!r} may run a program or lead git outside "
+                f"the repository; a case may set keys of {', '.join(CONFIG_SECTIONS)} but not "
+                f"{', '.join(CONFIG_REFUSED)} or diff drivers",
+            )
 
 
 def _check_listing(checker: _Checker, repo: dict[str, Any]) -> None:
@@ -342,8 +400,11 @@ def _check_listing(checker: _Checker, repo: dict[str, Any]) -> None:
     full = (prefix + b"/" if prefix else b"") + directory.encode("utf-8")
     for name in sorted(checker.state):
         if name == full or name.startswith(full + b"/") or full.startswith(name + b"/"):
-            raise checker.fail(where, f"listing: the padding directory {_shown(full)} clashes with the case's file "
-                               f"{_shown(name)}; choose another `directory`")  # fmt: skip
+            raise checker.fail(
+                where,
+                f"listing: the padding directory {_shown(full)} clashes with the case's file "
+                f"{_shown(name)}; choose another `directory`",
+            )
     try:
         listing_padding(repo, sorted(checker.state))
     except ListingError as error:

@@ -64,9 +64,11 @@ def load_scenario(path: Path) -> Scenario:
     size = path.stat().st_size
     if size > MAX_SCENARIO_BYTES:
         raise ScenarioError(
-            path, None, f"{size} bytes is over the {MAX_SCENARIO_BYTES}-byte limit for a scenario file; "
-            "make big contents with `repeat` or `generate`"
-        )  # fmt: skip
+            path,
+            None,
+            f"{size} bytes is over the {MAX_SCENARIO_BYTES}-byte limit for a scenario file; "
+            "make big contents with `repeat` or `generate`",
+        )
     return load_text(read_utf8(path), path, kind_of(path))
 
 
@@ -78,9 +80,11 @@ def load_text(text: str, path: Path, kind: str) -> Scenario:
     validate(path, root, data, _schema(), "harness/cases/schema.json")
     if data["id"] != path.stem:
         raise ScenarioError(
-            path, line_at(root, ["id"]), f"id {data['id']!r} is not the file name {path.name!r}: "
-            f"rename the file to {data['id']}.yaml or set id: {path.stem}"
-        )  # fmt: skip
+            path,
+            line_at(root, ["id"]),
+            f"id {data['id']!r} is not the file name {path.name!r}: "
+            f"rename the file to {data['id']}.yaml or set id: {path.stem}",
+        )
     for index, tag in enumerate(data.get("tags", ())):
         if tag not in TAGS:
             near = nearest(tag, TAGS)
@@ -183,20 +187,26 @@ def _recorded(path: Path, root: yaml.Node, data: dict[str, Any]) -> tuple[Record
 def _reference_target(text: str) -> str:
     label = recorded_label(text)
     if label in ("*", GOLDEN):
-        raise ValueError(f"{text!r} names no one reference, and observations are recorded for the releases that "
-                         "showed them: list those, as --reference names them (0.32.18, pypi:0.34.12)")  # fmt: skip
+        raise ValueError(
+            f"{text!r} names no one reference, and observations are recorded for the releases that "
+            "showed them: list those, as --reference names them (0.32.18, pypi:0.34.12)"
+        )
     spec = ReferenceSpec.parse(text)
     if spec.is_variant:
-        raise ValueError(f"{text!r}: lifecycle probes run under the baseline runtime only (docs/matrix.md), so these "
-                         f"observations would never be checked; write {spec.baseline.label!r}")  # fmt: skip
+        raise ValueError(
+            f"{text!r}: lifecycle probes run under the baseline runtime only (docs/matrix.md), so these "
+            f"observations would never be checked; write {spec.baseline.label!r}"
+        )
     return label
 
 
 def _profile_target(text: str, golden: str) -> str:
     profile = _profile_name(text)
     if profile != _profile_name(golden):
-        raise ValueError(f"{text!r}: a golden case runs the Python port on its profile {golden!r} alone, so "
-                         f"observations recorded for another are never checked; write for: [{golden}]")  # fmt: skip
+        raise ValueError(
+            f"{text!r}: a golden case runs the Python port on its profile {golden!r} alone, so "
+            f"observations recorded for another are never checked; write for: [{golden}]"
+        )
     return profile
 
 

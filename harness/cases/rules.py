@@ -77,8 +77,10 @@ def unnamed_rules_note(case_path: Path, named: tuple[str, ...] | list[str] = ())
     corpus = case_path.parent.parent  # cases/compile/ID.yaml: the corpus is cases/
     if named or not rules_path(corpus).is_file():
         return None
-    return (f"name the rules it pins: add `rules: [ID, ...]` to {case_path} (ids from {rules_path(corpus)}, "
-            "`conformance list --rules`; docs/cases.md, Rules)")  # fmt: skip
+    return (
+        f"name the rules it pins: add `rules: [ID, ...]` to {case_path} (ids from {rules_path(corpus)}, "
+        "`conformance list --rules`; docs/cases.md, Rules)"
+    )
 
 
 def is_rules_file(path: Path) -> bool:

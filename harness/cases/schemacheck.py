@@ -89,10 +89,12 @@ def _named_alternative(error: jsonschema.ValidationError) -> jsonschema.Validati
     while error.validator == "oneOf" and isinstance(error.instance, dict) and error.context:
         alternatives = error.validator_value if isinstance(error.validator_value, list) else []
         named = [
-            index for index, alternative in enumerate(alternatives)
-            if isinstance(alternative, dict) and alternative.get("required")
+            index
+            for index, alternative in enumerate(alternatives)
+            if isinstance(alternative, dict)
+            and alternative.get("required")
             and set(alternative["required"]) <= set(error.instance)
-        ]  # fmt: skip
+        ]
         inner = [e for e in error.context if named == [e.relative_schema_path[0]]]
         if not inner:
             break

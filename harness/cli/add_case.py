@@ -41,8 +41,9 @@ def checked(args: argparse.Namespace) -> tuple[Path, Path]:
         if known is not None and rule not in known:
             guess = nearest(rule, known)
             hint = f"did you mean {guess}? " if guess else ""
-            raise UsageError(f"--rules: {rule} is no rule of {rules_path(out.parent)}; {hint}"
-                             "`conformance list --rules` lists them")  # fmt: skip
+            raise UsageError(
+                f"--rules: {rule} is no rule of {rules_path(out.parent)}; {hint}`conformance list --rules` lists them"
+            )
     return memory_dir, out
 
 
@@ -57,8 +58,9 @@ def corpus_rules_of(out: Path) -> dict[str, Rule] | None:
 def cmd_add_case(args: argparse.Namespace) -> int:
     memory_dir, out = checked(args)
     try:
-        path, snapshot = add_case(memory_dir, args.id, out, tags=args.tags, head_only=args.head_only,
-                                  rules=tuple(args.rules))  # fmt: skip
+        path, snapshot = add_case(
+            memory_dir, args.id, out, tags=args.tags, head_only=args.head_only, rules=tuple(args.rules)
+        )
     except (SnapshotError, CaseExists) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -103,13 +103,20 @@ def register(commands: Commands) -> None:
     )
     bisect.add_argument("--runtime", choices=RUNTIMES, default="bun")
     bisect.add_argument(
-        "--field", action="append", choices=COMPARED_FIELDS,
+        "--field",
+        action="append",
+        choices=COMPARED_FIELDS,
         help="only a change of this field counts (repeatable); e.g. content, to look past coreMemory's arrival",
-    )  # fmt: skip
+    )
     add_impl(bisect, many=False)
     add_impl_env(bisect)
     add_timeout(bisect)
     add_no_cache(bisect)
-    bisect.add_argument("--cases", dest="paths", action="append", type=Path,
-                        help="scenario file or directory holding the case (default: cases/)")  # fmt: skip
+    bisect.add_argument(
+        "--cases",
+        dest="paths",
+        action="append",
+        type=Path,
+        help="scenario file or directory holding the case (default: cases/)",
+    )
     bisect.set_defaults(func=cmd_bisect)

@@ -53,8 +53,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
                 print(json.dumps(stats, indent=1, sort_keys=True))
                 return 0
             print(f"result store: {stats['path']}")
-            print(f"  {stats['entries']} results, {size_text(stats['bytes'])} (bound {size_text(stats['max_bytes'])}), "
-                  f"{size_text(stats['on_disk_bytes'])} on disk")  # fmt: skip
+            print(
+                f"  {stats['entries']} results, {size_text(stats['bytes'])} (bound {size_text(stats['max_bytes'])}), "
+                f"{size_text(stats['on_disk_bytes'])} on disk"
+            )
             for kind, row in stats["kinds"].items():
                 print(f"  {kind}: {row['entries']} results, {size_text(row['bytes'])}")
             print(f"  last used: oldest {_when(stats['oldest_use'])}, newest {_when(stats['newest_use'])}")

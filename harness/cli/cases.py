@@ -39,8 +39,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     files = export_corpus(project_cases(), args.dir)
     kinds = {kind: sum(1 for f in files if f.parts[0] == kind) for kind in ("compile", "lifecycle")}
     others = [str(f) for f in files if f.parts[0] not in kinds]
-    print(f"wrote {kinds['compile']} compile cases, {kinds['lifecycle']} lifecycle probes"
-          + (f" and {', '.join(others)}" if others else "") + f" to {args.dir}")  # fmt: skip
+    print(
+        f"wrote {kinds['compile']} compile cases, {kinds['lifecycle']} lifecycle probes"
+        + (f" and {', '.join(others)}" if others else "")
+        + f" to {args.dir}"
+    )
     print(
         f"run them: conformance run {args.dir} --impl SPEC"
         + (f" (or from {args.dir.parent} with no path: ./cases comes first)" if args.dir.name == "cases" else "")

@@ -66,8 +66,9 @@ def add_profile(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_impl(parser: argparse.ArgumentParser, *, many: bool, text: str = "the implementation under test",
-             default: str = "python") -> None:  # fmt: skip
+def add_impl(
+    parser: argparse.ArgumentParser, *, many: bool, text: str = "the implementation under test", default: str = "python"
+) -> None:
     """`--impl`: the implementation under test (docs/protocol.md), or (many) a repeatable list of them; `text`
     and `default` say what it does for the command and what the command does without it."""
     text = f"{text}: {IMPL_FORMS}"
@@ -79,9 +80,12 @@ def add_impl(parser: argparse.ArgumentParser, *, many: bool, text: str = "the im
 
 def add_expectations(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--expectations", action="append", type=Path, metavar="FILE",
+        "--expectations",
+        action="append",
+        type=Path,
+        metavar="FILE",
         help="an implementation's known failures (YAML, docs/protocol.md); repeatable, one file per implementation",
-    )  # fmt: skip
+    )
 
 
 def add_paths(parser: argparse.ArgumentParser) -> None:
@@ -90,9 +94,11 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
 
 def add_select(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-k", type=keyword, help="pytest's -k: `bom and not crlf`, `(quirk or golden) and not lifecycle`; a word "
+        "-k",
+        type=keyword,
+        help="pytest's -k: `bom and not crlf`, `(quirk or golden) and not lifecycle`; a word "
         "matches part of a case's id, tag, file or folder name, in any case; commas mean or (harness/cases/select.py)",
-    )  # fmt: skip
+    )
 
 
 def keyword(text: str) -> Keyword:
@@ -109,10 +115,13 @@ def add_run_control(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--maxfail", type=positive, help="stop after N failing results (each load error counts)")
     parser.add_argument(
-        "--lf", "--last-failed", action="store_true", dest="last_failed",
+        "--lf",
+        "--last-failed",
+        action="store_true",
+        dest="last_failed",
         help="only the cases that failed in the previous report (--report DIR's report.json); their new results "
         "replace theirs in that report and every other result stays, so DIR keeps the whole run",
-    )  # fmt: skip
+    )
     parser.add_argument("--durations", type=natural, metavar="N", help="list the N slowest results (0: all)")
 
 
@@ -148,9 +157,11 @@ def add_timeout(parser: argparse.ArgumentParser, default: float = 60.0) -> None:
 def add_run_timeout(parser: argparse.ArgumentParser) -> None:
     """`--run-timeout SECONDS`: the whole run's deadline (harness.core.stopping), beside --timeout's per request."""
     parser.add_argument(
-        "--run-timeout", type=seconds, metavar="SECONDS",
+        "--run-timeout",
+        type=seconds,
+        metavar="SECONDS",
         help="stop the whole run after SECONDS, as SIGTERM would: a partial report marked interrupted, exit 143",
-    )  # fmt: skip
+    )
 
 
 def seconds(text: str) -> float:
@@ -173,9 +184,10 @@ def add_no_cache(parser: argparse.ArgumentParser) -> None:
     """`--no-cache`: every reference request runs; the result store is neither read nor written (cli.main sets
     LETTA_CONFORMANCE_NO_CACHE for the command, so every session it opens, and its child processes, obey)."""
     parser.add_argument(
-        "--no-cache", action="store_true",
+        "--no-cache",
+        action="store_true",
         help="run every reference request: do not read or write the result store (docs/scale.md)",
-    )  # fmt: skip
+    )
 
 
 def add_report(parser: argparse.ArgumentParser, kind: str = RUN) -> None:
@@ -185,10 +197,12 @@ def add_report(parser: argparse.ArgumentParser, kind: str = RUN) -> None:
 
 def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--runtime", choices=RUNTIMES, help="run the references under bun (default) or node; "
+        "--runtime",
+        choices=RUNTIMES,
+        help="run the references under bun (default) or node; "
         "a node reference is judged against the same release under bun, and where they differ the case is "
         "runtime-divergence, not a port failure",
-    )  # fmt: skip
+    )
     parser.add_argument("--locale", help="LANG/LC_ALL for the reference process (node follows it; bun does not)")
 
 

@@ -98,10 +98,12 @@ def add_request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent-id", default=DEFAULT_INPUTS["agent_id"], help="default: %(default)s")
     parser.add_argument("--conversation-id", default=DEFAULT_INPUTS["conversation_id"], help="default: %(default)s")
     parser.add_argument(
-        "--now", default=DEFAULT_INPUTS["now"], help="the clock the compile reads (compiledAt, the prompt's "
+        "--now",
+        default=DEFAULT_INPUTS["now"],
+        help="the clock the compile reads (compiledAt, the prompt's "
         "`last recompiled` line); default: the fixed %(default)s every case uses, not the time of day, "
         "so runs agree byte for byte",
-    )  # fmt: skip
+    )
     parser.add_argument("--previous-message-count", type=_message_count, default=0, help="any finite JSON number")
     parser.add_argument("--no-memfs", action="store_true", help="includeMemfs: false")
 

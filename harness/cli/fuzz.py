@@ -56,8 +56,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         if args.lifecycle:
             cases = Path(args.cases).parent / "lifecycle"
             known = known_lifecycle_signatures(session, [cases])
-            lifecycle = fuzz_lifecycle(session, seconds=args.seconds, seed=args.seed,
-                                       out_dir=Path(args.out).parent / "lifecycle", known=known)  # fmt: skip
+            lifecycle = fuzz_lifecycle(
+                session, seconds=args.seconds, seed=args.seed, out_dir=Path(args.out).parent / "lifecycle", known=known
+            )
             print(lifecycle.summary())
             print_rules_notes(lifecycle.findings)
             return 1 if lifecycle.findings else 0
@@ -66,8 +67,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         known = known_signatures(oracle, [Path(args.cases)])
         oracle.close()
         left = max(args.seconds - (time.monotonic() - started), 0.0)
-        report = fuzz(session, seconds=left, seed=args.seed, out_dir=Path(args.out), known=known,
-                      max_examples=args.max_examples)  # fmt: skip
+        report = fuzz(
+            session, seconds=left, seed=args.seed, out_dir=Path(args.out), known=known, max_examples=args.max_examples
+        )
     print(report.summary())
     print_rules_notes(report.findings)
     return 1 if report.findings else 0
@@ -85,9 +87,11 @@ def register(commands: Commands) -> None:
         "fuzz", help="compile Hypothesis-generated repositories with the references and the implementations under test"
     )
     parser.add_argument(
-        "--seconds", type=float, default=60.0,
+        "--seconds",
+        type=float,
+        default=60.0,
         help="wall-clock budget once the reference has started, shrinking, reducing and saving included",
-    )  # fmt: skip
+    )
     parser.add_argument("--seed", type=int, default=0, help="first Hypothesis seed (batch b uses seed + b)")
     add_reference(parser, many=True)
     add_impl(parser, many=True)

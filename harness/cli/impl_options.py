@@ -21,10 +21,12 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def add_impl_env(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--impl-env", action="append", metavar="NAME[=VALUE]",
+        "--impl-env",
+        action="append",
+        metavar="NAME[=VALUE]",
         help="a variable for the implementations under test, on top of their isolated environment: NAME=VALUE, or "
         "NAME to pass yours on (repeatable; docs/protocol.md, Environment)",
-    )  # fmt: skip
+    )
 
 
 def impl_env(args: argparse.Namespace) -> dict[str, str]:
@@ -36,9 +38,11 @@ def impl_env(args: argparse.Namespace) -> dict[str, str]:
         if not _ENV_NAME.match(name):
             raise UsageError(f"--impl-env {text}: {name!r} is no variable name; write NAME=VALUE or NAME")
         if pinned_by_isolation(name):
-            raise UsageError(f"--impl-env {text}: {name} is pinned by the isolated environment every "
-                             "implementation runs in (docs/protocol.md, Environment), so that runs compare alike; "
-                             "it cannot be passed")  # fmt: skip
+            raise UsageError(
+                f"--impl-env {text}: {name} is pinned by the isolated environment every "
+                "implementation runs in (docs/protocol.md, Environment), so that runs compare alike; "
+                "it cannot be passed"
+            )
         if not sep:
             if name not in os.environ:
                 raise UsageError(f"--impl-env {name}: {name} is not set here; give its value (--impl-env {name}=VALUE)")
@@ -67,14 +71,18 @@ def expectations_of(args: argparse.Namespace, impls: list[ImplSpec]) -> list[Any
             label = next((known for known, name in said.items() if name == expectations.name), label)
             if label not in labels:
                 names = ", ".join(f"{known} says {name!r}" for known, name in said.items()) or "none"
-                raise UsageError(f"--expectations {path}: it is for the implementation named "
-                                 f"{expectations.name!r} (name:), and no implementation under test says hello with "
-                                 f"that name ({names})")  # fmt: skip
+                raise UsageError(
+                    f"--expectations {path}: it is for the implementation named "
+                    f"{expectations.name!r} (name:), and no implementation under test says hello with "
+                    f"that name ({names})"
+                )
             expectations = replace(expectations, implementation=label)
         if label not in labels:
-            raise UsageError(f"--expectations {path}: it is for {label}, which is not under test (--impl: "
-                             f"{', '.join(labels)}); give the file `name:` (what the implementation's hello calls "
-                             "it, docs/expectations.md) so it matches wherever the program lives")  # fmt: skip
+            raise UsageError(
+                f"--expectations {path}: it is for {label}, which is not under test (--impl: "
+                f"{', '.join(labels)}); give the file `name:` (what the implementation's hello calls "
+                "it, docs/expectations.md) so it matches wherever the program lives"
+            )
         if label in loaded:
             raise UsageError(f"--expectations {path}: a second file for {label} ({loaded[label].path})")
         loaded[label] = expectations
@@ -88,6 +96,7 @@ def hello_names(args: argparse.Namespace, impls: list[ImplSpec]) -> dict[str, st
     from harness.runners.implementations import ImplContext, hello_name
 
     home, ceiling = cache_root() / "home", cache_root() / "repos"
-    context = ImplContext(isolated_env(home, ceiling), home / "impl", ceiling, getattr(args, "timeout", None) or 60.0,
-                          impl_env(args))  # fmt: skip
+    context = ImplContext(
+        isolated_env(home, ceiling), home / "impl", ceiling, getattr(args, "timeout", None) or 60.0, impl_env(args)
+    )
     return {impl.label: hello_name(impl, DEFAULT_PROFILE, context) for impl in impls}

@@ -40,8 +40,11 @@ def list_rules(scenarios: list[Scenario], rules: dict[str, Rule]) -> None:
     if named:
         spread = f"min {named[0]}, median {statistics.median(named):g}, max {named[-1]}"
         features = sum(rule.feature for rule in rules.values())
-        print(f"{counted(len(rules), 'rule')} ({features} features) named by {counted(len(scenarios), 'case')}; "
-              f"cases per rule: {spread}", file=sys.stderr)  # fmt: skip
+        print(
+            f"{counted(len(rules), 'rule')} ({features} features) named by {counted(len(scenarios), 'case')}; "
+            f"cases per rule: {spread}",
+            file=sys.stderr,
+        )
 
 
 def _rules_of(paths: list[Path], scenarios: list[Scenario]) -> dict[str, Rule]:
@@ -54,8 +57,10 @@ def _rules_of(paths: list[Path], scenarios: list[Scenario]) -> dict[str, Rule]:
     except ValueError as error:
         raise UsageError(f"{error}; list the rules of one at a time") from None
     if rules is None:
-        raise UsageError(f"no {RULES_FILE} beside the cases' compile/ and lifecycle/ folders; give the corpus "
-                         "(conformance list --rules cases) or add its rules.yaml (docs/cases.md, Rules)")  # fmt: skip
+        raise UsageError(
+            f"no {RULES_FILE} beside the cases' compile/ and lifecycle/ folders; give the corpus "
+            "(conformance list --rules cases) or add its rules.yaml (docs/cases.md, Rules)"
+        )
     return rules
 
 
@@ -69,7 +74,9 @@ def register(commands: Commands) -> None:
     add_paths(lister)
     add_select(lister)
     lister.add_argument(
-        "--rules", action="store_true", help="list the corpus's rules (cases/rules.yaml), each with how many of the "
+        "--rules",
+        action="store_true",
+        help="list the corpus's rules (cases/rules.yaml), each with how many of the "
         "selected cases name it: id, cases, feature or rule, profiles, statement",
-    )  # fmt: skip
+    )
     lister.set_defaults(func=cmd_list)

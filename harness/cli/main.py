@@ -39,8 +39,28 @@ from harness.cli.parser import Parser
 from harness.core import stopping
 from harness.runners.result_store import NO_CACHE_ENV
 
-COMMANDS = (run, diff_repo, show, merge_reports, compare_reports, list_cases, add_case, reduce, fuzz, matrix, drift,
-            bisect, mutation, determinism, pin, history, expectations, cache, upstream_tests, cases)  # fmt: skip
+COMMANDS = (
+    run,
+    diff_repo,
+    show,
+    merge_reports,
+    compare_reports,
+    list_cases,
+    add_case,
+    reduce,
+    fuzz,
+    matrix,
+    drift,
+    bisect,
+    mutation,
+    determinism,
+    pin,
+    history,
+    expectations,
+    cache,
+    upstream_tests,
+    cases,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,12 +36,17 @@ _SESSION_KEY = pytest.StashKey[Session]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("letta-conformance")
-    group.addoption("--reference", action="append", dest="conformance_references",
-                    help=f"{REFERENCE_FORMS} (repeatable)")  # fmt: skip
+    group.addoption(
+        "--reference", action="append", dest="conformance_references", help=f"{REFERENCE_FORMS} (repeatable)"
+    )
     group.addoption("--conformance-profile", dest="conformance_profile", help="the profile to compare under")
     group.addoption("--impl", action="append", dest="conformance_impls", help=f"{IMPL_FORMS} (repeatable)")
-    group.addoption("--expectations", action="append", dest="conformance_expectations",
-                    help="an implementation's known failures (YAML; repeatable)")  # fmt: skip
+    group.addoption(
+        "--expectations",
+        action="append",
+        dest="conformance_expectations",
+        help="an implementation's known failures (YAML; repeatable)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

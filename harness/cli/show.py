@@ -80,8 +80,12 @@ def register(commands: Commands) -> None:
     )
     add_request_options(show)
     add_reference(show, many=False)
-    add_impl(show, many=False, text="print this implementation's output instead of the reference's",
-             default="none: the reference's output")  # fmt: skip
+    add_impl(
+        show,
+        many=False,
+        text="print this implementation's output instead of the reference's",
+        default="none: the reference's output",
+    )
     add_impl_env(show)
     add_profile(show)
     show.add_argument("--field", default="content", help="which record field to print (default: content)")

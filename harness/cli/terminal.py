@@ -75,15 +75,19 @@ def explained_lines(entries: list[Attribution], table: dict, shown: int | None =
     for implementation, mine in by_impl.items():
         failing = sum(e.explains for e in mine)
         rules = sum(1 for e in mine if e.rule is not None)
-        lines.append(f"=== {implementation}: {counted(failing, 'failing result')} explained by "
-                     f"{counted(rules, 'rule')}, most explaining first ===")  # fmt: skip
+        lines.append(
+            f"=== {implementation}: {counted(failing, 'failing result')} explained by "
+            f"{counted(rules, 'rule')}, most explaining first ==="
+        )
         for number, entry in enumerate(mine[:shown] if shown is not None else mine, 1):
             lines += _entry_lines(number, entry, table)
         hidden = mine[shown:] if shown is not None else []
         if hidden:
             more = sum(e.explains for e in hidden)
-            lines.append(f"... and {counted(len(hidden), 'more rule or cause', 'more rules or causes')} explaining "
-                         f"{counted(more, 'failing result')} (-v lists them all)")  # fmt: skip
+            lines.append(
+                f"... and {counted(len(hidden), 'more rule or cause', 'more rules or causes')} explaining "
+                f"{counted(more, 'failing result')} (-v lists them all)"
+            )
     return lines
 
 
@@ -100,8 +104,10 @@ def _entry_lines(number: int, entry: Attribution, table: dict) -> list[str]:
             how = f"{entry.guesses} of them a guess"
         else:
             how = EVERY_CASE if all(e == EVERY_CASE for e in entry.evidence.values()) else "each pinned by it"
-        head = (f"{number}. {entry.name}{kind}: explains {counted(entry.explains, 'failure')} ({how}; "
-                f"{entry.failing} of its {entry.applicable} applicable results fail)")  # fmt: skip
+        head = (
+            f"{number}. {entry.name}{kind}: explains {counted(entry.explains, 'failure')} ({how}; "
+            f"{entry.failing} of its {entry.applicable} applicable results fail)"
+        )
         statement = f"  {table.get(entry.rule, {}).get('statement', '')}"
     return [
         head,

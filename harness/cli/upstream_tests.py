@@ -61,8 +61,13 @@ def cmd_upstream_tests(args: argparse.Namespace) -> int:
         bun = ensure_bun()
     except ReferenceUnavailable as error:
         raise UsageError(f"the pinned bun is unavailable: {error}") from None
-    options = Options(timeout=args.timeout, file_timeout=args.file_timeout, test_timeout_ms=args.test_timeout,
-                      profile=args.profile, impl_env=impl_env(args))  # fmt: skip
+    options = Options(
+        timeout=args.timeout,
+        file_timeout=args.file_timeout,
+        test_timeout_ms=args.test_timeout,
+        profile=args.profile,
+        impl_env=impl_env(args),
+    )
     started = time.time()
     progress = (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else (lambda _: None)
     run = run_upstream_tests(references, impl, options, bun, progress)
@@ -83,9 +88,12 @@ def register(commands: Commands) -> None:
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(
-        "--git", action="append", required=True, metavar="PATH[@REV]",
+        "--git",
+        action="append",
+        required=True,
+        metavar="PATH[@REV]",
         help="a local clone of letta-code and a commit-ish (default HEAD); repeatable, one table per revision",
-    )  # fmt: skip
+    )
     add_impl(parser, many=False)
     add_impl_env(parser)
     add_profile(parser)

@@ -20,10 +20,16 @@ def cli_args(wire: dict[str, Any], profile: str, system_file: Path | None = None
     """
     system = f"--system-file={system_file}" if system_file is not None else f"--system={wire['system']}"
     args = [
-        "compile", wire["memoryDir"], "--json", f"--profile={profile}", f"--agent-id={wire['agentId']}",
-        f"--conversation-id={wire['conversationId']}", system, f"--now={wire['now']}",
+        "compile",
+        wire["memoryDir"],
+        "--json",
+        f"--profile={profile}",
+        f"--agent-id={wire['agentId']}",
+        f"--conversation-id={wire['conversationId']}",
+        system,
+        f"--now={wire['now']}",
         f"--previous-message-count={json.dumps(wire['previousMessageCount'])}",
-    ]  # fmt: skip
+    ]
     if not wire.get("includeMemfs", True):
         args.append("--no-memfs")
     return args

@@ -194,9 +194,10 @@ def model_of(scenario: Scenario) -> RepoModel:
     commits = spec.get("commits") or [{"message": "generated"}]
     noise = spec.get("worktree") or {}
     worktree = WorktreeNoise(
-        dict(file_entries(noise.get("files", {}))), tuple(path_bytes(p) for p in noise.get("delete", ())),
+        dict(file_entries(noise.get("files", {}))),
+        tuple(path_bytes(p) for p in noise.get("delete", ())),
         bool(noise.get("stage")),
-    )  # fmt: skip
+    )
     if kind != "git":
         heads = [CommitModel(commit_states(spec)[-1])] if kind != "missing" else []
         return RepoModel(heads, kind, spec.get("memory_subdir"), worktree, shape_of(spec))

@@ -95,8 +95,11 @@ def _kill(killers: list[Callable[[], None]]) -> None:
 def _give_up(code: int) -> None:
     with contextlib.suppress(Exception):
         _kill(list(_killers.values()))
-        print(f"error: the run did not end within {GRACE:g} s of being stopped (a harness bug: where each thread "
-              "was follows); exiting", file=sys.stderr)  # fmt: skip
+        print(
+            f"error: the run did not end within {GRACE:g} s of being stopped (a harness bug: where each thread "
+            "was follows); exiting",
+            file=sys.stderr,
+        )
         sys.stderr.flush()
         faulthandler.dump_traceback(sys.stderr, all_threads=True)
     os._exit(code)

@@ -19,8 +19,10 @@ def nearest(word: object, choices: Iterable[str], cutoff: float = 0.6) -> str | 
     """The choice closest to `word`, or None when `word` is not text or no choice is similar enough."""
     if not isinstance(word, str):
         return None
-    similar = [(difflib.SequenceMatcher(None, word, choice).ratio(), index, choice) for index, choice in
-               enumerate(dict.fromkeys(choices))]  # fmt: skip
+    similar = [
+        (difflib.SequenceMatcher(None, word, choice).ratio(), index, choice)
+        for index, choice in enumerate(dict.fromkeys(choices))
+    ]
     candidates = [(slips(word, c), abs(len(word) - len(c)), -ratio, i, c) for ratio, i, c in similar if ratio >= cutoff]
     return min(candidates)[-1] if candidates else None
 

@@ -153,8 +153,9 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
 def check_listing(memory_dir: Path, wanted: int, env: dict[str, str]) -> None:
     """A case's `listing: {bytes}` is what upstream's own listing command prints in the memory directory
     (AssertionError otherwise: the harness counted wrong, core.listing)."""
-    done = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memory_dir, env=env,
-                          capture_output=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memory_dir, env=env, capture_output=True, check=True
+    )
     if len(done.stdout) != wanted:
         raise AssertionError(f"listing is {len(done.stdout)} bytes, not {wanted}: core.listing counted it wrong")
 

@@ -72,8 +72,9 @@ class Checkout:
         """Commit `spec`'s changes over `base` (default: the first parent's tree) with these parents."""
         if base is None:
             base = self.commits[parents[0]].files if parents else {}
-        model = CommitModel(next_state(base, spec), spec.get("message"), spec.get("author"), spec.get("committer"),
-                            parents)  # fmt: skip
+        model = CommitModel(
+            next_state(base, spec), spec.get("message"), spec.get("author"), spec.get("committer"), parents
+        )
         index = len(self.ids)
         self.ids.append(self.writer.commit(self.writer.tree(model.files), [self.ids[p] for p in parents], model, index))
         self.commits.append(model)
@@ -87,8 +88,9 @@ class Checkout:
         remove_from_worktree(self.repo_dir, [name for name in self.worktree if name not in files])
         write_worktree(self.repo_dir, files)
         self.worktree, self.tip = files, position
-        subprocess.run(["git", "read-tree", self.ids[position]], cwd=self.repo_dir, env=self.env, check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["git", "read-tree", self.ids[position]], cwd=self.repo_dir, env=self.env, check=True, capture_output=True
+        )
 
     def _break(self, how: str) -> None:
         ref = self.git_dir / "refs" / "heads" / BRANCH

@@ -52,6 +52,14 @@ def pinned_by_isolation(name: str) -> bool:
 
 def recorded_env(env: dict[str, str]) -> dict[str, str]:
     """The parts of an environment that can change output, for reports."""
-    keys = ("LANG", "LC_ALL", "TZ", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CEILING_DIRECTORIES",
-            "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")  # fmt: skip
+    keys = (
+        "LANG",
+        "LC_ALL",
+        "TZ",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_DATE",
+    )
     return {k: env[k] for k in keys if k in env}

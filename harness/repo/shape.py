@@ -113,9 +113,19 @@ def remove_objects(writer: ObjectWriter, commit: str, names: tuple[str, ...], en
         elif name == "HEAD:":
             ids.append(writer.trees[commit])
         else:
-            named = subprocess.run(["git", f"--git-dir={writer.git_dir}", "rev-parse", "--verify", "--quiet",
-                                    f"{commit}:{name.removeprefix('HEAD:')}"], env=env, check=True,
-                                   capture_output=True)  # fmt: skip
+            named = subprocess.run(
+                [
+                    "git",
+                    f"--git-dir={writer.git_dir}",
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    f"{commit}:{name.removeprefix('HEAD:')}",
+                ],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             ids.append(named.stdout.decode("ascii").strip())
     for oid in dict.fromkeys(ids):
         (writer.git_dir / "objects" / oid[:2] / oid[2:]).unlink()
@@ -130,5 +140,6 @@ def branch_tip(repo_dir: Path, layout: str) -> str | None:
 def write_config(git_dir: Path, config: tuple[tuple[str, str], ...], env: dict[str, str]) -> None:
     """Each (key, value) into the repository's own config file, in order (last: `core.bare` may follow)."""
     for key, value in config:
-        subprocess.run(["git", "config", "--file", str(git_dir / "config"), key, value], env=env, check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["git", "config", "--file", str(git_dir / "config"), key, value], env=env, check=True, capture_output=True
+        )

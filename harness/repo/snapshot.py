@@ -153,14 +153,21 @@ def repository_notes(memory_dir: Path, env: dict[str, str], shown: int = 3) -> l
         )
         changed = [entry for entry in status.stdout.split(b"\0") if entry]
         if changed:
-            notes.append(f"{memory_dir} has {len(changed)} uncommitted change(s) (git status): upstream compiles "
-                         "HEAD, so they are not compiled; commit them to compare them")  # fmt: skip
+            notes.append(
+                f"{memory_dir} has {len(changed)} uncommitted change(s) (git status): upstream compiles "
+                "HEAD, so they are not compiled; commit them to compare them"
+            )
     printed = _git(memory_dir, env, "ls-tree", "-r", "--name-only", "HEAD").stdout.split(b"\n")
     raw = _git(memory_dir, env, "ls-tree", "-r", "--name-only", "-z", "HEAD").stdout.split(b"\0")
-    dropped = [shown_name.decode("ascii", "backslashreplace") for shown_name, name in zip(printed, raw, strict=False)
-               if shown_name.startswith(b'"') and name.endswith(b".md")]  # fmt: skip
+    dropped = [
+        shown_name.decode("ascii", "backslashreplace")
+        for shown_name, name in zip(printed, raw, strict=False)
+        if shown_name.startswith(b'"') and name.endswith(b".md")
+    ]
     if dropped:
         more = f" and {len(dropped) - shown} more" if len(dropped) > shown else ""
-        notes.append(f"{memory_dir}: git quotes {len(dropped)} .md name(s) in upstream's listing, so upstream drops "
-                     f"those files (docs/quirks.md): {', '.join(dropped[:shown])}{more}")  # fmt: skip
+        notes.append(
+            f"{memory_dir}: git quotes {len(dropped)} .md name(s) in upstream's listing, so upstream drops "
+            f"those files (docs/quirks.md): {', '.join(dropped[:shown])}{more}"
+        )
     return notes

@@ -79,27 +79,62 @@ class Direction(enum.Enum):
 
 
 _D = Direction  # the statuses and directions by short names, so the table reads as a grid
-P, F, K, S, E, R, N = (Status.PASS, Status.FAIL, Status.KNOWN, Status.STALE, Status.ERROR, Status.RUNTIME,
-                       Status.NOT_APPLICABLE)  # fmt: skip
+P, F, K, S, E, R, N = (
+    Status.PASS,
+    Status.FAIL,
+    Status.KNOWN,
+    Status.STALE,
+    Status.ERROR,
+    Status.RUNTIME,
+    Status.NOT_APPLICABLE,
+)
 
 #: The direction of every change of status, (old, new) -> Direction: the one table (tests/test_compare_reports.py
 #: checks every row).
 DIRECTIONS: dict[tuple[Status, Status], Direction] = {
-    (P, F): _D.REGRESSION, (P, K): _D.REGRESSION, (P, S): _D.NEWLY_STALE, (P, E): _D.REGRESSION,
-    (P, R): _D.UNCOMPARED, (P, N): _D.LOST,
-    (F, P): _D.FIX, (F, K): _D.NEWLY_EXPECTED, (F, S): _D.FIX_STALE, (F, E): _D.STILL_FAILING,
-    (F, R): _D.UNCOMPARED, (F, N): _D.UNCOMPARED,
-    (K, P): _D.FIX, (K, F): _D.NO_LONGER_EXPECTED, (K, S): _D.FIX_STALE, (K, E): _D.REGRESSION,
-    (K, R): _D.UNCOMPARED, (K, N): _D.UNCOMPARED,
-    (S, P): _D.STALE_REMOVED, (S, F): _D.REGRESSION, (S, K): _D.REGRESSION, (S, E): _D.REGRESSION,
-    (S, R): _D.UNCOMPARED, (S, N): _D.LOST,
-    (E, P): _D.FIX, (E, F): _D.STILL_FAILING, (E, K): _D.NEWLY_EXPECTED, (E, S): _D.FIX_STALE,
-    (E, R): _D.UNCOMPARED, (E, N): _D.UNCOMPARED,
-    (R, P): _D.NOW_COMPARED, (R, F): _D.NOW_COMPARED_FAILING, (R, K): _D.NOW_COMPARED,
-    (R, S): _D.NOW_COMPARED_FAILING, (R, E): _D.NOW_COMPARED_FAILING, (R, N): _D.STILL_UNCOMPARED,
-    (N, P): _D.NOW_COMPARED, (N, F): _D.NOW_COMPARED_FAILING, (N, K): _D.NOW_COMPARED,
-    (N, S): _D.NOW_COMPARED_FAILING, (N, E): _D.NOW_COMPARED_FAILING, (N, R): _D.STILL_UNCOMPARED,
-}  # fmt: skip
+    (P, F): _D.REGRESSION,
+    (P, K): _D.REGRESSION,
+    (P, S): _D.NEWLY_STALE,
+    (P, E): _D.REGRESSION,
+    (P, R): _D.UNCOMPARED,
+    (P, N): _D.LOST,
+    (F, P): _D.FIX,
+    (F, K): _D.NEWLY_EXPECTED,
+    (F, S): _D.FIX_STALE,
+    (F, E): _D.STILL_FAILING,
+    (F, R): _D.UNCOMPARED,
+    (F, N): _D.UNCOMPARED,
+    (K, P): _D.FIX,
+    (K, F): _D.NO_LONGER_EXPECTED,
+    (K, S): _D.FIX_STALE,
+    (K, E): _D.REGRESSION,
+    (K, R): _D.UNCOMPARED,
+    (K, N): _D.UNCOMPARED,
+    (S, P): _D.STALE_REMOVED,
+    (S, F): _D.REGRESSION,
+    (S, K): _D.REGRESSION,
+    (S, E): _D.REGRESSION,
+    (S, R): _D.UNCOMPARED,
+    (S, N): _D.LOST,
+    (E, P): _D.FIX,
+    (E, F): _D.STILL_FAILING,
+    (E, K): _D.NEWLY_EXPECTED,
+    (E, S): _D.FIX_STALE,
+    (E, R): _D.UNCOMPARED,
+    (E, N): _D.UNCOMPARED,
+    (R, P): _D.NOW_COMPARED,
+    (R, F): _D.NOW_COMPARED_FAILING,
+    (R, K): _D.NOW_COMPARED,
+    (R, S): _D.NOW_COMPARED_FAILING,
+    (R, E): _D.NOW_COMPARED_FAILING,
+    (R, N): _D.STILL_UNCOMPARED,
+    (N, P): _D.NOW_COMPARED,
+    (N, F): _D.NOW_COMPARED_FAILING,
+    (N, K): _D.NOW_COMPARED,
+    (N, S): _D.NOW_COMPARED_FAILING,
+    (N, E): _D.NOW_COMPARED_FAILING,
+    (N, R): _D.STILL_UNCOMPARED,
+}
 
 #: Listed even when empty: the two questions a reviewer always asks.
 ALWAYS_LISTED = (Direction.REGRESSION, Direction.FIX)
@@ -171,9 +206,11 @@ def implementation_warning(old: list[str], new: list[str]) -> str | None:
         how = "each result of the one is compared with the same case's result of the other"
     else:
         how = "the results of an implementation only one of them ran are listed as new or gone"
-    return (f"the two reports ran different implementations: the old one {', '.join(old)}, the new one "
-            f"{', '.join(new)}; {how}, so the changes below are between implementations, not between runs "
-            "of one")  # fmt: skip
+    return (
+        f"the two reports ran different implementations: the old one {', '.join(old)}, the new one "
+        f"{', '.join(new)}; {how}, so the changes below are between implementations, not between runs "
+        "of one"
+    )
 
 
 def compare_reports(old_path: Any, new_path: Any) -> Comparison:

@@ -45,15 +45,28 @@ class RuleRow:
     file: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"statement": self.statement, "upstream": self.upstream, "port": self.port,
-                "profiles": list(self.profiles), "feature": self.feature, "file": self.file,
-                "line": self.line}  # fmt: skip
+        return {
+            "statement": self.statement,
+            "upstream": self.upstream,
+            "port": self.port,
+            "profiles": list(self.profiles),
+            "feature": self.feature,
+            "file": self.file,
+            "line": self.line,
+        }
 
     @classmethod
     def from_json(cls, rule_id: str, data: Mapping[str, Any]) -> RuleRow:
-        return cls(rule_id, data.get("statement", ""), data.get("upstream", ""), data.get("port", ""),
-                   tuple(data.get("profiles", ())), bool(data.get("feature", False)), int(data.get("line", 1)),
-                   data.get("file", ""))  # fmt: skip
+        return cls(
+            rule_id,
+            data.get("statement", ""),
+            data.get("upstream", ""),
+            data.get("port", ""),
+            tuple(data.get("profiles", ())),
+            bool(data.get("feature", False)),
+            int(data.get("line", 1)),
+            data.get("file", ""),
+        )
 
 
 def rules_for(scenarios: list[Scenario]) -> dict[str, dict[str, Any]]:
@@ -66,10 +79,11 @@ def rules_for(scenarios: list[Scenario]) -> dict[str, dict[str, Any]]:
         return {}
     shown = _shown_path(rules_path(roots[0]))
     return {
-        rule.id: RuleRow(rule.id, rule.statement, rule.upstream, rule.port, rule.profiles, rule.feature, rule.line,
-                         shown).to_json()
+        rule.id: RuleRow(
+            rule.id, rule.statement, rule.upstream, rule.port, rule.profiles, rule.feature, rule.line, shown
+        ).to_json()
         for rule in rules.values()
-    }  # fmt: skip
+    }
 
 
 def name_rules(report: RunReport, scenarios: list[Scenario]) -> str | None:
@@ -127,41 +141,60 @@ def attribution_json(entries: list[Attribution], table: Mapping[str, Mapping[str
     for entry in entries:
         first = entry.representative
         row = table.get(entry.rule or "", {})
-        out.append({
-            "implementation": entry.implementation,
-            "rule": entry.rule,
-            **({"with": list(entry.also)} if entry.also else {}),
-            **({"cause": entry.cause} if entry.rule is None else {}),
-            "statement": row.get("statement", ""),
-            "feature": entry.feature,
-            "explains": entry.explains,
-            "failing": entry.failing,
-            "applicable": entry.applicable,
-            "guesses": entry.guesses,
-            "smallest": {"case": first.case_id, "reference": first.reference,
-                         "difference": first_difference_line(first), "reproduce": reproduce_commands(first)[0]},
-            "results": [[r.case_id, r.reference] for r in entry.results],
-        })  # fmt: skip
+        out.append(
+            {
+                "implementation": entry.implementation,
+                "rule": entry.rule,
+                **({"with": list(entry.also)} if entry.also else {}),
+                **({"cause": entry.cause} if entry.rule is None else {}),
+                "statement": row.get("statement", ""),
+                "feature": entry.feature,
+                "explains": entry.explains,
+                "failing": entry.failing,
+                "applicable": entry.applicable,
+                "guesses": entry.guesses,
+                "smallest": {
+                    "case": first.case_id,
+                    "reference": first.reference,
+                    "difference": first_difference_line(first),
+                    "reproduce": reproduce_commands(first)[0],
+                },
+                "results": [[r.case_id, r.reference] for r in entry.results],
+            }
+        )
     return out
 
 
-def explained_rows(entries: list[Attribution], table: Mapping[str, Mapping[str, Any]], linked: Mapping[Any, str],
-                   key: Callable[[CaseResult], Any]) -> list[dict[str, Any]]:  # fmt: skip
+def explained_rows(
+    entries: list[Attribution],
+    table: Mapping[str, Mapping[str, Any]],
+    linked: Mapping[Any, str],
+    key: Callable[[CaseResult], Any],
+) -> list[dict[str, Any]]:
     """index.html's first table: per implementation and rule (or cause), most explaining first, its statement,
     how many failures it explains and how surely, its smallest failing case (linked) with its first difference
     and reproduce command, and every failing result it explains (linked)."""
     rows = []
     for number, entry in enumerate(entries):
         first = entry.representative
-        rows.append({
-            "number": number + 1, "anchor": f"explained-{number + 1}", "entry": entry,
-            "rule": table.get(entry.rule or "", {}), "several": len({e.implementation for e in entries}) > 1,
-            "first": first, "first_anchor": linked.get(key(first), ""), "difference": first_difference_line(first),
-            "reproduce": reproduce_commands(first)[0],
-            "links": [(r.case_id, key(r)[1], linked.get(key(r), "")) for r in entry.results],
-            "references": len({r.reference for r in entry.results}),
-            "members": [(i, table.get(i, {})) for i in ((entry.rule, *entry.also) if entry.rule is not None else ())],
-        })  # fmt: skip
+        rows.append(
+            {
+                "number": number + 1,
+                "anchor": f"explained-{number + 1}",
+                "entry": entry,
+                "rule": table.get(entry.rule or "", {}),
+                "several": len({e.implementation for e in entries}) > 1,
+                "first": first,
+                "first_anchor": linked.get(key(first), ""),
+                "difference": first_difference_line(first),
+                "reproduce": reproduce_commands(first)[0],
+                "links": [(r.case_id, key(r)[1], linked.get(key(r), "")) for r in entry.results],
+                "references": len({r.reference for r in entry.results}),
+                "members": [
+                    (i, table.get(i, {})) for i in ((entry.rule, *entry.also) if entry.rule is not None else ())
+                ],
+            }
+        )
     return rows
 
 

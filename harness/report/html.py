@@ -31,7 +31,7 @@ from harness.report.explained import RULES, explained_rows, report_entries, show
 from harness.report.groups import cause_of, diff_key, failure_groups, mark_lines, unified_lines, verdict
 from harness.report.reproduce import reproduce_commands
 from harness.report.summary import COLUMNS, FAMILIES, summarize
-from harness.verdict.attribute import attribution_of
+from harness.verdict.attribute import Attribution, attribution_of
 from harness.verdict.diff import field_diff_json, verdict_fields
 from harness.verdict.text import as_bytes, first_difference, invisible
 
@@ -99,8 +99,16 @@ def _side(text: str | None, index: int, anchor: str, before: int, after: int) ->
     return Side(html, len(as_bytes(text)), encode(text[:start]), encode(text[end:]))
 
 
-def diff_pair(reference: Any, port: Any, anchor: str, before: int = SHOW_BEFORE, after: int = SHOW_AFTER, *,
-              reference_present: bool = True, impl_present: bool = True) -> dict:  # fmt: skip
+def diff_pair(
+    reference: Any,
+    port: Any,
+    anchor: str,
+    before: int = SHOW_BEFORE,
+    after: int = SHOW_AFTER,
+    *,
+    reference_present: bool = True,
+    impl_present: bool = True,
+) -> dict:
     """Both sides of a differing value, the first differing character marked, and where it is; a side
     that lacks the value (`*_present` False) is marked absent, a null it has is shown as `null`."""
     ref_text, port_text = _text(reference, reference_present), _text(port, impl_present)
@@ -125,8 +133,13 @@ def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
     views = []
     seen: dict[Any, str] = {}
     for number, diff in enumerate(result.diffs):
-        pair = diff_pair(diff.reference, diff.impl, f"{anchor}-d{number}", reference_present=diff.reference_present,
-                         impl_present=diff.impl_present)  # fmt: skip
+        pair = diff_pair(
+            diff.reference,
+            diff.impl,
+            f"{anchor}-d{number}",
+            reference_present=diff.reference_present,
+            impl_present=diff.impl_present,
+        )
         lines = unified_lines(diff.reference, diff.impl)
         key = diff_key(lines) if lines else None
         same_as = seen.get(key) if key else None
@@ -134,8 +147,16 @@ def side_by_side(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
             seen[key] = diff.field
         unified = mark_lines(lines, glyph_html) if lines and same_as is None else []
         named = field_diff_json(diff)["difference"]
-        views.append({"field": diff.field, "offset": diff.offset, "difference": named, "unified": unified,
-                      "same_as": same_as, **pair})  # fmt: skip
+        views.append(
+            {
+                "field": diff.field,
+                "offset": diff.offset,
+                "difference": named,
+                "unified": unified,
+                "same_as": same_as,
+                **pair,
+            }
+        )
     return views
 
 
@@ -193,9 +214,13 @@ def turn_rows(result: CaseResult, anchor: str) -> list[dict[str, Any]]:
             row = {"turn": turn.get("turn"), "step": turn.get("step", ""), "observation": name}
             if name in differing:
                 diff = differing[name]
-                pair = diff_pair(_turn_value(diff.get("reference", reference.get(name))),
-                                 _turn_value(diff.get("impl", python.get(name))), f"{anchor}-t{number}-{position}",
-                                 TURN_BEFORE, TURN_AFTER)  # fmt: skip
+                pair = diff_pair(
+                    _turn_value(diff.get("reference", reference.get(name))),
+                    _turn_value(diff.get("impl", python.get(name))),
+                    f"{anchor}-t{number}-{position}",
+                    TURN_BEFORE,
+                    TURN_AFTER,
+                )
                 rows.append({**row, "differs": True, "reference": pair["reference"], "port": pair["port"]})
             else:
                 port_side = _plain(python.get(name), name in python)
@@ -237,8 +262,12 @@ def anchors(results: list[CaseResult], key: Callable[[CaseResult], tuple[str, st
     return {key(r): f"case-{n}-" + re.sub(r"[^A-Za-z0-9._-]+", "_", "--".join(key(r))) for n, r in enumerate(results)}
 
 
-def _repeat_of(result: CaseResult, linked: dict[tuple[str, str], str], first_of: dict[str, CaseResult],
-               key: Callable[[CaseResult], tuple[str, str]]) -> dict:  # fmt: skip
+def _repeat_of(
+    result: CaseResult,
+    linked: dict[tuple[str, str], str],
+    first_of: dict[str, CaseResult],
+    key: Callable[[CaseResult], tuple[str, str]],
+) -> dict:
     """For the second and later results of one cause: the anchor and name of the first (shown in full)."""
     first = first_of.setdefault(cause_of(result), result)
     if first is result:
@@ -267,8 +296,12 @@ def counts_pass(results: list[CaseResult]) -> int:
     return sum(1 for r in results if r.status == Status.PASS)
 
 
-def page_data(results: list[CaseResult], references: list[str], linked: dict[tuple[str, str], str],
-              key: Callable[[CaseResult], tuple[str, str]]) -> str:  # fmt: skip
+def page_data(
+    results: list[CaseResult],
+    references: list[str],
+    linked: dict[tuple[str, str], str],
+    key: Callable[[CaseResult], tuple[str, str]],
+) -> str:
     """Every result as the page's script needs it to draw the grid and, on demand, the passing rows of the
     results table (a passing row is not in the file as HTML: at 35 references that would be megabytes).
 
@@ -285,8 +318,12 @@ def page_data(results: list[CaseResult], references: list[str], linked: dict[tup
     rows: list[list[Any]] = []
     for r in results:
         tags.setdefault(r.case_id, " ".join(r.tags))
-        row: list[Any] = [index("cases", r.case_id), index("references", key(r)[1]), index("profiles", r.profile),
-                          index("statuses", str(r.status))]  # fmt: skip
+        row: list[Any] = [
+            index("cases", r.case_id),
+            index("references", key(r)[1]),
+            index("profiles", r.profile),
+            index("statuses", str(r.status)),
+        ]
         if key(r) in linked:
             row.append(linked[key(r)])
         rows.append(row)
@@ -309,17 +346,62 @@ def render_html(report: RunReport) -> str:
     for r in results:
         matrix.setdefault(r.case_id, {})[key(r)[1]] = r
     entries = report_entries(report)
-    full = shown_in_full(results, entries)
+    details = _details(detailed, linked, key, entries, shown_in_full(results, entries))
+    references = sorted({key(r)[1] for r in results}, key=lambda column: (release_key(column.split(" @ ")[-1]), column))
+    groups = failure_groups(results)
+    return template.render(
+        report=report,
+        counts=report.counts,
+        results=results,
+        references=references,
+        matrix=matrix,
+        tags=sorted({t for r in results for t in r.tags}),
+        details=details,
+        groups=groups,
+        run=report.extra.get("run") or {},
+        passing=counts_pass(results),
+        verdict=verdict(report, results, len(groups)),
+        GOLDEN=GOLDEN,
+        data=Markup(page_data(results, references, linked, key)),
+        linked=linked,
+        key=key,
+        command=" ".join(shlex.quote(c) for c in report.command),
+        show_before=SHOW_BEFORE,
+        show_after=SHOW_AFTER,
+        Status=Status,
+        matrix_columns=MATRIX_COLUMNS,
+        conformance=conformance_tables(results),
+        columns=COLUMNS,
+        families=FAMILIES,
+        explained=explained_rows(entries, report.extra.get(RULES) or {}, linked, key),
+    )
+
+
+def _details(
+    detailed: list[CaseResult],
+    linked: dict[tuple[str, str], str],
+    key: Callable[[CaseResult], tuple[str, str]],
+    entries: list[Attribution],
+    full: set[tuple[str, str, str]],
+) -> list[dict[str, Any]]:
+    """What the page shows of each result that did not pass: in full (its rule's and cause's representative),
+    else its first differences and a link to the result shown in full."""
     attributed = attribution_of(entries)
     first_of: dict[str, CaseResult] = {}
     details = []
     for r in detailed:
         anchor, whole = linked[key(r)], (r.implementation, r.case_id, r.reference) in full
         found = attributed.get((r.implementation, r.case_id, r.reference))
-        detail = {"result": r, "anchor": anchor, "reproduce": reproduce_commands(r), "whole": whole,
-                  "rule": found[0].name if found else "", "evidence": found[1] if found else "",
-                  "request": json.dumps(r.request, indent=1, ensure_ascii=False) if r.request else "",
-                  **_repeat_of(r, linked, first_of, key)}  # fmt: skip
+        detail = {
+            "result": r,
+            "anchor": anchor,
+            "reproduce": reproduce_commands(r),
+            "whole": whole,
+            "rule": found[0].name if found else "",
+            "evidence": found[1] if found else "",
+            "request": json.dumps(r.request, indent=1, ensure_ascii=False) if r.request else "",
+            **_repeat_of(r, linked, first_of, key),
+        }
         if whole:
             detail.update(views=side_by_side(r, anchor), fields=field_rows(r), turns=turn_rows(r, anchor))
         else:  # shown in full at its rule's smallest case: here its first differences, with their context
@@ -328,16 +410,4 @@ def render_html(report: RunReport) -> str:
             if first is not None:
                 detail.update(first_of_cause=linked[key(first)], first_label=f"{first.case_id} [{key(first)[1]}]")
         details.append(detail)
-    references = sorted({key(r)[1] for r in results}, key=lambda column: (release_key(column.split(" @ ")[-1]), column))
-    groups = failure_groups(results)
-    return template.render(
-        report=report, counts=report.counts, results=results, references=references,
-        matrix=matrix, tags=sorted({t for r in results for t in r.tags}), details=details,
-        groups=groups, run=report.extra.get("run") or {}, passing=counts_pass(results),
-        verdict=verdict(report, results, len(groups)), GOLDEN=GOLDEN,
-        data=Markup(page_data(results, references, linked, key)),
-        linked=linked, key=key, command=" ".join(shlex.quote(c) for c in report.command),
-        show_before=SHOW_BEFORE, show_after=SHOW_AFTER, Status=Status, matrix_columns=MATRIX_COLUMNS,
-        conformance=conformance_tables(results), columns=COLUMNS, families=FAMILIES,
-        explained=explained_rows(entries, report.extra.get(RULES) or {}, linked, key),
-    )  # fmt: skip
+    return details

@@ -37,10 +37,14 @@ def junit_xml(report: RunReport) -> bytes:
     for reference, results in by_reference.items():
         counts = Counter(r.status for r in results)
         suite = ET.SubElement(
-            suites, "testsuite", name=f"conformance[{reference}]", tests=str(len(results)),
-            failures=str(counts[Status.FAIL] + counts[Status.STALE]), errors=str(counts[Status.ERROR]),
+            suites,
+            "testsuite",
+            name=f"conformance[{reference}]",
+            tests=str(len(results)),
+            failures=str(counts[Status.FAIL] + counts[Status.STALE]),
+            errors=str(counts[Status.ERROR]),
             skipped=str(sum(counts[status] for status in SKIPPED)),
-        )  # fmt: skip
+        )
         for result in results:
             case = ET.SubElement(
                 suite,

@@ -23,14 +23,26 @@ def reproduce_commands(result: CaseResult) -> list[str]:
     cmds = [f"conformance run {shell_quote(result.path)}{reference}{impl}{profile} {case}"]
     req = result.request
     if req:
-        inputs = ["--agent-id", req["agentId"], "--conversation-id", req["conversationId"], "--system", req["system"],
-                  "--now", req["now"], "--previous-message-count", str(req["previousMessageCount"])]  # fmt: skip
+        inputs = [
+            "--agent-id",
+            req["agentId"],
+            "--conversation-id",
+            req["conversationId"],
+            "--system",
+            req["system"],
+            "--now",
+            req["now"],
+            "--previous-message-count",
+            str(req["previousMessageCount"]),
+        ]
         no_memfs = "" if req.get("includeMemfs", True) else " --no-memfs"
         if result.implementation in ("python", "python-cli"):  # the port's own command line
             cmds.append(f"python -m memfs_prompt {_join(cli_args(req, result.profile))}")
         if not golden:
-            cmds.append(f"conformance diff-repo {_join([req['memoryDir'], *inputs, '--profile', result.profile])}"
-                        f"{no_memfs}{reference}{impl}")  # fmt: skip
+            cmds.append(
+                f"conformance diff-repo {_join([req['memoryDir'], *inputs, '--profile', result.profile])}"
+                f"{no_memfs}{reference}{impl}"
+            )
     return cmds
 
 

@@ -75,8 +75,12 @@ _FAMILY_ORDER = {family: number for number, family in enumerate([*FAMILIES, OTHE
 
 #: The columns, in the order every view shows them.
 COLUMNS = ("passed", "known", "failing", "not_applicable")
-_COLUMN = {Status.PASS: "passed", Status.KNOWN: "known", Status.RUNTIME: "known",
-           Status.NOT_APPLICABLE: "not_applicable"}  # fmt: skip
+_COLUMN = {
+    Status.PASS: "passed",
+    Status.KNOWN: "known",
+    Status.RUNTIME: "known",
+    Status.NOT_APPLICABLE: "not_applicable",
+}
 
 
 def family_of(tag: str) -> str:
@@ -228,8 +232,10 @@ def counts_text(counts: Counts) -> str:
     451 not applicable`), so a run that declared away most of the corpus never reads as a full pass."""
     share = f"{counts.percent_text} pass" if counts.applicable else "none applicable"
     if counts.applicable and counts.not_applicable:
-        share = (f"{counts.percent_text} of {counts.applicable} applicable pass; "
-                 f"{counts.not_applicable} of {counts.total} not applicable")  # fmt: skip
+        share = (
+            f"{counts.percent_text} of {counts.applicable} applicable pass; "
+            f"{counts.not_applicable} of {counts.total} not applicable"
+        )
     return (
         f"{counts.passed} passed, {counts.known} known, {counts.failing} failing, {counts.not_applicable} n/a: {share}"
     )

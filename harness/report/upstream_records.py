@@ -157,8 +157,9 @@ class RevisionResult:
 
     def counts(self) -> Counts:
         by = {verdict: sum(t.verdict == verdict for t in self.tests) for verdict in Verdict}
-        return Counts(by[Verdict.PASS], by[Verdict.FAIL], by[Verdict.NOT_APPLICABLE], by[Verdict.BROKEN],
-                      self.control_passed)  # fmt: skip
+        return Counts(
+            by[Verdict.PASS], by[Verdict.FAIL], by[Verdict.NOT_APPLICABLE], by[Verdict.BROKEN], self.control_passed
+        )
 
 
 @dataclass

@@ -37,8 +37,13 @@ def _cut(value: Any) -> Any:
 def _file_json(run: FileRun | None, timing: bool) -> dict[str, Any] | None:
     if run is None:
         return None
-    data: dict[str, Any] = {"exit_code": run.exit_code, "tests": len(run.tests), "load_error": run.load_error,
-                            "calls": len(run.calls), "calls_attributed": run.attributed}  # fmt: skip
+    data: dict[str, Any] = {
+        "exit_code": run.exit_code,
+        "tests": len(run.tests),
+        "load_error": run.load_error,
+        "calls": len(run.calls),
+        "calls_attributed": run.attributed,
+    }
     if timing:
         data["timing"] = {"seconds": run.seconds}
     return data
@@ -89,8 +94,9 @@ def revision_json(revision: RevisionResult, timing: bool) -> dict[str, Any]:
 
 def report_json(run: UpstreamRun, timing: bool = True, started: float | None = None) -> dict[str, Any]:
     counts = run.counts()
-    references = [{"label": r.label, "commit": r.commit, "version": r.version, "profile": r.profile}
-                  for r in run.revisions]  # fmt: skip
+    references = [
+        {"label": r.label, "commit": r.commit, "version": r.version, "profile": r.profile} for r in run.revisions
+    ]
     return {
         "schema": SCHEMA,
         "run": run_metadata(run.command, references, run.seconds if timing else None, started if timing else None),
@@ -116,7 +122,7 @@ def file_rows(revision: RevisionResult) -> list[dict[str, Any]]:
             "na": verdicts[Verdict.NOT_APPLICABLE],
             "broken": verdicts[Verdict.BROKEN],
         }
-        rows.append({**row, "control": f"{passed}/{len(run.tests) if run else 0}"})  # fmt: skip
+        rows.append({**row, "control": f"{passed}/{len(run.tests) if run else 0}"})
     return rows
 
 
@@ -128,8 +134,13 @@ def render_html(run: UpstreamRun, data: dict[str, Any]) -> str:
     for revision, stored in zip(run.revisions, data["revisions"], strict=True):
         tests = sorted(stored["tests"], key=lambda t: rank[Verdict(t["verdict"])])  # what did not pass first
         revisions.append((revision, file_rows(revision), {**stored, "tests": tests}))
-    return template.render(run=run, data=data, revisions=revisions, Verdict=Verdict,
-                           dumps=lambda v: json.dumps(v, indent=1, ensure_ascii=False))  # fmt: skip
+    return template.render(
+        run=run,
+        data=data,
+        revisions=revisions,
+        Verdict=Verdict,
+        dumps=lambda v: json.dumps(v, indent=1, ensure_ascii=False),
+    )
 
 
 @dataclass(frozen=True)
@@ -181,8 +192,10 @@ def terminal_lines(run: UpstreamRun) -> list[str]:
         width = max([len(r["file"]) for r in rows] + [4])
         lines.append(f"  {'file':<{width}}  pass  fail   n/a  broken  control")
         for row in rows:
-            lines.append(f"  {row['file']:<{width}}  {row['pass']:>4}  {row['fail']:>4}  {row['na']:>4}  "
-                         f"{row['broken']:>6}  {row['control']:>7}")  # fmt: skip
+            lines.append(
+                f"  {row['file']:<{width}}  {row['pass']:>4}  {row['fail']:>4}  {row['na']:>4}  "
+                f"{row['broken']:>6}  {row['control']:>7}"
+            )
         lines.extend(not_passing_lines(revision))
         lines.append(f"  {revision.counts().line()}")
     lines.append(run.counts().line())

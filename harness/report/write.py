@@ -98,15 +98,30 @@ def result_from_json(data: dict[str, Any], outputs: dict[str, str] | None = None
     ]
     diffs = [_diff_from_json(d, v["reference"], v["impl"]) for d, v in zip(data["diffs"], values, strict=True)]
     return CaseResult(
-        case_id=data["case"], reference=data["reference"], profile=data["profile"], status=Status(data["status"]),
-        tags=tuple(data["tags"]), path=data["path"], description=data["description"], pins=data["pins"],
-        diffs=diffs, reasons=list(data["reasons"]), reference_outcome=reference, impl_outcome=port,
-        structured=data["structured_diff"], memory_dir=data["request"].get("memoryDir", ""),
-        request=data["request"], seconds=timing.get("seconds", 0.0), turns=data["turns"],
-        compared=dict(data.get("field_comparison", {})), baseline=data.get("baseline", ""),
+        case_id=data["case"],
+        reference=data["reference"],
+        profile=data["profile"],
+        status=Status(data["status"]),
+        tags=tuple(data["tags"]),
+        path=data["path"],
+        description=data["description"],
+        pins=data["pins"],
+        diffs=diffs,
+        reasons=list(data["reasons"]),
+        reference_outcome=reference,
+        impl_outcome=port,
+        structured=data["structured_diff"],
+        memory_dir=data["request"].get("memoryDir", ""),
+        request=data["request"],
+        seconds=timing.get("seconds", 0.0),
+        turns=data["turns"],
+        compared=dict(data.get("field_comparison", {})),
+        baseline=data.get("baseline", ""),
         runtime_diffs=_runtime_diffs_from_json(data),
-        implementation=data["implementation"], cached=data.get("cache_key", ""), rules=tuple(data.get("rules", ())),
-    )  # fmt: skip
+        implementation=data["implementation"],
+        cached=data.get("cache_key", ""),
+        rules=tuple(data.get("rules", ())),
+    )
 
 
 def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
@@ -116,8 +131,14 @@ def _runtime_diffs_from_json(data: dict[str, Any]) -> list[FieldDiff]:
 
 def _diff_from_json(entry: dict[str, Any], reference: Any, port: Any) -> FieldDiff:
     """A FieldDiff back from its report.json entry (field_diff_json): a side whose size is null lacks the field."""
-    return FieldDiff(entry["field"], reference, port, entry["offset"],
-                     entry["reference_bytes"] is not None, entry["impl_bytes"] is not None)  # fmt: skip
+    return FieldDiff(
+        entry["field"],
+        reference,
+        port,
+        entry["offset"],
+        entry["reference_bytes"] is not None,
+        entry["impl_bytes"] is not None,
+    )
 
 
 def result_order(result: CaseResult) -> tuple[Any, ...]:

@@ -27,5 +27,7 @@ def undeclared(
     if not missing:
         return None
     named = ", ".join(sorted(features or ())) or "none"
-    return (f"it does not declare feature{'s' if len(missing) > 1 else ''} {', '.join(missing)} in hello "
-            f"(capabilities.features: {named})")  # fmt: skip
+    return (
+        f"it does not declare feature{'s' if len(missing) > 1 else ''} {', '.join(missing)} in hello "
+        f"(capabilities.features: {named})"
+    )

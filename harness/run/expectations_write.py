@@ -31,8 +31,9 @@ def _scalar(text: str, quote: bool = False) -> str:
             out.append("\\n")
         elif char == "\t":
             out.append("\\t")
-        elif 0x20 <= code < 0x7F or (code > 0xA0 and code not in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
-                                     and not 0xD800 <= code < 0xE000):  # fmt: skip
+        elif 0x20 <= code < 0x7F or (
+            code > 0xA0 and code not in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF) and not 0xD800 <= code < 0xE000
+        ):
             out.append(char)
         elif code <= 0xFF:
             out.append(f"\\x{code:02X}")
@@ -50,8 +51,14 @@ def _flow(items: tuple[str, ...]) -> str:
 def entry_key(entry: Expectation) -> tuple[Any, ...]:
     """The order entries are written in: case entries by case, then broad ones, each then by reference (release
     order) and profile."""
-    return (entry.selector[0] != "case", entry.selector, [release_key(label) for label in entry.labels],
-            entry.profiles, entry.fields, entry.error or "")  # fmt: skip
+    return (
+        entry.selector[0] != "case",
+        entry.selector,
+        [release_key(label) for label in entry.labels],
+        entry.profiles,
+        entry.fields,
+        entry.error or "",
+    )
 
 
 def dump_expectations(

@@ -252,9 +252,13 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | 
     copy = work / f"copy-{number}"
     request = LifecycleOpen(
         memory_dir=copy / materialized.memory_dir.relative_to(materialized.root),
-        storage_dir=work / f"storage-{side}", system=scenario.inputs["system"], now=scenario.inputs["now"],
-        model=scenario.model, delivery=scenario.delivery, profile=probe.profile,
-    )  # fmt: skip
+        storage_dir=work / f"storage-{side}",
+        system=scenario.inputs["system"],
+        now=scenario.inputs["now"],
+        model=scenario.model,
+        delivery=scenario.delivery,
+        profile=probe.profile,
+    )
     if lead is not None and lead.opened:
         request = _with_ids(request, lead.opened)
 
@@ -274,8 +278,14 @@ def run_side(probe: Probe, runner: Runner, side: str, number: int, lead: Lead | 
     return run
 
 
-def _run_steps(probe: Probe, runner: Runner, run: SideRun, checkout: result_store.RepositorySteps,
-               request: LifecycleOpen, lead: Lead | None) -> None:  # fmt: skip
+def _run_steps(
+    probe: Probe,
+    runner: Runner,
+    run: SideRun,
+    checkout: result_store.RepositorySteps,
+    request: LifecycleOpen,
+    lead: Lead | None,
+) -> None:
     facts: dict[str, str] = dict(probe.scenario.facts)
     outcome = runner.lifecycle_open(request)
     if outcome.status != "ok":

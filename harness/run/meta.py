@@ -20,8 +20,13 @@ from harness.core.locations import checkout_root
 
 def _git(root: Path, *args: str) -> str:
     """git on the project itself, with no user configuration or GIT_* variable (the answer must not depend on them)."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-           "HOME": os.devnull, "LC_ALL": "C"}  # fmt: skip
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "HOME": os.devnull,
+        "LC_ALL": "C",
+    }
     command = ["git", "-c", "safe.directory=*", "-C", str(root), *args]
     return subprocess.run(command, capture_output=True, text=True, check=True, timeout=30, env=env).stdout.strip()
 

@@ -102,9 +102,11 @@ class PortPool:
                 try:
                     stopping.check()
                     self._pool = ProcessPoolExecutor(
-                        max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                        initializer=_start_worker, initargs=(self.git_env,),
-                    )  # fmt: skip
+                        max_workers=self.jobs,
+                        mp_context=multiprocessing.get_context("spawn"),
+                        initializer=_start_worker,
+                        initargs=(self.git_env,),
+                    )
                     stopping.track(self, self._kill)
                 except (OSError, ValueError) as error:
                     self._warn(error)
@@ -125,8 +127,10 @@ class PortPool:
             return
         if not self._warned:
             self._warned = True
-            print(f"warning: the port's worker processes failed ({type(error).__name__}: {error}); "
-                  "compiling in process", file=sys.stderr)  # fmt: skip
+            print(
+                f"warning: the port's worker processes failed ({type(error).__name__}: {error}); compiling in process",
+                file=sys.stderr,
+            )
 
     def outcome(self, key: Hashable, profile: str) -> Outcome | None:
         """The outcome computed ahead under `key` and `profile` (waiting for it), or None: not submitted, or the

@@ -63,10 +63,15 @@ ExpectationSource = Any  # what the session asks of an expectations file (harnes
 def build_request(scenario: Scenario, repo: MaterializedRepo) -> CompileRequest:
     inputs = scenario.inputs
     return CompileRequest(
-        memory_dir=repo.memory_dir, system=inputs["system"], agent_id=inputs["agent_id"],
-        conversation_id=inputs["conversation_id"], now=inputs["now"], include_memfs=inputs["include_memfs"],
-        previous_message_count=inputs["previous_message_count"], client_skills=scenario.client_skills,
-    )  # fmt: skip
+        memory_dir=repo.memory_dir,
+        system=inputs["system"],
+        agent_id=inputs["agent_id"],
+        conversation_id=inputs["conversation_id"],
+        now=inputs["now"],
+        include_memfs=inputs["include_memfs"],
+        previous_message_count=inputs["previous_message_count"],
+        client_skills=scenario.client_skills,
+    )
 
 
 class Session:
@@ -124,10 +129,11 @@ class Session:
 
     def _new_slot(self) -> list[ReferenceUnderTest]:
         return [
-            ReferenceUnderTest(result_store.memoized(self._factory(spec, self.cache), self.store, self.ceiling),
-                               profile, spec)
+            ReferenceUnderTest(
+                result_store.memoized(self._factory(spec, self.cache), self.store, self.ceiling), profile, spec
+            )
             for spec, profile in self._specs
-        ]  # fmt: skip
+        ]
 
     def _slot(self, index: int) -> list[ReferenceUnderTest]:
         with self._lock:
@@ -246,9 +252,16 @@ class Session:
         """Implementation `impl`'s outcome for `request` under `profile`, with slot `slot`'s runner."""
         return self.impl(impl, profile, slot).compile(replace(request, profile=profile))
 
-    def compile_against(self, scenario: Scenario, ref: ReferenceUnderTest, request: CompileRequest,
-                        baselines: dict[ReferenceSpec, Outcome], outcome_of: Callable[[ImplSpec, str], Outcome],
-                        started: float, slot: int = 0) -> list[CaseResult]:  # fmt: skip
+    def compile_against(
+        self,
+        scenario: Scenario,
+        ref: ReferenceUnderTest,
+        request: CompileRequest,
+        baselines: dict[ReferenceSpec, Outcome],
+        outcome_of: Callable[[ImplSpec, str], Outcome],
+        started: float,
+        slot: int = 0,
+    ) -> list[CaseResult]:
         """One compile case against one reference: every implementation's outcome compared with its answer.
 
         `baselines` collects the bun baselines' answers (a runtime variant is judged beside its baseline's);
@@ -258,15 +271,30 @@ class Session:
         if ref.spec is not None and not ref.spec.is_variant:
             baselines[ref.spec] = reference
         return [
-            self._compared(scenario, impl, ref, reference,
-                           self.undeclared(scenario, impl, ref.profile, slot) or outcome_of(impl, ref.profile),
-                           baselines, request, started)
+            self._compared(
+                scenario,
+                impl,
+                ref,
+                reference,
+                self.undeclared(scenario, impl, ref.profile, slot) or outcome_of(impl, ref.profile),
+                baselines,
+                request,
+                started,
+            )
             for impl in self.implementations
-        ]  # fmt: skip
+        ]
 
-    def _compared(self, scenario: Scenario, impl: ImplSpec, ref: ReferenceUnderTest, reference: Outcome,
-                  outcome: Outcome, baselines: dict[ReferenceSpec, Outcome], request: CompileRequest,
-                  started: float) -> CaseResult:  # fmt: skip
+    def _compared(
+        self,
+        scenario: Scenario,
+        impl: ImplSpec,
+        ref: ReferenceUnderTest,
+        reference: Outcome,
+        outcome: Outcome,
+        baselines: dict[ReferenceSpec, Outcome],
+        request: CompileRequest,
+        started: float,
+    ) -> CaseResult:
         """One implementation's outcome against one reference's, as this pair is compared (core.fields)."""
         view = view_for(impl)
         seen = view.apply(reference, outcome)
@@ -274,24 +302,32 @@ class Session:
         runtime_diffs: list[FieldDiff] = []
         if ref.spec is not None and ref.spec.is_variant:
             status, diffs, runtime_diffs, reasons = judge_variant(
-                scenario, ref.spec, reference, baselines.get(ref.spec.baseline), outcome, view,
-                impl_label=impl.label, expected=expected,
-            )  # fmt: skip
+                scenario,
+                ref.spec,
+                reference,
+                baselines.get(ref.spec.baseline),
+                outcome,
+                view,
+                impl_label=impl.label,
+                expected=expected,
+            )
         else:
             status, diffs, reasons = judge(
                 scenario, ref.label, *seen, view.fields, impl_label=impl.label, expected=expected
             )
         reasons += reference.notes
-        result = self._result(scenario, impl, ref.label, ref.profile, status, diffs, reasons, reference, outcome,
-                              request, started, seen)  # fmt: skip
+        result = self._result(
+            scenario, impl, ref.label, ref.profile, status, diffs, reasons, reference, outcome, request, started, seen
+        )
         if reference.status in ("ok", "thrown") and outcome.status in ("ok", "thrown"):
             result.compared = presence(*seen, view.fields)
         if ref.spec is not None and ref.spec.is_variant:
             result.baseline, result.runtime_diffs = ref.spec.baseline.label, runtime_diffs
         return result
 
-    def _golden(self, scenario: Scenario, impl: ImplSpec, request: CompileRequest, slot: int,
-                started: float) -> CaseResult:  # fmt: skip
+    def _golden(
+        self, scenario: Scenario, impl: ImplSpec, request: CompileRequest, slot: int, started: float
+    ) -> CaseResult:
         """A spec-only case: the implementation against the expected bytes the case quotes."""
         profile = resolve_profile_name((scenario.expect or {}).get("profile", DEFAULT_PROFILE))
         outcome = self.undeclared(scenario, impl, profile, slot) or self.impl_compile(impl, profile, request, slot)
@@ -307,43 +343,74 @@ class Session:
             stderr = error.stderr.decode("utf-8", "replace") if isinstance(error.stderr, bytes) else error.stderr
             reason += f": {stderr.strip()[-500:]}"
         return [
-            CaseResult(scenario.id, label, "", Status.ERROR, scenario.tags, str(scenario.path), scenario.description,
-                       scenario.pins, reasons=[reason], implementation=impl.label)
-            for label in targets for impl in self.implementations
-        ]  # fmt: skip
+            CaseResult(
+                scenario.id,
+                label,
+                "",
+                Status.ERROR,
+                scenario.tags,
+                str(scenario.path),
+                scenario.description,
+                scenario.pins,
+                reasons=[reason],
+                implementation=impl.label,
+            )
+            for label in targets
+            for impl in self.implementations
+        ]
 
     def not_applicable(self, scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[CaseResult]:
         """A case whose `profiles` name none of the run's references: not applicable against each, saying why."""
         named = ", ".join(scenario.profiles)
         return [
-            CaseResult(scenario.id, ref.label, ref.profile, Status.NOT_APPLICABLE, scenario.tags, str(scenario.path),
-                       scenario.description, scenario.pins, implementation=impl.label, reasons=[
-                           f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
-                           f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
-                           "a --reference of one of its profiles"])
-            for ref in refs if not ref.is_variant for impl in self.implementations
-        ]  # fmt: skip
+            CaseResult(
+                scenario.id,
+                ref.label,
+                ref.profile,
+                Status.NOT_APPLICABLE,
+                scenario.tags,
+                str(scenario.path),
+                scenario.description,
+                scenario.pins,
+                implementation=impl.label,
+                reasons=[
+                    f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
+                    f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
+                    "a --reference of one of its profiles"
+                ],
+            )
+            for ref in refs
+            if not ref.is_variant
+            for impl in self.implementations
+        ]
 
-    def run_lifecycle_case(self, scenario: Scenario, slot: int = 0, refs: list[ReferenceUnderTest] | None = None,
-                           shared: Any = None) -> list[CaseResult]:  # fmt: skip
+    def _lifecycle_targets(
+        self, scenario: Scenario, slot: int, refs: list[ReferenceUnderTest] | None
+    ) -> list[tuple[str, str, Runner | None]]:
+        """(label, profile, reference runner) of each side a lifecycle probe is replayed against: the golden
+        record alone, or each reference the case applies to (started when they are slot `slot`'s)."""
+        if scenario.golden:
+            return [(GOLDEN, resolve_profile_name(scenario.golden), None)]
+        if refs is None:
+            self.start(slot)
+        return [
+            (ref.label, ref.profile, ref.runner)
+            for ref in (self._slot(slot) if refs is None else refs)
+            if not ref.is_variant  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
+            and applies(scenario, ref)
+        ]
+
+    def run_lifecycle_case(
+        self, scenario: Scenario, slot: int = 0, refs: list[ReferenceUnderTest] | None = None, shared: Any = None
+    ) -> list[CaseResult]:
         """A lifecycle probe replayed on each reference and each implementation (or on the implementations
         alone, golden). `refs`: only against these (started by the caller), not slot `slot`'s references.
         `shared` (harness.run.by_reference.ImplLifecycleSides): the implementations' sides, run once per profile and
         handoff."""
         work = self.cache / "repos" / ".lifecycle"
-        targets: list[tuple[str, str, Runner | None]] = []
-        if scenario.golden:
-            targets.append((GOLDEN, resolve_profile_name(scenario.golden), None))
-        else:
-            if refs is None:
-                self.start(slot)
-            for ref in self._slot(slot) if refs is None else refs:
-                if ref.is_variant:
-                    continue  # lifecycle probes run under the baseline runtime only (docs/matrix.md)
-                if applies(scenario, ref):
-                    targets.append((ref.label, ref.profile, ref.runner))
-            if not targets:
-                return self.not_applicable(scenario, self._slot(slot))
+        targets = self._lifecycle_targets(scenario, slot, refs)
+        if not targets:
+            return self.not_applicable(scenario, self._slot(slot))
         results = []
         steps = lifecycle.wire_steps(scenario)
         for label, profile, reference in targets:
@@ -354,8 +421,11 @@ class Session:
                 try:
                     share = None if shared is None else shared.sides_of(impl, profile)
                     unserved = self.undeclared(scenario, impl, profile, slot)
-                    replay = Replay([], [], unsupported=unserved.error) if unserved else lifecycle.replay(
-                        scenario, probe, runner, impl.label, work, self.cache, profile, share)  # fmt: skip
+                    replay = (
+                        Replay([], [], unsupported=unserved.error)
+                        if unserved
+                        else lifecycle.replay(scenario, probe, runner, impl.label, work, self.cache, profile, share)
+                    )
                 except Exception as error:  # the case is an error; the run goes on
                     replay = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
                 expected = self.expected(scenario, impl, label, profile)
@@ -365,31 +435,63 @@ class Session:
                 failed = Outcome("error", error=replay.error, stderr=replay.stderr) if replay.error else None
                 results.append(
                     CaseResult(
-                        case_id=scenario.id, reference=label, profile=profile, status=status, tags=scenario.tags,
-                        path=str(scenario.path), description=scenario.description, pins=scenario.pins,
-                        diffs=replay.text_diffs, reasons=reasons, reference_outcome=failed,
-                        seconds=time.perf_counter() - started, turns=[row.to_json() for row in replay.rows],
-                        implementation=impl.label, cached=result_store.served_key(probe),
+                        case_id=scenario.id,
+                        reference=label,
+                        profile=profile,
+                        status=status,
+                        tags=scenario.tags,
+                        path=str(scenario.path),
+                        description=scenario.description,
+                        pins=scenario.pins,
+                        diffs=replay.text_diffs,
+                        reasons=reasons,
+                        reference_outcome=failed,
+                        seconds=time.perf_counter() - started,
+                        turns=[row.to_json() for row in replay.rows],
+                        implementation=impl.label,
+                        cached=result_store.served_key(probe),
                     )
-                )  # fmt: skip
+                )
         return results
 
-    def _result(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str, status: Status,
-                diffs: list[FieldDiff], reasons: list[str], reference: Outcome | None, outcome: Outcome,
-                request: CompileRequest, started: float,
-                seen: tuple[Outcome, Outcome] | None = None) -> CaseResult:  # fmt: skip
+    def _result(
+        self,
+        scenario: Scenario,
+        impl: ImplSpec,
+        label: str,
+        profile: str,
+        status: Status,
+        diffs: list[FieldDiff],
+        reasons: list[str],
+        reference: Outcome | None,
+        outcome: Outcome,
+        request: CompileRequest,
+        started: float,
+        seen: tuple[Outcome, Outcome] | None = None,
+    ) -> CaseResult:
         """A compile result; the structured diff is of the records as compared (`seen`: the view's)."""
         compared_ref, compared_impl = seen or (reference, outcome)
         expected = compared_ref.record if compared_ref is not None else golden_record(scenario)
         return CaseResult(
-            case_id=scenario.id, reference=label, profile=profile, status=status, tags=scenario.tags,
-            path=str(scenario.path), description=scenario.description, pins=scenario.pins, diffs=diffs,
-            reasons=reasons, reference_outcome=reference, impl_outcome=outcome,
+            case_id=scenario.id,
+            reference=label,
+            profile=profile,
+            status=status,
+            tags=scenario.tags,
+            path=str(scenario.path),
+            description=scenario.description,
+            pins=scenario.pins,
+            diffs=diffs,
+            reasons=reasons,
+            reference_outcome=reference,
+            impl_outcome=outcome,
             structured=structured_diff(expected, compared_impl.record) if diffs else "",
-            memory_dir=str(request.memory_dir), request={k: v for k, v in request.to_wire().items() if k != "op"},
-            seconds=time.perf_counter() - started, implementation=impl.label,
+            memory_dir=str(request.memory_dir),
+            request={k: v for k, v in request.to_wire().items() if k != "op"},
+            seconds=time.perf_counter() - started,
+            implementation=impl.label,
             cached=reference.cache_key if reference is not None else "",
-        )  # fmt: skip
+        )
 
     def run(
         self,

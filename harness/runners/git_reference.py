@@ -77,8 +77,9 @@ def revision_profile(version: str | None, override: str | None = None, *, where:
     if override:
         return resolve_profile_name(override)
     if version is None:
-        raise UnknownRevisionProfile(f"{where or 'the revision'} has no version in package.json; name a profile "
-                                     "with --profile letta-code@X")  # fmt: skip
+        raise UnknownRevisionProfile(
+            f"{where or 'the revision'} has no version in package.json; name a profile with --profile letta-code@X"
+        )
     try:
         return profile_name_for_release(version)
     except KeyError:
@@ -159,8 +160,13 @@ class GitReferenceRunner(BunReferenceRunner):
     def _start_driver(self) -> None:
         assert self.build is not None
         lifecycle = [self.build.lifecycle.path] if self._lifecycle_loaded and self.build.lifecycle else []
-        self.process.argv = [str(ensure_bun()), *self.interpreter_flags(), str(DRIVER_PATH), self.build.compiler.path,
-                             *lifecycle]  # fmt: skip
+        self.process.argv = [
+            str(ensure_bun()),
+            *self.interpreter_flags(),
+            str(DRIVER_PATH),
+            self.build.compiler.path,
+            *lifecycle,
+        ]
         self.process.env = self.reference_env()
         super(BunReferenceRunner, self).start()
 

@@ -98,6 +98,7 @@ def judged_against(scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[s
     reference it applies to (a lifecycle probe: the baselines only), or, applying to none, each baseline."""
     if scenario.expect or scenario.golden:
         return [GOLDEN]
-    applicable = [ref.label for ref in refs if applies(scenario, ref)
-                  and not (scenario.kind == "lifecycle" and ref.is_variant)]  # fmt: skip
+    applicable = [
+        ref.label for ref in refs if applies(scenario, ref) and not (scenario.kind == "lifecycle" and ref.is_variant)
+    ]
     return applicable or [ref.label for ref in refs if not ref.is_variant]

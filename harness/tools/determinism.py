@@ -41,8 +41,17 @@ def run_twice(args: list[str], workdir: Path) -> tuple[Path, Path, list[int]]:
     target = workdir / "report"
     dirs = (workdir / "A", workdir / "B")
     for directory in dirs:
-        command = [sys.executable, "-m", "harness.cli", "run", *args, "--no-timing", "--no-cache", "--report",
-                   str(target)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            *args,
+            "--no-timing",
+            "--no-cache",
+            "--report",
+            str(target),
+        ]
         codes.append(subprocess.run(command, check=False, stdout=subprocess.DEVNULL).returncode)
         target.rename(directory)
     return dirs[0], dirs[1], codes
@@ -55,8 +64,12 @@ def differences(first: Path, second: Path) -> list[str]:
         one, two = (first / name).read_bytes(), (second / name).read_bytes()
         if one != two:
             diff = difflib.unified_diff(
-                one.decode("utf-8", "replace").splitlines(), two.decode("utf-8", "replace").splitlines(),
-                f"A/{name}", f"B/{name}", lineterm="", n=1,
-            )  # fmt: skip
+                one.decode("utf-8", "replace").splitlines(),
+                two.decode("utf-8", "replace").splitlines(),
+                f"A/{name}",
+                f"B/{name}",
+                lineterm="",
+                n=1,
+            )
             out.append("\n".join(list(diff)[:20]))
     return out

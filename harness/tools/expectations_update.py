@@ -112,8 +112,9 @@ def choose_implementation(
         raise UpdateError(f"{existing.path} is for {existing.names}, not {chosen!r}: write another file (--out)")
     if chosen is None:
         if len(found) != 1:
-            raise UpdateError(f"the report has results of {', '.join(found) or 'no implementation'}: "
-                              "choose one with --implementation")  # fmt: skip
+            raise UpdateError(
+                f"the report has results of {', '.join(found) or 'no implementation'}: choose one with --implementation"
+            )
         return found[0]
     if chosen not in found:
         raise UpdateError(f"the report has no result of {chosen!r} (it has {', '.join(found) or 'none'})")
@@ -265,8 +266,11 @@ def _broad(
             entries.append(entry)
             changes.append(Change("kept", name, _scope(entry), "no corpus to match its cases against"))
             continue
-        matched = [s for s in seen if s.case in corpus and entry.matches(corpus[s.case])
-                   and entry.applies(s.reference, s.profile)]  # fmt: skip
+        matched = [
+            s
+            for s in seen
+            if s.case in corpus and entry.matches(corpus[s.case]) and entry.applies(s.reference, s.profile)
+        ]
         if entry.error is not None:
             hits = [s for s in matched if s.error is not None and entry.error in s.error]
         else:
@@ -285,8 +289,9 @@ def _broad(
             cover.setdefault(s, set()).update(s.fields if ANY in entry.fields else entry.fields)
             if entry.error is not None:
                 expected.add(s)
-    ran = [replace(s, fields=tuple(f for f in s.fields if f not in cover.get(s, set())))
-           for s in seen if s.error is None]  # fmt: skip
+    ran = [
+        replace(s, fields=tuple(f for f in s.fields if f not in cover.get(s, set()))) for s in seen if s.error is None
+    ]
     return ran, [s for s in seen if s.error is not None and s not in expected]
 
 
@@ -300,14 +305,24 @@ def _new_entries(uncovered: list[Seen], kept: list[Expectation], implementation:
         labels = list(dict.fromkeys(s.reference for s in members))
         first = members[0]
         if failed:
-            reason = (f"not explained yet: {implementation} fails here against {first.reference} and nobody has said "
-                      f"why (written by `conformance expectations update`); its error: {first.error}")  # fmt: skip
+            reason = (
+                f"not explained yet: {implementation} fails here against {first.reference} and nobody has said "
+                f"why (written by `conformance expectations update`); its error: {first.error}"
+            )
         else:
-            reason = (f"not explained yet: {implementation} differs from {first.reference} here and nobody has "
-                      "said why (written by `conformance expectations update`); first difference: "
-                      f"{first.first}")  # fmt: skip
-        entry = Expectation(case, fields, UNEXPLAINED, reason, tuple(reference_spelling(label) for label in labels),
-                            error="" if failed else None)  # fmt: skip
+            reason = (
+                f"not explained yet: {implementation} differs from {first.reference} here and nobody has "
+                "said why (written by `conformance expectations update`); first difference: "
+                f"{first.first}"
+            )
+        entry = Expectation(
+            case,
+            fields,
+            UNEXPLAINED,
+            reason,
+            tuple(reference_spelling(label) for label in labels),
+            error="" if failed else None,
+        )
         others = [e for e in kept if e.case == case and not e.broad]
         if any(_overlaps(entry, other) for other in others):  # a kept entry names these references for other profiles
             entry = replace(entry, profiles=tuple(dict.fromkeys(s.profile for s in members)))

@@ -70,17 +70,29 @@ def _keep_case(where: Path, scenario: Scenario, results: list[CaseResult], cache
     for number, result in enumerate(results, 1):
         name = f"{number:02d}-{_safe(result.reference)}--{_safe(result.implementation)}"[:120]
         _keep_result(where / name, result)
-        entry["results"].append({"reference": result.reference, "implementation": result.implementation,
-                                 "profile": result.profile, "status": result.status.value,
-                                 "directory": name})  # fmt: skip
+        entry["results"].append(
+            {
+                "reference": result.reference,
+                "implementation": result.implementation,
+                "profile": result.profile,
+                "status": result.status.value,
+                "directory": name,
+            }
+        )
     return entry
 
 
 def _keep_result(where: Path, result: CaseResult) -> None:
     where.mkdir()
-    verdict = {"case": result.case_id, "reference": result.reference, "profile": result.profile,
-               "implementation": result.implementation, "status": result.status.value, "reasons": result.reasons,
-               "differing_fields": [diff.field for diff in result.diffs]}  # fmt: skip
+    verdict = {
+        "case": result.case_id,
+        "reference": result.reference,
+        "profile": result.profile,
+        "implementation": result.implementation,
+        "status": result.status.value,
+        "reasons": result.reasons,
+        "differing_fields": [diff.field for diff in result.diffs],
+    }
     _write_json(where / "verdict.json", verdict)
     for side, outcome in (("reference", result.reference_outcome), ("implementation", result.impl_outcome)):
         if outcome is not None:

@@ -111,8 +111,9 @@ def _load_file(path: Path, seen: dict[str, str], package: Path) -> list[Mutant]:
     for index, entry in enumerate(data["mutants"]):
         line = line_at(root, ["mutants", index])
         if entry["id"] in seen:
-            raise ScenarioError(path, line, f"mutant id {entry['id']!r} is already used ({seen[entry['id']]}); "
-                                "give this one another id")  # fmt: skip
+            raise ScenarioError(
+                path, line, f"mutant id {entry['id']!r} is already used ({seen[entry['id']]}); give this one another id"
+            )
         seen[entry["id"]] = f"{path}:{line}"
         if "equivalent" in entry and "known_survivor" in entry:
             raise ScenarioError(
@@ -124,18 +125,31 @@ def _load_file(path: Path, seen: dict[str, str], package: Path) -> list[Mutant]:
         source = package / entry["file"]
         if entry["file"] not in sources:
             if not source.is_file():
-                raise ScenarioError(path, line_at(root, ["mutants", index, "file"]),
-                                    f"mutant {entry['id']!r}: {PACKAGE}/{entry['file']} does not exist; "
-                                    f"name a file under {PACKAGE}/")  # fmt: skip
+                raise ScenarioError(
+                    path,
+                    line_at(root, ["mutants", index, "file"]),
+                    f"mutant {entry['id']!r}: {PACKAGE}/{entry['file']} does not exist; name a file under {PACKAGE}/",
+                )
             sources[entry["file"]] = source.read_text(encoding="utf-8")
         count = sources[entry["file"]].count(entry["original"])
         if count != 1:
-            raise ScenarioError(path, line_at(root, ["mutants", index, "original"]),
-                                f"mutant {entry['id']!r}: its original occurs {count} times in {PACKAGE}/"
-                                f"{entry['file']} (it must occur once); copy the snippet from the current source"
-                                + (", with enough around it to be unique" if count else ""))  # fmt: skip
+            raise ScenarioError(
+                path,
+                line_at(root, ["mutants", index, "original"]),
+                f"mutant {entry['id']!r}: its original occurs {count} times in {PACKAGE}/"
+                f"{entry['file']} (it must occur once); copy the snippet from the current source"
+                + (", with enough around it to be unique" if count else ""),
+            )
         mutants.append(
-            Mutant(entry["id"], entry["file"], entry["original"], entry["replacement"], entry["why"],
-                   entry.get("equivalent"), entry.get("known_survivor"), tuple(entry.get("tests", ())))
-        )  # fmt: skip
+            Mutant(
+                entry["id"],
+                entry["file"],
+                entry["original"],
+                entry["replacement"],
+                entry["why"],
+                entry.get("equivalent"),
+                entry.get("known_survivor"),
+                tuple(entry.get("tests", ())),
+            )
+        )
     return mutants

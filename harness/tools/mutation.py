@@ -299,8 +299,17 @@ def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float
         except ValueError as error:
             return MutantResult(mutant, "invalid", str(error), 0.0)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([tmp, str(REPO_ROOT)]), "PYTHONDONTWRITEBYTECODE": "1"}
-        command = [sys.executable, "-m", "harness.cli", "mutation", "--check", str(baseline), "--package", str(package),
-                   *map(str, paths)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "mutation",
+            "--check",
+            str(baseline),
+            "--package",
+            str(package),
+            *map(str, paths),
+        ]
         try:
             if mutant.tests and (verdict := run_tests(mutant, tmp, env, timeout)):
                 return MutantResult(mutant, *verdict, time.perf_counter() - started)
@@ -330,8 +339,17 @@ def run_mutant(mutant: Mutant, baseline: Path, paths: list[Path], timeout: float
 def run_tests(mutant: Mutant, tmp: str, env: dict[str, str], timeout: float) -> tuple[str, str] | None:
     """The mutant's own unit tests against the mutated copy: (outcome, detail) when they kill it (or cannot run),
     None when they pass. Run from the copy's parent, which `python -m pytest` puts first on sys.path."""
-    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--rootdir={REPO_ROOT}",
-               *(str(REPO_ROOT / test) for test in mutant.tests)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={REPO_ROOT}",
+        *(str(REPO_ROOT / test) for test in mutant.tests),
+    ]
     done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode == 0:
         return None

@@ -129,8 +129,10 @@ class Reducer:
         return (*model_size(model), names, json.dumps(candidate.inputs, sort_keys=True))
 
     def inputs(self, candidate: Candidate) -> Candidate:
-        keys = ddmin(sorted(candidate.inputs), lambda kept: self.holds(
-            replace(candidate, inputs={k: candidate.inputs[k] for k in kept})))  # fmt: skip
+        keys = ddmin(
+            sorted(candidate.inputs),
+            lambda kept: self.holds(replace(candidate, inputs={k: candidate.inputs[k] for k in kept})),
+        )
         candidate = replace(candidate, inputs={k: candidate.inputs[k] for k in keys})
         skills = candidate.inputs.get("client_skills")
         if not isinstance(skills, list):
@@ -284,8 +286,15 @@ def reduce_candidate(oracle: Oracle, candidate: Candidate, *, budget: int = 3000
     notes = []
     if reducer.out_of_budget:
         notes.append("stopped at the test or time budget; the result may not be minimal")
-    return Reduction(smallest, target, model_size(candidate.model), model_size(smallest.model), reducer.tests,
-                     time.monotonic() - started, notes)  # fmt: skip
+    return Reduction(
+        smallest,
+        target,
+        model_size(candidate.model),
+        model_size(smallest.model),
+        reducer.tests,
+        time.monotonic() - started,
+        notes,
+    )
 
 
 def reproduction(session: Session, ref: ReferenceUnderTest, seed: int | None = None) -> tuple[FoundBy, tuple[str, ...]]:

@@ -52,7 +52,21 @@ def memoizing() -> bool:
 
 
 __all__ = [
-    "NO_CACHE_ENV", "MemoizedReference", "ProbeReplay", "RepositorySteps", "ResultStore", "encode_outcome", "for_probe",
-    "memoized", "memoizing", "open_store", "reference_identity", "repository_root", "served_key",
-    "storable", "store_path", "tree_digest", "working_copy",
-]  # fmt: skip
+    "NO_CACHE_ENV",
+    "MemoizedReference",
+    "ProbeReplay",
+    "RepositorySteps",
+    "ResultStore",
+    "encode_outcome",
+    "for_probe",
+    "memoized",
+    "memoizing",
+    "open_store",
+    "reference_identity",
+    "repository_root",
+    "served_key",
+    "storable",
+    "store_path",
+    "tree_digest",
+    "working_copy",
+]

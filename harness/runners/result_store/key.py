@@ -81,8 +81,11 @@ def git_build(env: dict[str, str]) -> str:
         return "no git"
     real = os.path.realpath(git)
     stat = os.stat(real)
-    return str(_memo(("git", real, stat.st_size, stat.st_mtime_ns),
-                     lambda: _probe([real, "--version", "--build-options"], "git")))  # fmt: skip
+    return str(
+        _memo(
+            ("git", real, stat.st_size, stat.st_mtime_ns), lambda: _probe([real, "--version", "--build-options"], "git")
+        )
+    )
 
 
 def _lockfile_digests(names: list[str]) -> dict[str, str]:

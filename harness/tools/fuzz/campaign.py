@@ -119,10 +119,12 @@ def known_signatures(oracle: Oracle, case_dirs: list[Path]) -> set[Signature]:
     files = [p for p in discover([d for d in case_dirs if d.exists()]) if _may_be_known(p)]
     loaded = load_scenarios(files)
     scenarios = [
-        s for s in loaded.scenarios
-        if s.kind == "compile" and not s.runs_port_alone
+        s
+        for s in loaded.scenarios
+        if s.kind == "compile"
+        and not s.runs_port_alone
         and ("fuzz" in s.tags or any(d.applies_to(label) for d in s.divergences for label in labels))
-    ]  # fmt: skip
+    ]
     known: set[Signature] = set()
     answers = oracle.signatures_many([candidate_of(s) for s in scenarios])
     for scenario, signatures in zip(scenarios, answers, strict=True):
@@ -143,9 +145,13 @@ def _may_be_known(path: Path) -> bool:
 
 
 _SETTINGS: dict[str, Any] = dict(
-    deadline=None, database=None, derandomize=False, suppress_health_check=list(HealthCheck),
-    report_multiple_bugs=False, print_blob=False,
-)  # fmt: skip
+    deadline=None,
+    database=None,
+    derandomize=False,
+    suppress_health_check=list(HealthCheck),
+    report_multiple_bugs=False,
+    print_blob=False,
+)
 
 
 def unicode_limit(session: Session) -> tuple[int, int]:
@@ -246,8 +252,9 @@ def fuzz(
             batch += 1
             submitted = oracle.submit(candidates)  # the reference works on it while the next batch is generated
             # (in a thread: it runs while this one waits for git and for the reference)
-            upcoming = generator.submit(_next_batch, seed + batch, batch_size, max_examples, report, deadline,
-                                        len(candidates))  # fmt: skip
+            upcoming = generator.submit(
+                _next_batch, seed + batch, batch_size, max_examples, report, deadline, len(candidates)
+            )
             collected = oracle.collect(submitted)
             following = upcoming.result()
             finding, position = _first_finding(collected, candidates, seen, report)
@@ -258,8 +265,8 @@ def fuzz(
             smallest = finding.candidate
             if hypothesis_shrink:
                 smallest = _shrink(oracle, report, finding, batch_seed, position, deadline)
-            report.findings.append(_save(oracle, finding.signature, smallest, batch_seed, out_dir,
-                                         min(reduce_seconds, deadline - time.monotonic())))  # fmt: skip
+            budget = min(reduce_seconds, deadline - time.monotonic())
+            report.findings.append(_save(oracle, finding.signature, smallest, batch_seed, out_dir, budget))
             candidates = [c for c in candidates if time.monotonic() < deadline]
     finally:
         generator.shutdown(wait=True, cancel_futures=True)
@@ -343,9 +350,13 @@ def _save(
         reduction = reduce_candidate(oracle, candidate, seconds=seconds)
         candidate = reduction.candidate
     reduced = reduction is not None and not reduction.notes
-    how = ("shrunk (Hypothesis, then reduce)" if reduced else
-           "not fully reduced: the --seconds budget ran out" if reduction else
-           "not reduced: the --seconds budget ran out (`conformance reduce` it)")  # fmt: skip
+    how = (
+        "shrunk (Hypothesis, then reduce)"
+        if reduced
+        else "not fully reduced: the --seconds budget ran out"
+        if reduction
+        else "not reduced: the --seconds budget ran out (`conformance reduce` it)"
+    )
     ref = next(r for r in oracle.session.references if r.label == signature.reference)
     found_by, profiles = reproduction(oracle.session, ref, batch_seed)
     path = None

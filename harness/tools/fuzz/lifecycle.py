@@ -40,10 +40,17 @@ from harness.verdict.signature import Signature, pick_divergence
 FACTS = {"tea": "The user likes tea.", "teal": "favourite colour is teal"}
 MODELS = ("anthropic/claude-opus-4-8", "openai/gpt-5.5", "anthropic/claude-sonnet-4-5")
 PATHS = ("system/human.md", "system/persona.md", "system/notes/deep.md", "notes/outside.md", "system/Zeta.md")
-START = {"commits": [{"message": "init", "files": {
-    "system/persona.md": "---\ndescription: who I am\n---\nI am a helpful agent.\n",
-    "system/human.md": "---\ndescription: the user\n---\nNothing yet.\n",
-}}]}  # fmt: skip
+START = {
+    "commits": [
+        {
+            "message": "init",
+            "files": {
+                "system/persona.md": "---\ndescription: who I am\n---\nI am a helpful agent.\n",
+                "system/human.md": "---\ndescription: the user\n---\nNothing yet.\n",
+            },
+        }
+    ]
+}
 
 _texts = st.sampled_from((*FACTS.values(), "Nothing.", "", "  padded  \n", "$& and {CORE_MEMORY}"))
 _frontmatters = st.sampled_from(("", "---\ndescription: d\n---\n", "---\ndescription: |\n  block\n---\n"))
@@ -80,16 +87,23 @@ steps = st.one_of(
     st.builds(lambda text: {"turn": text}, st.sampled_from(("hello", "more"))),
     commit_steps(),
     commit_steps(),
-    st.builds(lambda text: {"system": text}, st.sampled_from(
-        ("You are an agent.\n\n{CORE_MEMORY}", "New prompt {CORE_MEMORY} $&", "No placeholder at all  "))),
+    st.builds(
+        lambda text: {"system": text},
+        st.sampled_from(
+            ("You are an agent.\n\n{CORE_MEMORY}", "New prompt {CORE_MEMORY} $&", "No placeholder at all  ")
+        ),
+    ),
     st.builds(lambda model: {"model": model}, st.sampled_from(MODELS)),
     st.just({"new_conversation": True}),
     st.just({"recompile": True}),
     st.builds(lambda when: {"clock": when}, st.sampled_from(("2026-01-02T03:05:00.000Z", "2026-06-30T23:59:59.999Z"))),
     st.builds(lambda when: {"clock": when}, st.sampled_from(INVALID_CLOCKS)),
-    st.builds(lambda text, skills: {"turn": text, "client_skills": skills}, st.sampled_from(("hello", "more")),
-              client_skills_values),
-)  # fmt: skip
+    st.builds(
+        lambda text, skills: {"turn": text, "client_skills": skills},
+        st.sampled_from(("hello", "more")),
+        client_skills_values,
+    ),
+)
 
 
 def _existing_deletes(body: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -198,9 +212,11 @@ class LifecycleReport:
 
     def summary(self) -> str:
         rate = self.replays / self.seconds if self.seconds else 0.0
-        lines = [f"lifecycle: {self.replays} step sequences replayed by both sides in {self.seconds:.1f} s "
-                 f"({rate:.2f}/s); new divergences: {len(self.findings)}; known: {self.known}; "
-                 f"refused at load: {self.refused}; errors: {len(self.errors)}"]  # fmt: skip
+        lines = [
+            f"lifecycle: {self.replays} step sequences replayed by both sides in {self.seconds:.1f} s "
+            f"({rate:.2f}/s); new divergences: {len(self.findings)}; known: {self.known}; "
+            f"refused at load: {self.refused}; errors: {len(self.errors)}"
+        ]
         lines += [f"  seed {f.seed}: {f.signature.describe()} -> {f.path}" for f in self.findings]
         lines += [f"  error: {e}" for e in self.errors[:5]]
         return "\n".join(lines)
@@ -258,10 +274,15 @@ def fuzz_lifecycle(
                 case_id = f"fuzz-lifecycle-{batch_seed}"
                 ref = next(r for r in session.references if r.label == found.signature.reference)
                 found_by, profiles = reproduction(session, ref, batch_seed)
-                doc = {"id": case_id, "description": f"Found by `conformance fuzz --lifecycle --seed {batch_seed}`, "
-                       f"shrunk by Hypothesis; differs in {found.signature.describe()}.",
-                       "tags": ["lifecycle", "fuzz"], **({"profiles": list(profiles)} if profiles else {}),
-                       "found_by": found_by_spec(found_by), **found.doc}  # fmt: skip
+                doc = {
+                    "id": case_id,
+                    "description": f"Found by `conformance fuzz --lifecycle --seed {batch_seed}`, "
+                    f"shrunk by Hypothesis; differs in {found.signature.describe()}.",
+                    "tags": ["lifecycle", "fuzz"],
+                    **({"profiles": list(profiles)} if profiles else {}),
+                    "found_by": found_by_spec(found_by),
+                    **found.doc,
+                }
                 out_dir.mkdir(parents=True, exist_ok=True)
                 path = out_dir / f"{case_id}.yaml"
                 path.write_text(dump_yaml(doc), encoding="utf-8")
@@ -270,13 +291,27 @@ def fuzz_lifecycle(
     return report
 
 
-def _batch(session: Session, report: LifecycleReport, seen: set[Signature], workdir: Path, batch_seed: int,
-           batch_size: int, stop: Callable[[], bool]) -> _Found | None:  # fmt: skip
+def _batch(
+    session: Session,
+    report: LifecycleReport,
+    seen: set[Signature],
+    workdir: Path,
+    batch_seed: int,
+    batch_size: int,
+    stop: Callable[[], bool],
+) -> _Found | None:
     target: list[Signature] = []
 
     @hypothesis_seed(batch_seed)
-    @settings(max_examples=batch_size, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
-              suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)  # fmt: skip
+    @settings(
+        max_examples=batch_size,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
     @given(lifecycle_documents())
     def check(doc: dict[str, Any]) -> None:
         if not target and stop():

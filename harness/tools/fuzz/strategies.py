@@ -60,22 +60,69 @@ WHITESPACE = ("", " ", "\t", "\u00a0", "\ufeff", "\u0085", "\x1c", "\u2028", "\n
 # git show HEAD:<path> revision syntax (memfs_prompt.git_head.revision_syntax_needs_git_show and the cases tagged
 # `revision`): ranges, `^-`, peeling and navigation suffixes, reflog and search syntax, globs (pathspecs)
 REVISION_NAMES = (
-    "a..b", "a..HEAD:b", "x...", "...", "a...b", "r^-1", "^-", "a^", "a^{}", "a^{tree}", "a~1", "~", "a@{0}",
-    "@{-1}", "@", "a:b", ":/x", ":", "HEAD:a", "HEAD", "a*", "q?", "[1]", "a[1]", "*", "[", "a b^!", " .", " ..",
-)  # fmt: skip
+    "a..b",
+    "a..HEAD:b",
+    "x...",
+    "...",
+    "a...b",
+    "r^-1",
+    "^-",
+    "a^",
+    "a^{}",
+    "a^{tree}",
+    "a~1",
+    "~",
+    "a@{0}",
+    "@{-1}",
+    "@",
+    "a:b",
+    ":/x",
+    ":",
+    "HEAD:a",
+    "HEAD",
+    "a*",
+    "q?",
+    "[1]",
+    "a[1]",
+    "*",
+    "[",
+    "a b^!",
+    " .",
+    " ..",
+)
 # members of Object.prototype, Function, Function.prototype and Number a `system/**` walk reaches (jsobjects);
 # under system/, an Object.prototype member (POLLUTING) as a directory or a file name makes upstream write onto a
 # shared built-in: the reference process then restarts (a second of CPU), so those names come only in "builtins"
 # repositories (one in 50); elsewhere a look-alike (`xconstructor`, `hasOwnPropertyx`) takes their place
 POLLUTING = (
-    "constructor", "__proto__", "valueOf", "toString", "hasOwnProperty", "isPrototypeOf", "toLocaleString",
-    "propertyIsEnumerable", "__defineGetter__", "__lookupGetter__",
-)  # fmt: skip
+    "constructor",
+    "__proto__",
+    "valueOf",
+    "toString",
+    "hasOwnProperty",
+    "isPrototypeOf",
+    "toLocaleString",
+    "propertyIsEnumerable",
+    "__defineGetter__",
+    "__lookupGetter__",
+)
 BUILTIN_NAMES = (
     *POLLUTING,
-    "prototype", "length", "name", "caller", "arguments", "apply", "bind", "call", "NaN", "MAX_VALUE", "EPSILON",
-    "isInteger", "toFixed", "__value__",
-)  # fmt: skip
+    "prototype",
+    "length",
+    "name",
+    "caller",
+    "arguments",
+    "apply",
+    "bind",
+    "call",
+    "NaN",
+    "MAX_VALUE",
+    "EPSILON",
+    "isInteger",
+    "toFixed",
+    "__value__",
+)
 LONG_LENGTHS = (249, 250, 251, 252, 255)  # `HEAD:` + a first component past 250 bytes is over NAME_MAX
 
 
@@ -88,8 +135,12 @@ _whitespace = st.sampled_from(WHITESPACE)
 _risky_text = st.text(alphabet=RISKY_CHARS.replace("/", ""), min_size=1, max_size=6)
 _plain_text = st.text(alphabet="aAbBzZ_-. 019", min_size=1, max_size=6)
 _padded = st.builds(lambda a, s, b: a + s + b, _whitespace, _words, _whitespace)
-_revision = st.builds(lambda a, s, b: a + s + b, st.sampled_from(("", "", "x", "HEAD:")),
-                      st.sampled_from(REVISION_NAMES), st.sampled_from(("", "", "y", "..")))  # fmt: skip
+_revision = st.builds(
+    lambda a, s, b: a + s + b,
+    st.sampled_from(("", "", "x", "HEAD:")),
+    st.sampled_from(REVISION_NAMES),
+    st.sampled_from(("", "", "y", "..")),
+)
 _builtin = st.sampled_from(BUILTIN_NAMES)
 _long = st.builds(lambda n, c: c * n, st.sampled_from(LONG_LENGTHS), st.sampled_from("nmé"))
 _raw = st.sampled_from(RAW_NAMES)
@@ -304,17 +355,54 @@ _shapes = repo_shapes()
 
 SYSTEM_PROMPTS = ("S $& $$ {CORE_MEMORY}", "no placeholder \u00a0\n", "{CORE_MEMORY}{CORE_MEMORY}")
 MESSAGE_COUNTS: tuple[int | float, ...] = (
-    0, 1, 3, -1, -5, 3.0, 2.5, -0.0, 0.1 + 0.2, 1e21, 1e20, 10**21, 2**53, 2**53 + 1, 2**63, 1e-6, 1.5e-7, 5e-324,
-    1.7976931348623157e308, 10**400, -(10**400), 123456789012345678901234567890,
-)  # fmt: skip
+    0,
+    1,
+    3,
+    -1,
+    -5,
+    3.0,
+    2.5,
+    -0.0,
+    0.1 + 0.2,
+    1e21,
+    1e20,
+    10**21,
+    2**53,
+    2**53 + 1,
+    2**63,
+    1e-6,
+    1.5e-7,
+    5e-324,
+    1.7976931348623157e308,
+    10**400,
+    -(10**400),
+    123456789012345678901234567890,
+)
 message_counts: st.SearchStrategy[int | float] = st.one_of(
     st.sampled_from(MESSAGE_COUNTS),
     st.integers(-(2**60), 2**60),
     st.floats(allow_nan=False, allow_infinity=False),
 )
 _refused_counts = st.sampled_from(NON_FINITE)
-_years = st.sampled_from(("2026", "2026", "0000", "0001", "1969", "1970", "2000", "9999", "+275760", "-271821",
-                          "+002026", "-000001", "+010000", "-000000", "+275761"))  # fmt: skip
+_years = st.sampled_from(
+    (
+        "2026",
+        "2026",
+        "0000",
+        "0001",
+        "1969",
+        "1970",
+        "2000",
+        "9999",
+        "+275760",
+        "-271821",
+        "+002026",
+        "-000001",
+        "+010000",
+        "-000000",
+        "+275761",
+    )
+)
 _two = ("00", "01", "02", "09", "10", "12", "13", "23", "24", "28", "29", "30", "31", "32", "59", "60")
 _fields = st.sampled_from(_two)
 _months = st.sampled_from(("01", "02", "06", "12", "00", "13", "02"))

@@ -83,21 +83,40 @@ def scan(
             if not exhaustive and previous is not None and _fingerprint(entries, previous[1]) == previous[0]:
                 build = previous[1]
                 version = _version_at(repo, item.commit)
-                row = ScanRow(item.commit, item.date, item.subject, version, build.module_key, None, False,
-                              build.pragma, build.release_entry)  # fmt: skip
+                row = ScanRow(
+                    item.commit,
+                    item.date,
+                    item.subject,
+                    version,
+                    build.module_key,
+                    None,
+                    False,
+                    build.pragma,
+                    build.release_entry,
+                )
             else:
                 try:
                     build = _cached_or_built(tree, item.commit, bun)
                 except BuildError as error:
-                    rows.append(ScanRow(item.commit, item.date, item.subject, _version_at(repo, item.commit), None,
-                                        str(error)))  # fmt: skip
+                    rows.append(
+                        ScanRow(item.commit, item.date, item.subject, _version_at(repo, item.commit), None, str(error))
+                    )
                     previous = None
                     if progress:
                         progress(index, rows[-1])
                     continue
                 previous = (_fingerprint(entries, build), build)
-                row = ScanRow(item.commit, item.date, item.subject, build.version, build.module_key, None, True,
-                              build.pragma, build.release_entry)  # fmt: skip
+                row = ScanRow(
+                    item.commit,
+                    item.date,
+                    item.subject,
+                    build.version,
+                    build.module_key,
+                    None,
+                    True,
+                    build.pragma,
+                    build.release_entry,
+                )
             rows.append(row)
             if progress:
                 progress(index, row)

@@ -63,8 +63,17 @@ def history_table(
     previous: ScanRow | None = None
     for row in rows:
         if previous is not None and row.module != previous.module:
-            change = Change(row.commit, row.date, row.subject, row.version, first_release_with(repo, row.commit),
-                            previous.module, row.module, previous.pragma, row.pragma)  # fmt: skip
+            change = Change(
+                row.commit,
+                row.date,
+                row.subject,
+                row.version,
+                first_release_with(repo, row.commit),
+                previous.module,
+                row.module,
+                previous.pragma,
+                row.pragma,
+            )
             if row.module and previous.module:
                 before, after = runs[previous.module], runs[row.module]
                 for case_id in sorted(set(before.keys) | set(after.keys)):
@@ -159,9 +168,18 @@ def locate_lifecycle_changes(
         for position, ids in sorted(changed_at.items()):
             row = rows[index[candidates[position]]]
             located.append(
-                LifecycleChange(row.commit, row.date, row.subject, row.version, first_release_with(repo, row.commit),
-                                sorted(ids), change.commit, len(candidates), len(keys))
-            )  # fmt: skip
+                LifecycleChange(
+                    row.commit,
+                    row.date,
+                    row.subject,
+                    row.version,
+                    first_release_with(repo, row.commit),
+                    sorted(ids),
+                    change.commit,
+                    len(candidates),
+                    len(keys),
+                )
+            )
     located.sort(key=lambda c: index[c.commit])
     return located
 
@@ -174,8 +192,10 @@ def lifecycle_markdown(located: list[LifecycleChange]) -> str:
     for c in located:
         shown = ", ".join(c.cases[:4]) + (", …" if len(c.cases) > 4 else "")
         subject = c.subject.replace("|", "\\|")
-        out.append(f"| {c.commit[:9]} | {c.date[:10]} | {subject} | {c.version} | {c.first_release or '-'} | "
-                   f"{len(c.cases)} ({shown}) |")  # fmt: skip
+        out.append(
+            f"| {c.commit[:9]} | {c.date[:10]} | {subject} | {c.version} | {c.first_release or '-'} | "
+            f"{len(c.cases)} ({shown}) |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -194,13 +214,17 @@ def table_markdown(changes_found: list[Change], rows: list[ScanRow], seconds: fl
     for change in changes_found:
         if not change.output_changing:
             continue
-        what = "; ".join(f"{key}: {len(ids)} ({', '.join(ids[:3])}{', …' if len(ids) > 3 else ''})"
-                         for key, ids in sorted(change.cases.items()))  # fmt: skip
+        what = "; ".join(
+            f"{key}: {len(ids)} ({', '.join(ids[:3])}{', …' if len(ids) > 3 else ''})"
+            for key, ids in sorted(change.cases.items())
+        )
         if change.pragma_before != change.pragma_after:
             what = f"`// @bun` pragma {'added' if change.pragma_after else 'dropped'} (build entry); " + what
         subject = change.subject.replace("|", "\\|")
-        out.append(f"| {change.commit[:9]} | {change.date[:10]} | {subject} | {change.version} | "
-                   f"{change.first_release or '-'} | {what} |")  # fmt: skip
+        out.append(
+            f"| {change.commit[:9]} | {change.date[:10]} | {subject} | {change.version} | "
+            f"{change.first_release or '-'} | {what} |"
+        )
     quiet = [c for c in changes_found if not c.output_changing]
     if quiet:
         out += ["", "Module changes with no output change on the corpus:", ""]

@@ -121,8 +121,9 @@ def reference_outcome(scenario: Scenario, spec: ReferenceSpec, timeout: float) -
 VERDICT_FIELDS = ("verdict", "differs")
 
 
-def verdict_outcome(scenario: Scenario, spec: ReferenceSpec, impl: ImplSpec, timeout: float,
-                    impl_env: dict[str, str] | None = None) -> Outcome:  # fmt: skip
+def verdict_outcome(
+    scenario: Scenario, spec: ReferenceSpec, impl: ImplSpec, timeout: float, impl_env: dict[str, str] | None = None
+) -> Outcome:
     """The implementation's verdict against `spec` on `scenario`, as an outcome whose record is
     {verdict: status, differs: [fields]}: two candidates differ when the verdict or its fields do."""
     with open_session(RunOptions([spec], implementations=[impl], timeout=timeout, impl_env=impl_env)) as session:

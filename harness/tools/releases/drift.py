@@ -97,9 +97,15 @@ def described(diff: FieldDiff) -> dict[str, Any]:
     """A change as a person reads it, the same from a live run and from a saved report: the first differing
     byte, the characters there named, and the bytes around it on both sides (verdict.diff.field_diff_json)."""
     info = field_diff_json(diff)
-    return {"field": diff.field, "offset": info["offset"], "difference": info["difference"],
-            "before_bytes": info["reference_bytes"], "after_bytes": info["impl_bytes"],
-            "before_context": info["reference_context"], "after_context": info["impl_context"]}  # fmt: skip
+    return {
+        "field": diff.field,
+        "offset": info["offset"],
+        "difference": info["difference"],
+        "before_bytes": info["reference_bytes"],
+        "after_bytes": info["impl_bytes"],
+        "before_context": info["reference_context"],
+        "after_context": info["impl_context"],
+    }
 
 
 @dataclass(frozen=True)
@@ -246,8 +252,13 @@ def drift_report(
             for entry in entries:
                 if not any(explains_change(entry, key) for key in keys):
                     stale.append(
-                        {"case": scenario.id, "from": pair.before.label, "to": pair.after.label,
-                         "says": entry.change, "path": str(scenario.path)}
-                    )  # fmt: skip
+                        {
+                            "case": scenario.id,
+                            "from": pair.before.label,
+                            "to": pair.after.label,
+                            "says": entry.change,
+                            "path": str(scenario.path),
+                        }
+                    )
     ordered = sorted(groups.values(), key=lambda g: (pairs.index(g.pair), g.change))
     return DriftReport(pairs, ordered, stale, unknown)

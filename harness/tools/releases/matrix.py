@@ -110,22 +110,33 @@ def matrix_json(results: list[CaseResult], specs: list[ReferenceSpec], seconds: 
         cases.setdefault(result.case_id, {})[result.reference] = result.status
     per_reference = {label: dict(Counter(r.status for r in results if r.reference == label)) for label in labels}
     runtime_effects = [
-        {"case": r.case_id, "reference": r.reference, "baseline": r.baseline,
-         "fields": [d.field for d in r.runtime_diffs]}
-        for r in sorted(results, key=lambda r: (r.reference, r.case_id)) if r.runtime_diffs
-    ]  # fmt: skip
+        {
+            "case": r.case_id,
+            "reference": r.reference,
+            "baseline": r.baseline,
+            "fields": [d.field for d in r.runtime_diffs],
+        }
+        for r in sorted(results, key=lambda r: (r.reference, r.case_id))
+        if r.runtime_diffs
+    ]
     data: dict[str, Any] = {
         "references": [
-            {"label": s.label, "kind": s.kind, "value": s.value, "runtime": s.runtime, "locale": s.locale,
-             "baseline": s.baseline.label if s.is_variant else None,
-             "profile": next((r.profile for r in results if r.reference == s.label), None),
-             "counts": per_reference[s.label]}
+            {
+                "label": s.label,
+                "kind": s.kind,
+                "value": s.value,
+                "runtime": s.runtime,
+                "locale": s.locale,
+                "baseline": s.baseline.label if s.is_variant else None,
+                "profile": next((r.profile for r in results if r.reference == s.label), None),
+                "counts": per_reference[s.label],
+            }
             for s in specs
         ],
         "cases": cases,
         "compared_fields": field_comparison_summary(results),
         "runtime_effects": runtime_effects,
-    }  # fmt: skip
+    }
     if seconds is not None:
         data["timing"] = {"seconds": round(seconds, 1)}
     return data

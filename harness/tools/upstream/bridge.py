@@ -46,9 +46,12 @@ def protocol_spec(spec: ImplSpec) -> ImplSpec:
         return spec
     raise BridgeError(
         f"--impl {spec.label}: upstream-tests runs python or cmd:ARGV (a protocol program); "
-        + ("python-cli is the port's command line, not a protocol program: use python"
-           if spec.kind == "python-cli" else "the Letta server is another product, not what upstream's tests test")
-    )  # fmt: skip
+        + (
+            "python-cli is the port's command line, not a protocol program: use python"
+            if spec.kind == "python-cli"
+            else "the Letta server is another product, not what upstream's tests test"
+        )
+    )
 
 
 class Bridge:
@@ -75,8 +78,11 @@ class Bridge:
 
     def env(self) -> dict[str, str]:
         """What the shim reads to find the bridge."""
-        return {"CONFORMANCE_UPSTREAM_REQUESTS": str(self.requests), "CONFORMANCE_UPSTREAM_ANSWERS": str(self.answers),
-                "CONFORMANCE_UPSTREAM_PROFILE": self.profile}  # fmt: skip
+        return {
+            "CONFORMANCE_UPSTREAM_REQUESTS": str(self.requests),
+            "CONFORMANCE_UPSTREAM_ANSWERS": str(self.answers),
+            "CONFORMANCE_UPSTREAM_PROFILE": self.profile,
+        }
 
     def start(self) -> None:
         self.runner.start()
@@ -108,8 +114,10 @@ class Bridge:
             return {"ok": False, "error": f"the harness cannot send this request: {error}"}
         except ProtocolError as error:
             tail = process.stderr_tail().strip().splitlines()[-5:]
-            return {"ok": False, "error": f"{self.spec.label}: {error}" + (f"; stderr: {' | '.join(tail)}" if tail
-                                                                            else "")}  # fmt: skip
+            return {
+                "ok": False,
+                "error": f"{self.spec.label}: {error}" + (f"; stderr: {' | '.join(tail)}" if tail else ""),
+            }
         if ends_process(answer):  # the program exits after such an answer; the next request starts a new one
             process.stop()
         answer.pop("id", None)
@@ -151,5 +159,10 @@ class Bridge:
 
     def describe(self) -> dict[str, Any]:
         info = self.hello.get("info") if isinstance(self.hello.get("info"), dict) else {}
-        return {"implementation": self.spec.label, "argv": self.runner.process.argv, "info": info,
-                "start_error": self.start_error, "served": self.served}  # fmt: skip
+        return {
+            "implementation": self.spec.label,
+            "argv": self.runner.process.argv,
+            "info": info,
+            "start_error": self.start_error,
+            "served": self.served,
+        }

@@ -38,8 +38,15 @@ def test_env(bun: Path, home: Path, tmp: Path) -> dict[str, str]:
     env = isolated_env(home, extra_path=[str(bun.parent)])
     for pinned in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):  # upstream's tests make commits of their own
         env.pop(pinned, None)
-    env.update({"TMPDIR": str(tmp), "BUN_CONFIG_REGISTRY": UNREACHABLE_REGISTRY,
-                "NPM_CONFIG_REGISTRY": UNREACHABLE_REGISTRY, "LETTA_CODE_TELEM": "0", "NO_COLOR": "1"})  # fmt: skip
+    env.update(
+        {
+            "TMPDIR": str(tmp),
+            "BUN_CONFIG_REGISTRY": UNREACHABLE_REGISTRY,
+            "NPM_CONFIG_REGISTRY": UNREACHABLE_REGISTRY,
+            "LETTA_CODE_TELEM": "0",
+            "NO_COLOR": "1",
+        }
+    )
     return env
 
 
@@ -88,8 +95,15 @@ def run_file(
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
     with tempfile.TemporaryFile() as output:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output,
-                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             code: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

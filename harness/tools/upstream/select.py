@@ -62,8 +62,9 @@ def path_aliases(tsconfig: bytes | None) -> list[tuple[str, str]]:
     return [(alias, posixpath.normpath(target).rstrip("/") + "/") for alias, target in _PATHS.findall(text) if alias]
 
 
-def resolve(specifier: str, importer: str, aliases: list[tuple[str, str]], paths: set[str] | dict[str, TreeEntry]
-            ) -> str | None:  # fmt: skip
+def resolve(
+    specifier: str, importer: str, aliases: list[tuple[str, str]], paths: set[str] | dict[str, TreeEntry]
+) -> str | None:
     """The repository path an import names, as bun resolves it (extension and index optional), or None."""
     if specifier.startswith("."):
         base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
@@ -99,8 +100,10 @@ def selection_reasons(source: str, importer: str, aliases: list[tuple[str, str]]
     if compiler:
         names = compiler_names(source, importer, aliases, paths)
         skills = [n for n in names if n in SKILLS_BLOCK]
-        reasons.append(f"imports the compiler module ({compiler})" + (f", the skills block ({', '.join(skills)})"
-                                                                       if skills else ""))  # fmt: skip
+        reasons.append(
+            f"imports the compiler module ({compiler})"
+            + (f", the skills block ({', '.join(skills)})" if skills else "")
+        )
     if FRONTMATTER in imported:
         reasons.append(f"imports the frontmatter parser ({FRONTMATTER})")
     backend = next((p for p in (*LOCAL_BACKEND_MODULES, LOCAL_INDEX) if p in imported), None)

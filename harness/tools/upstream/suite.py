@@ -131,8 +131,13 @@ def sweep(tree: SourceTree, extras: set[str]) -> None:
 
 def builtin_modules(bun: Path) -> set[str]:
     """The pinned bun's own modules (node's builtins and bun's), which nothing installs."""
-    done = subprocess.run([str(bun), "-e", "console.log(JSON.stringify(require('module').builtinModules))"],
-                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(bun), "-e", "console.log(JSON.stringify(require('module').builtinModules))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     try:
         return set(json.loads(done.stdout))
     except ValueError:
@@ -148,8 +153,18 @@ def packages_at_load(bun: Path, root: Path, files: list[str]) -> tuple[list[str]
     with tempfile.TemporaryDirectory(prefix="conformance-upstream-build-") as out:
         for index, file in enumerate(files):
             outfile = Path(out) / f"{index}.js"
-            command = [str(bun), "build", f"./{file}", "--target", "bun", "--packages", "external",
-                       *(f"--loader={loader}" for loader in LOADERS), "--outfile", str(outfile)]  # fmt: skip
+            command = [
+                str(bun),
+                "build",
+                f"./{file}",
+                "--target",
+                "bun",
+                "--packages",
+                "external",
+                *(f"--loader={loader}" for loader in LOADERS),
+                "--outfile",
+                str(outfile),
+            ]
             done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False, timeout=600)
             if done.returncode != 0 or not outfile.exists():
                 problems.append(f"{file}: bun build failed: {(done.stderr or done.stdout).strip()[-800:]}")
@@ -196,8 +211,9 @@ def prepare(tree: SourceTree, commit: str, bun: Path) -> Prepared:
     return Prepared(tree, selected, shim, versions, notes + problems + install_notes, extras)
 
 
-def _analysed(tree: SourceTree, commit: str, extras: set[str], bun: Path) -> tuple[list[SelectedFile], list[str],
-                                                                                     list[str]]:  # fmt: skip
+def _analysed(
+    tree: SourceTree, commit: str, extras: set[str], bun: Path
+) -> tuple[list[SelectedFile], list[str], list[str]]:
     """The selected test files and the packages they import at load: worked out once per commit (and bun), then
     read from `upstream-tests/commits/<commit>.json`."""
     key = {"format": ANALYSIS_FORMAT, "commit": commit, "bun": str(bun), "shim": _shim_digest()}
@@ -234,14 +250,21 @@ def shimmed(root: Path, shim: Shim) -> Iterator[None]:
         (root / SHIM_MARKER).unlink(missing_ok=True)
 
 
-def run_files(bun: Path, prepared: Prepared, options: Options, progress: Progress, what: str,
-              bridge: Bridge | None = None) -> list[FileRun]:  # fmt: skip
+def run_files(
+    bun: Path, prepared: Prepared, options: Options, progress: Progress, what: str, bridge: Bridge | None = None
+) -> list[FileRun]:
     runs = []
     for number, selected in enumerate(prepared.selected, 1):
         progress(f"  {what} [{number}/{len(prepared.selected)}] {selected.path}")
-        run = run_file(bun, prepared.tree.root, selected.path, timeout=options.file_timeout,
-                       preload=PRELOAD if bridge else None, extra_env=bridge.env() if bridge else None,
-                       test_timeout_ms=options.test_timeout_ms)  # fmt: skip
+        run = run_file(
+            bun,
+            prepared.tree.root,
+            selected.path,
+            timeout=options.file_timeout,
+            preload=PRELOAD if bridge else None,
+            extra_env=bridge.env() if bridge else None,
+            test_timeout_ms=options.test_timeout_ms,
+        )
         sweep(prepared.tree, prepared.extras | ({prepared.shim.upstream} if bridge and prepared.shim else set()))
         runs.append(run)
     return runs
@@ -289,8 +312,12 @@ def run_revision(
     result.control_runs, result.shim_runs = control, shim
     result.control_passed = sum(t.outcome == Outcome.PASSED for run in control for t in run.tests)
     result.tests = _judge(prepared, control, shim)
-    result.timing = {"prepare": round(prepared_at - started, 3), "control": round(control_at - prepared_at, 3),
-                     "shim": round(done - control_at, 3), "total": round(done - started, 3)}  # fmt: skip
+    result.timing = {
+        "prepare": round(prepared_at - started, 3),
+        "control": round(control_at - prepared_at, 3),
+        "shim": round(done - control_at, 3),
+        "total": round(done - started, 3),
+    }
     return result
 
 

@@ -25,8 +25,10 @@ from typing import Any
 
 from harness.report.upstream_records import FILE_LEVEL, FileRun, Outcome, SelectedFile, TestRun, TestVerdict, Verdict
 
-FRONTMATTER_NOTE = ("it tests upstream's frontmatter parser directly (src/utils/frontmatter.ts): the protocol has "
-                    "no op for it, so no call reached the implementation")  # fmt: skip
+FRONTMATTER_NOTE = (
+    "it tests upstream's frontmatter parser directly (src/utils/frontmatter.ts): the protocol has "
+    "no op for it, so no call reached the implementation"
+)
 NO_CALL_NOTE = "it made no call to the compiler module's forwarded functions: only upstream's own code ran"
 
 
@@ -129,8 +131,9 @@ def _ran_indexes(run: FileRun) -> dict[str, list[tuple[int | None, TestRun]]]:
     return found
 
 
-def verdict_of(selected: SelectedFile, control: TestRun, shim: TestRun | None, calls: list[dict[str, Any]],
-               shim_run: FileRun) -> TestVerdict:  # fmt: skip
+def verdict_of(
+    selected: SelectedFile, control: TestRun, shim: TestRun | None, calls: list[dict[str, Any]], shim_run: FileRun
+) -> TestVerdict:
     """One test's verdict (the rule in the module docstring)."""
     made = TestVerdict(control.file, control.name, Verdict.PASS, calls=len(calls))
     if control.outcome in (Outcome.SKIPPED, Outcome.TODO):
@@ -165,8 +168,11 @@ def verdict_of(selected: SelectedFile, control: TestRun, shim: TestRun | None, c
     else:
         error = implementation_error(calls)
         made.fault = "implementation"
-        made.reason = (f"the implementation failed: {error}" if error else
-                       "upstream's assertion fails on what the implementation answered")  # fmt: skip
+        made.reason = (
+            f"the implementation failed: {error}"
+            if error
+            else "upstream's assertion fails on what the implementation answered"
+        )
         hint = mojibake_of(calls)
         if hint:
             made.reason += f"; {hint}"
@@ -177,8 +183,11 @@ def judge_file(selected: SelectedFile, control: FileRun, shim: FileRun) -> list[
     """Every test of one file (the rules in the module docstring)."""
     if not control.tests:
         reason = f"the file does not load with upstream's own compiler module: {control.load_error or 'no test'}"
-        return [TestVerdict(selected.path, FILE_LEVEL, Verdict.BROKEN, reason, "upstream",
-                            control_message=control.load_error or "")]  # fmt: skip
+        return [
+            TestVerdict(
+                selected.path, FILE_LEVEL, Verdict.BROKEN, reason, "upstream", control_message=control.load_error or ""
+            )
+        ]
     shim_tests = _ran_indexes(shim)
     verdicts = []
     for test in control.tests:
@@ -187,13 +196,29 @@ def judge_file(selected: SelectedFile, control: FileRun, shim: FileRun) -> list[
         calls = calls_of(shim, index) if found is not None else []
         verdicts.append(verdict_of(selected, test, found, calls, shim))
     if control.load_error:
-        verdicts.append(TestVerdict(selected.path, FILE_LEVEL, Verdict.BROKEN,
-                                    "fails between tests with upstream's own compiler module", "upstream",
-                                    control_message=control.load_error))  # fmt: skip
+        verdicts.append(
+            TestVerdict(
+                selected.path,
+                FILE_LEVEL,
+                Verdict.BROKEN,
+                "fails between tests with upstream's own compiler module",
+                "upstream",
+                control_message=control.load_error,
+            )
+        )
     elif shim.load_error and shim.tests:
         file_calls = [c for c, owner in zip(shim.calls, shim.calls_by_test, strict=True) if owner == -1]
-        verdicts.append(TestVerdict(selected.path, FILE_LEVEL, Verdict.FAIL, "fails between tests with the shim",
-                                    "implementation" if shim.calls else "harness", message=shim.load_error,
-                                    call=file_calls[-1] if file_calls else None, calls=len(shim.calls),
-                                    call_log=file_calls))  # fmt: skip
+        verdicts.append(
+            TestVerdict(
+                selected.path,
+                FILE_LEVEL,
+                Verdict.FAIL,
+                "fails between tests with the shim",
+                "implementation" if shim.calls else "harness",
+                message=shim.load_error,
+                call=file_calls[-1] if file_calls else None,
+                calls=len(shim.calls),
+                call_log=file_calls,
+            )
+        )
     return verdicts
