@@ -32,7 +32,7 @@ def test_shapes_cover_every_layout_head_format_and_some_config() -> None:
 
 
 def test_gitlinks_point_at_own_commits_and_at_missing_ones() -> None:
-    models = examples(shaped_models(), 60)
+    models = examples(shaped_models(), 150)  # gitlinks are drawn rarely: 60 draws held none under some seeds
     assert {model.shape.layout for model in models} >= {"work-tree", "bare"}
     targets = [blob.data for model in models for blob in model.head.values() if blob.mode == MODE_GITLINK]
     assert any(target.startswith(b"commit:") for target in targets)  # present in the repository
