@@ -131,7 +131,7 @@ def release_bundle() -> Callable[[str], Path]:
     from harness.acquire.releases import resolve_bundle
     from harness.core.reference import ReferenceSpec
 
-    return lambda text: resolve_bundle(ReferenceSpec.parse(text), Path())
+    return lambda text: resolve_bundle(ReferenceSpec.parse(text))
 
 
 @pytest.fixture

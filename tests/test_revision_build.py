@@ -17,12 +17,13 @@ from conftest import OFFLINE, git_env_for
 
 from harness.acquire import revision_build
 from harness.acquire.releases import ensure_bun
-from harness.acquire.revision_build import build_revision
+from harness.acquire.revision_build import build_revision, build_worktree
 from harness.acquire.revision_source import (
     BuildError,
     bun_pragma,
     load_time_packages,
     locked_versions,
+    read_worktree,
     release_build_entry,
 )
 from harness.core.reference import ReferenceSpec
@@ -327,6 +328,81 @@ def test_git_reference_runner_reports_the_build_error(upstream: Upstream, cache:
     spec, gits = revision_corpus.git_spec(upstream.path, "HEAD")
     run = revision_corpus.run_references([spec], gits, [scenario])[spec.label]
     assert "bun build" in run.errors["tiny"] and "text.ts" in run.errors["tiny"]
+
+
+# --- a checkout's work tree (`checkout:PATH`) ----------------------------------------------------
+
+
+def test_a_checkout_builds_from_its_work_tree_and_writes_nothing_there(
+    upstream: Upstream, cache: Path, bun: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit = upstream.commit("one", {**initial_files(), ".gitignore": "src/ignored.ts\n"})
+    upstream.write(
+        {
+            "src/backend/local/systemPromptCompilation.ts": COMPILER % ("UNCOMMITTED", OLD_NAME),  # an edit
+            "src/untracked.ts": "export const untracked = 1;\n",  # untracked, not ignored: read
+            "src/ignored.ts": "export const ignored = 1;\n",  # ignored: not read
+            "src/standalone-entry.ts": None,  # deleted in the work tree: absent
+        }
+    )
+    entries, _ = read_worktree(upstream.path)
+    assert "src/untracked.ts" in entries and "src/ignored.ts" not in entries
+    assert "src/standalone-entry.ts" not in entries and "README.md" not in entries  # SOURCE_PATHS only
+    before = snapshot(upstream.path)
+
+    build = build_worktree(upstream.path, bun=bun)
+    assert build.commit.startswith("worktree-") and build.commit != commit
+    assert build.version == "0.25.3" and build.pragma
+    assert "UNCOMMITTED" in Path(build.compiler.path).read_text()
+    assert build_revision(upstream.path, commit, bun=bun).module_key != build.module_key  # the commit has no edit
+    assert snapshot(upstream.path) == before, "the build wrote inside the checkout"
+    assert not (upstream.path / "node_modules").exists() and not (upstream.path / "letta.js").exists()
+    assert Path(build.compiler.path).is_relative_to(cache / "git-builds" / build.commit)
+
+    builds = []
+    real_build = revision_build._bun_build
+    monkeypatch.setattr(revision_build, "_bun_build", lambda *a: builds.append(a) or real_build(*a))
+    assert build_worktree(upstream.path, bun=bun) == build and not builds  # unchanged: from the cache
+    upstream.write({"src/util/text.ts": HELPER.replace('"!"', '"?!"')})
+    edited = build_worktree(upstream.path, bun=bun)
+    assert len(builds) == 1 and edited.commit != build.commit and '"?!"' in Path(edited.compiler.path).read_text()
+    assert snapshot(upstream.path, contents=False).keys() == before.keys()
+
+
+def test_a_checkout_is_served_by_the_git_runner_and_never_memoized(
+    upstream: Upstream, cache: Path, tmp_path: Path
+) -> None:
+    from harness.runners.references import default_runner, profile_for_reference
+    from harness.runners.result_store.key import artifact_identity
+
+    upstream.commit("one", initial_files())
+    upstream.write({"src/backend/local/systemPromptCompilation.ts": COMPILER % ("UNCOMMITTED", OLD_NAME)})
+    spec = ReferenceSpec.parse(f"checkout:{upstream.path}")
+    assert GitReference.of_spec(spec) == GitReference(upstream.path, worktree=True)
+    assert GitReference.of_spec(spec).spec() == spec and GitReference.of_spec(spec).label == spec.label
+    assert profile_for_reference(spec, None) == "letta-code@0.25.3"  # the work tree's version, as git: does
+    upstream.write({"package.json": json.dumps({"name": "@letta-ai/letta-code", "version": "0.24.13"})})
+    with pytest.raises(UnknownRevisionProfile, match=r"checkout:.*0\.24\.13, a version no profile maps"):
+        profile_for_reference(spec, None)
+    assert profile_for_reference(spec, "letta-code@0.25.3") == "letta-code@0.25.3"
+
+    runner = default_runner(spec, tmp_path / "h", tmp_path, 60.0)
+    assert isinstance(runner, git_reference.GitReferenceRunner) and runner.reference.worktree
+    assert runner.name == spec.runner_name
+    assert artifact_identity(runner) is None  # verified by nothing: its outcomes are never stored
+
+    case = tmp_path / "cases" / "compile" / "tiny.yaml"  # the loader wants id == file name
+    case.parent.mkdir(parents=True)
+    case.write_text(TINY_CASE)
+    scenario = revision_corpus.load_cases([case])[0]
+    run = revision_corpus.run_references([spec], {}, [scenario])[spec.label]
+    assert not run.errors, run.errors
+    assert "UNCOMMITTED" in json.dumps(run.outcomes["tiny"].record)
+
+
+def test_a_checkout_runs_under_the_pinned_bun_only() -> None:
+    with pytest.raises(ValueError, match=r"checkout: work tree .* pinned bun only"):
+        ReferenceSpec.parse("checkout:../lc@node")
 
 
 # --- upstream's real history ---------------------------------------------------------------------

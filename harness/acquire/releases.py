@@ -4,8 +4,8 @@ A release is fetched by its registry's fetcher module (harness.core.registries n
 pypi_release), which verifies it against its pin in reference/manifest.json and unpacks it once into a
 cache outside the repository ($LETTA_CONFORMANCE_CACHE, default ~/.cache/letta-conformance). Here: what
 they share (the cache, a tarball fetched with `npm pack` and checked against its sha512 integrity, the
-cache checks), bun and node, and the dispatch from a spec to its letta.js. A bundle path or an upstream
-checkout (built with upstream's own `bun run build`) are references too.
+cache checks), bun and node, and the dispatch from a spec to its letta.js. A bundle path is a reference
+too; an upstream revision or checkout is built from source by harness.acquire.revision_build instead.
 """
 
 from __future__ import annotations
@@ -215,22 +215,6 @@ def ensure_node() -> Path:
     return Path(found)
 
 
-def build_checkout(checkout: Path, bun: Path) -> Path:
-    """Build letta.js from an upstream checkout with its own `bun install && bun run build`: `checkout:PATH`, a
-    working tree run with its uncommitted edits. Every committed revision (`git:`, `bisect --checkout`, the
-    history tools) is built by harness.acquire.revision_build instead, which never writes in the checkout."""
-    if not (checkout / "package.json").exists():
-        raise ReferenceUnavailable(f"{checkout} is not a letta-code checkout (no package.json)")
-    for command in ([str(bun), "install", "--frozen-lockfile"], [str(bun), "run", "build"]):
-        done = subprocess.run(command, cwd=checkout, capture_output=True, text=True, check=False, timeout=1800)
-        if done.returncode != 0:
-            raise ReferenceUnavailable(f"{' '.join(command)} in {checkout} failed: {done.stderr.strip()[-800:]}")
-    bundle = checkout / "letta.js"
-    if not bundle.exists():
-        raise ReferenceUnavailable(f"building {checkout} produced no letta.js")
-    return bundle
-
-
 class ReleaseFetcher(Protocol):
     """What a registry's fetcher module (harness.core.registries: Registry.fetcher) provides."""
 
@@ -245,16 +229,19 @@ def fetcher(name: str) -> ReleaseFetcher:
     return cast(ReleaseFetcher, importlib.import_module(registry(name).fetcher))
 
 
-def resolve_bundle(spec: ReferenceSpec, bun: Path) -> Path:
-    """letta.js for a spec. A bundle or checkout run under node uses the dependencies beside it."""
+def resolve_bundle(spec: ReferenceSpec) -> Path:
+    """letta.js for a release or a bundle spec. A bundle run under node uses the dependencies beside it.
+    A `git:` or `checkout:` spec has no letta.js: harness.runners.git_reference builds its modules."""
     if spec.is_release:
         return fetcher(spec.kind).ensure(spec.value, spec.runtime)
+    if spec.kind != "bundle":
+        raise ReferenceUnavailable(
+            f"{spec.cli} has no letta.js: it is built from source (harness.runners.git_reference)"
+        )
     path = Path(spec.value).expanduser().resolve()
-    if spec.kind == "bundle":
-        if not path.is_file():
-            raise ReferenceUnavailable(f"bundle {path} does not exist")
-        return path
-    return build_checkout(path, bun)
+    if not path.is_file():
+        raise ReferenceUnavailable(f"bundle {path} does not exist")
+    return path
 
 
 def node_for(spec: ReferenceSpec) -> Path:

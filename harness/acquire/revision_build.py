@@ -15,6 +15,13 @@ Both are built from the revision's blobs, read with `git ls-tree`/`git cat-file`
 tree in the cache; nothing is written inside the repository. The revision's `tsconfig.json` sits
 at the root of that tree, so `@/` imports resolve as upstream's own build resolves them.
 
+A checkout's work tree (`checkout:PATH`, run with its uncommitted edits: `build_worktree`) is built
+the same way, from its files as the file system holds them (revision_source.read_worktree) copied
+into a source tree of its own; it is named by a digest of what was read (`worktree-<sha256>`) where
+a revision is named by its commit, so an unchanged work tree is not built again and an edited one is.
+Nothing is written in the checkout either (no `bun install`, no `letta.js`). This is the one builder
+of upstream from source: `git:PATH@REV`, `checkout:PATH`, `bisect --checkout` and the history tools.
+
 **The `// @bun` rule.** bun puts a `// @bun` pragma at the top of a bundle whose entry starts
 with a bun shebang (`#!/usr/bin/env bun`). The 0.25.x-era release bundles were built from
 `src/index.ts`, which has one; from 91e3790f6 on, the build entry is `src/standalone-entry.ts`,
@@ -31,12 +38,14 @@ Layout under `$LETTA_CONFORMANCE_CACHE/git-builds/` (default ~/.cache/letta-conf
     <commit>/compiler.mjs       the compiler module (a copy of modules/<sha256>.mjs)
     <commit>/lifecycle.mjs      the lifecycle module, node_modules -> deps/<key>/node_modules
     <commit>/failed.json        a build that failed, with the build's own message (not retried)
+    worktree-<sha256>/          the same for a work tree, by the digest of its (path, mode, bytes)
     modules/<sha256>.mjs        every distinct module built, by content
     deps/<key>/                 installed load-time packages, by (packages, versions, lockfile)
     trees/<repo key>/           the source tree, updated blob by blob from one revision to the next
+    trees/<repo key>-worktree/  the work tree's source tree, updated file by file from one build to the next
 
-Builds are serialised by a lock file per repository (across threads and processes), so parallel
-workers build each revision once.
+Builds are serialised by a lock file per repository (and one per work tree; across threads and
+processes), so parallel workers build each revision, and each state of a work tree, once.
 """
 
 from __future__ import annotations
@@ -62,6 +71,7 @@ from harness.acquire.revision_source import (
     PONG_MODULES,
     BuildError,
     SourceTree,
+    WorkTreeSource,
     bun_pragma,
     compiler_entry,
     load_time_packages,
@@ -88,7 +98,7 @@ class BuiltModule:
 @dataclass
 class RevisionBuild:
     repo: str
-    commit: str
+    commit: str  # the commit built, or `worktree-<sha256>` for a work tree (build_worktree)
     version: str | None
     compiler_entry: str
     release_entry: str | None
@@ -312,6 +322,19 @@ def build_revision(repo: Path, rev: str = "HEAD", *, lifecycle: bool = False, bu
         if found is not None:
             return found
         return _build_locked(repo, commit, lifecycle, bun or ensure_bun())
+
+
+def build_worktree(checkout: Path, *, lifecycle: bool = False, bun: Path | None = None) -> RevisionBuild:
+    """build_revision for a checkout's work tree, its uncommitted edits included: its files read once
+    (tracked, or untracked and not ignored), built into a source tree of the cache as a revision is and
+    cached by the digest of what was read. Nothing is written in the checkout."""
+    checkout = checkout.expanduser().resolve()
+    with build_lock(f"worktree-{repo_key(checkout)}"):
+        tree = WorkTreeSource(checkout, builds_root() / "trees" / f"{repo_key(checkout)}-worktree")
+        found = cached_build(tree.key, lifecycle)
+        if found is not None:
+            return found
+        return _build_locked(checkout, tree.key, lifecycle, bun or ensure_bun(), tree)
 
 
 def _build_locked(repo: Path, commit: str, lifecycle: bool, bun: Path, tree: SourceTree | None = None) -> RevisionBuild:

@@ -3,8 +3,12 @@ rules that decide what a build of it is.
 
 - `git ls-tree` / `git cat-file --batch` with a read-only git environment: nothing is written inside
   the repository (no worktree, no index, no checkout).
-- `SourceTree`: a directory in the cache holding one revision's SOURCE_PATHS, updated blob by blob
-  from one revision to the next.
+- A checkout's work tree (`checkout:PATH`, a tree run with its uncommitted edits): the tracked and
+  the untracked-but-not-ignored files under SOURCE_PATHS (`git ls-files`), their bytes read from the
+  file system (a file deleted in the work tree is absent), named by a content digest of (path,
+  mode, bytes) instead of a commit (`worktree-<sha256>`).
+- `SourceTree`: a directory in the cache holding one revision's (or one work tree's) SOURCE_PATHS,
+  updated file by file from one to the next.
 - The rules: the compiler's entry under either name (`system-prompt-compilation.ts`, or
   `systemPromptCompilation.ts` before the kebab-case rename); the release bundle's build entry (the
   first `entrypoints` of build.js) and bun's `// @bun` rule (a bundle whose entry starts with a
@@ -14,10 +18,12 @@ rules that decide what a build of it is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,9 +110,49 @@ def read_blobs(repo: Path, blobs: list[str]) -> dict[str, bytes | None]:
     return found
 
 
+WORKTREE_PREFIX = "worktree-"  # what names a work tree where a commit names a revision
+
+
+def _worktree_entry(path: Path) -> tuple[str, bytes] | None:
+    """(git mode, bytes) of a file in a work tree (a symlink: its target), None when it is absent or no file."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return "120000", os.fsencode(os.readlink(path))
+        if not stat.S_ISREG(info.st_mode):
+            return None  # a submodule's directory, a fifo
+        return ("100755" if info.st_mode & 0o111 else "100644"), path.read_bytes()
+    except OSError:
+        return None  # deleted in the work tree (or gone while it was read)
+
+
+def read_worktree(repo: Path, paths: tuple[str, ...] = SOURCE_PATHS) -> tuple[dict[str, TreeEntry], dict[str, bytes]]:
+    """path -> (mode, sha256 of the bytes) of the work tree's files under `paths`, tracked or untracked but
+    not ignored, and sha256 -> bytes: what a build of the work tree reads, read once."""
+    out = git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *paths)
+    entries: dict[str, TreeEntry] = {}
+    contents: dict[str, bytes] = {}
+    for record in sorted(set(out.split(b"\0")) - {b""}):
+        path = record.decode("utf-8", "surrogateescape")
+        found = _worktree_entry(repo / path)
+        if found is None:
+            continue
+        mode, data = found
+        digest = hashlib.sha256(data).hexdigest()
+        entries[path], contents[digest] = TreeEntry(mode, digest), data
+    return entries, contents
+
+
+def worktree_key(entries: dict[str, TreeEntry]) -> str:
+    """`worktree-<sha256>`: a digest of every (path, mode, sha256 of the bytes) a work tree's build reads."""
+    listing = json.dumps(sorted((path, e.mode, e.blob) for path, e in entries.items()))
+    return WORKTREE_PREFIX + hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 class SourceTree:
     """A directory in the cache holding one revision's SOURCE_PATHS, updated incrementally:
-    only files whose blob changed since the last revision are written."""
+    only files whose blob changed since the last revision are written. `wanted` and `contents`
+    say where the files come from: the repository's objects here, a work tree in WorkTreeSource."""
 
     STATE = ".conformance-tree.json"
 
@@ -124,15 +170,23 @@ class SourceTree:
             shutil.rmtree(self.root, ignore_errors=True)
             return {}
 
+    def wanted(self, commit: str) -> dict[str, TreeEntry]:
+        """The files the tree holds for `commit`."""
+        return list_tree(self.repo, commit)
+
+    def contents(self, blobs: list[str]) -> dict[str, bytes | None]:
+        """The bytes of these blobs (None: not in the repository)."""
+        return read_blobs(self.repo, blobs)
+
     def checkout(self, commit: str) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         have = self._load_state()
-        want = list_tree(self.repo, commit)
+        want = self.wanted(commit)
         (self.root / self.STATE).unlink(missing_ok=True)  # a run cut short leaves no state: start over
         for path in set(have) - set(want):
             (self.root / path).unlink(missing_ok=True)
         changed = [p for p, e in want.items() if have.get(p) != [e.mode, e.blob]]
-        contents = read_blobs(self.repo, sorted({want[p].blob for p in changed}))
+        contents = self.contents(sorted({want[p].blob for p in changed}))
         written: dict[str, list[str]] = {p: have[p] for p in want if p not in changed}
         self.missing = []
         for path in changed:
@@ -161,6 +215,22 @@ class SourceTree:
             return (self.root / path).read_bytes()
         except OSError:
             return None
+
+
+class WorkTreeSource(SourceTree):
+    """A SourceTree filled from a checkout's work tree, read once when it is made (`read_worktree`);
+    `key` (worktree_key) stands where a commit would, and `checkout(key)` writes what was read."""
+
+    def __init__(self, repo: Path, root: Path) -> None:
+        super().__init__(repo, root)
+        self.files, self.data = read_worktree(repo)
+        self.key = worktree_key(self.files)
+
+    def wanted(self, commit: str) -> dict[str, TreeEntry]:
+        return self.files
+
+    def contents(self, blobs: list[str]) -> dict[str, bytes | None]:
+        return {blob: self.data[blob] for blob in blobs}
 
 
 def compiler_entry(paths: dict[str, TreeEntry] | set[str]) -> str | None:

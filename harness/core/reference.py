@@ -39,8 +39,9 @@ _RELEASE_LABEL = re.compile(rf"^(?:({'|'.join(REGISTRY_NAMES)}):)?(?:{RELEASE_PR
 
 @dataclass(frozen=True)
 class ReferenceSpec:
-    """What `--reference` names: `npm:0.32.18`, `pypi:0.34.12`, a bare version, `bundle:PATH` or
-    `checkout:PATH`, optionally run under another runtime and locale: `npm:0.32.18@node`,
+    """What `--reference` names: `npm:0.32.18`, `pypi:0.34.12`, a bare version, `bundle:PATH`,
+    `git:PATH@REV` or `checkout:PATH` (a revision or a work tree, built from source and run under the
+    pinned bun only), a release or bundle optionally under another runtime and locale: `npm:0.32.18@node`,
     `pypi:0.34.12@node/da_DK.UTF-8`. A PyPI release under node runs on the wheel's own Node, with
     the wheel's node_modules beside letta.js: how its PyPI users run it.
 
@@ -121,8 +122,9 @@ class ReferenceSpec:
             value, runtime, locale = value[: variant.start()], variant.group(1), variant.group(2)
             if not value:
                 raise ValueError(f"--reference {text!r}: nothing before @{runtime}")
-            if kind == "git" and (runtime, locale) != (DEFAULT_RUNTIME, None):
-                raise ValueError(f"--reference {text!r}: a git: revision runs under the pinned bun only")
+            if kind in ("git", "checkout") and (runtime, locale) != (DEFAULT_RUNTIME, None):
+                what = "a git: revision" if kind == "git" else "a checkout: work tree (built from source)"
+                raise ValueError(f"--reference {text!r}: {what} runs under the pinned bun only")
         return cls(kind or registry_of_bare_version(value), value, runtime, locale)
 
 

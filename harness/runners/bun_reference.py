@@ -44,7 +44,7 @@ class BunReferenceRunner(JsonLinesRunner):
     def start(self) -> None:
         try:
             interpreter = self.interpreter()
-            self.bundle = resolve_bundle(self.spec, ensure_bun() if self.spec.kind == "checkout" else interpreter)
+            self.bundle = resolve_bundle(self.spec)
         except (ReferenceUnavailable, OSError) as error:
             self.start_error = str(error)
             return

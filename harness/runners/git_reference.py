@@ -1,12 +1,16 @@
-"""`git:PATH@REV` references: an upstream revision, built from source (harness.acquire.revision_build),
-run by the same driver as a release.
+"""`git:PATH@REV` and `checkout:PATH` references: an upstream revision, or a checkout's work tree with
+its uncommitted edits, built from source (harness.acquire.revision_build), run by the same driver as a
+release.
 
 - `git:PATH` is a local clone of letta-code and `REV` any commit-ish (default HEAD):
   `git:~/src/letta-code@v0.25.9`, `git:../letta-code@91e3790f6`, `git:/work/letta-code`.
+- `checkout:PATH` is a clone's work tree as it is on disk (tracked files and untracked ones git does
+  not ignore), built by the same builder, cached by a digest of its files: an edit is built again.
+  Nothing verifies it, so the result store never memoizes its outcomes.
 - The compiler module is built when the reference starts; the lifecycle module (LocalBackend and
   DeterministicPongExecutor, with its load-time packages installed) only when the run has
   lifecycle cases. Both are cached by commit, so `-j` workers and later runs reuse them.
-- **Profile rule.** A revision is compared with the profile of the version in its
+- **Profile rule.** A revision (a work tree) is compared with the profile of the version in its
   `package.json` (`letta_profiles.profile_name_for_release`). A version no profile maps
   (an unreleased version, such as 0.24.13 at a497fcee4 or the snapshot's 0.30.29) is an error
   naming the version and the nearest release tag; it is never compared with the default
@@ -23,7 +27,7 @@ from typing import Any
 
 from harness.acquire.manifest import DRIVER_PATH
 from harness.acquire.releases import ensure_bun
-from harness.acquire.revision_build import RevisionBuild, build_revision
+from harness.acquire.revision_build import RevisionBuild, build_revision, build_worktree
 from harness.acquire.revision_source import BuildError, git, resolve_commit
 from harness.core.model import LifecycleOpen, Outcome
 from harness.core.reference import ReferenceSpec
@@ -40,14 +44,21 @@ class GitReference:
     repo: Path
     rev: str = "HEAD"
     profile: str | None = None  # the per-reference override (`#letta-code@X`)
+    worktree: bool = False  # `checkout:PATH`: the work tree with its uncommitted edits (`rev` unused)
 
     @property
     def label(self) -> str:
-        return f"git:{self.repo}@{self.rev}"
+        return f"checkout:{self.repo}" if self.worktree else f"git:{self.repo}@{self.rev}"
 
     @classmethod
     def parse(cls, text: str) -> GitReference:
-        """`git:PATH`, `git:PATH@REV`, `git:PATH@REV#PROFILE` (the REV is what follows the last `@`)."""
+        """`git:PATH`, `git:PATH@REV`, `git:PATH@REV#PROFILE` (the REV is what follows the last `@`), or
+        `checkout:PATH` (a work tree: no REV, no PROFILE)."""
+        if text.startswith("checkout:"):
+            path = text.removeprefix("checkout:")
+            if not path:
+                raise ValueError(f"--reference {text!r}: use checkout:PATH (a local clone's work tree)")
+            return cls(Path(path).expanduser(), worktree=True)
         body = text.removeprefix("git:")
         body, _, profile = body.partition("#")
         path, at, rev = body.rpartition("@")
@@ -57,9 +68,22 @@ class GitReference:
             raise ValueError(f"--reference {text!r}: use git:PATH or git:PATH@REV (a local clone, any commit-ish)")
         return cls(Path(path).expanduser(), rev, profile or None)
 
+    @classmethod
+    def of_spec(cls, spec: ReferenceSpec) -> GitReference:
+        """The reference a `git` or `checkout` spec names."""
+        return cls.parse(f"{spec.kind}:{spec.value}")
+
     def spec(self) -> ReferenceSpec:
-        """As a ReferenceSpec (kind `git`, value `PATH@REV`), for the run's bookkeeping."""
+        """As a ReferenceSpec (`git`, `PATH@REV`; `checkout`, `PATH`), for the run's bookkeeping."""
+        if self.worktree:
+            return ReferenceSpec("checkout", str(self.repo))
         return ReferenceSpec("git", f"{self.repo}@{self.rev}")
+
+    def build(self, lifecycle: bool = False) -> RevisionBuild:
+        """Its modules, from the one builder (harness.acquire.revision_build), cached."""
+        if self.worktree:
+            return build_worktree(self.repo, lifecycle=lifecycle, bun=ensure_bun())
+        return build_revision(self.repo, self.rev, lifecycle=lifecycle, bun=ensure_bun())
 
 
 def nearest_release(repo: Path, commit: str) -> tuple[str | None, int]:
@@ -98,12 +122,21 @@ def revision_version(repo: Path, commit: str) -> str | None:
         return None
 
 
+def worktree_version(repo: Path) -> str | None:
+    """The version in a work tree's package.json, as the file system has it."""
+    try:
+        return json.loads((repo / "package.json").read_bytes()).get("version")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def profile_of(reference: GitReference, override: str | None = None) -> tuple[str, str, str | None]:
-    """The profile name a git reference is judged with (the rule above), its commit and its version.
-    Nothing is built: a revision that does not build is an error of its cases, not of the run."""
+    """The profile name a git reference is judged with (the rule above), its commit (a work tree: its
+    HEAD's) and its version. Nothing is built: a revision that does not build is an error of its cases,
+    not of the run. A path that is no git repository raises BuildError."""
     repo = reference.repo.expanduser().resolve()
     commit = resolve_commit(repo, reference.rev)
-    version = revision_version(repo, commit)
+    version = worktree_version(repo) if reference.worktree else revision_version(repo, commit)
     tag, distance = nearest_release(repo, commit)
     near = f"; nearest release tag v{tag}" + (f" + {distance} commits" if distance else "") if tag else ""
     where = f"{reference.label} ({commit[:12]}{near})"
@@ -111,13 +144,14 @@ def profile_of(reference: GitReference, override: str | None = None) -> tuple[st
 
 
 class GitReferenceRunner(BunReferenceRunner):
-    """A revision's built modules run by reference/driver.mjs under the pinned bun.
+    """A revision's (or a work tree's) built modules run by reference/driver.mjs under the pinned bun.
 
     A failed build is a start error carrying the build's own message, so every case of this
     reference is an error with it. The lifecycle module is built when `lifecycle` is True at start,
     or (`lifecycle` None, the default) at the first lifecycle request, and the driver is restarted
     with it; when only it fails, compile cases still run and lifecycle requests answer with the
-    build's message. Builds are cached by commit, so every `-j` slot after the first reuses them.
+    build's message. Builds are cached by commit (a work tree: by its files' digest), so every `-j` slot
+    after the first reuses them.
     """
 
     def __init__(
@@ -138,7 +172,7 @@ class GitReferenceRunner(BunReferenceRunner):
 
     def start(self) -> None:
         try:
-            self.build = build_revision(self.reference.repo, self.reference.rev, bun=ensure_bun())
+            self.build = self.reference.build()
         except (BuildError, OSError) as error:
             self.start_error = str(error)
             return
@@ -150,7 +184,7 @@ class GitReferenceRunner(BunReferenceRunner):
 
     def _build_lifecycle(self) -> None:
         try:
-            full = build_revision(self.reference.repo, self.reference.rev, lifecycle=True, bun=ensure_bun())
+            full = self.reference.build(lifecycle=True)
         except (BuildError, OSError) as error:
             self.lifecycle_error = str(error)
             return
@@ -197,7 +231,8 @@ class GitReferenceRunner(BunReferenceRunner):
         if self.build is not None:
             info["git"] = {
                 "repo": str(self.reference.repo),
-                "rev": self.reference.rev,
+                "rev": None if self.reference.worktree else self.reference.rev,
+                "worktree": self.reference.worktree,
                 "commit": self.build.commit,
                 "compiler_sha256": self.build.compiler.sha256,
                 "pragma": self.build.pragma,

@@ -46,8 +46,8 @@ def view_for(impl: ImplSpec) -> ComparisonView:
 
 
 def default_runner(spec: ReferenceSpec, home: Path, ceiling: Path | None, timeout: float) -> Runner:
-    if spec.kind == "git":
-        return GitReferenceRunner(GitReference.parse(f"git:{spec.value}"), home, ceiling, timeout)
+    if spec.kind in ("git", "checkout"):  # built from source by the one builder (harness.acquire.revision_build)
+        return GitReferenceRunner(GitReference.of_spec(spec), home, ceiling, timeout)
     runner = NodeReferenceRunner if spec.runtime == "node" else BunReferenceRunner
     return runner(spec, home, ceiling, timeout)
 
@@ -67,10 +67,10 @@ def profile_for_reference(spec: ReferenceSpec, override: str | None) -> str:
     """The profile name a reference is judged under: `--profile`, else its release version's profile.
 
     A version that maps to no profile is an error naming the fix, never a silent default (a git
-    revision: harness.runners.git_reference.profile_of); a bundle without a package.json version
-    is compared under the default profile."""
-    if spec.kind == "git":
-        return profile_of(GitReference.parse(f"git:{spec.value}"), override)[0]
+    revision or a checkout's work tree: harness.runners.git_reference.profile_of); a bundle without a
+    package.json version is compared under the default profile."""
+    if spec.kind in ("git", "checkout"):
+        return profile_of(GitReference.of_spec(spec), override)[0]
     if override:
         return resolve_profile_name(override)
     version = spec.value.removeprefix("letta-code@") if spec.is_release else None

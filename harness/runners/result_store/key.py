@@ -100,10 +100,12 @@ def _lockfile_digests(names: list[str]) -> dict[str, str]:
 def artifact_identity(runner: BunReferenceRunner) -> dict[str, Any] | None:
     """The verified digest of what the reference loads: an npm tarball's pinned sha512 integrity (and the
     lockfiles of the runtime dependencies installed beside it), a PyPI wheel's pinned sha256, a git
-    revision's commit (and the harness's build recipe). None for a bundle file or a checkout: nothing
-    verifies those, so they are never memoized."""
+    revision's commit (and the harness's build recipe). None for a bundle file or a checkout's work tree
+    (`checkout:`, though the same builder builds it): nothing verifies those, so they are never memoized."""
     spec = runner.spec
     if isinstance(runner, GitReferenceRunner):
+        if runner.reference.worktree:
+            return None
         from harness.acquire.revision_build import BUILD_FORMAT
         from harness.acquire.revision_source import resolve_commit
 
