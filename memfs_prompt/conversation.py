@@ -43,13 +43,13 @@ from .compiler import CompiledPrompt, compile_system_prompt
 from .git_head import committed_revision
 from .jsvalues import JsDate, as_js_date
 from .memory_repo import ensure_memory_repo
+from .model_handles import DEFAULT_MODEL, model_for_update, normalize_model_handle
 from .profiles import DEFAULT, Profile
 from .quirks import js_trim_end, sha256_hex_of_js_string
 from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile
 
 Delivery = Literal["mid-conversation", "persisted-reminder"]
-DEFAULT_MODEL = "openai/gpt-5.5"  # upstream's local default model handle (0.25.3 to 0.32.18)
 ASSISTANT_REPLY = "pong"  # what upstream's DeterministicPongExecutor answers
 COMPACTION_NOTE = (
     "Note: prior messages have been hidden from view due to conversation memory constraints.\n"
@@ -159,13 +159,16 @@ class LocalConversations:
     def create_agent_free_conversation(self, conversation_id: str, *, system: str, model: str) -> Conversation:
         """`createEphemeralConversation` (0.33.6+): no agent, no memory, nothing compiled or cached.
 
-        Upstream names it `local-conv-<randomUUID()>`, so the id is the caller's (the reference's).
-        Releases before 0.33.6 have no such conversation: it throws, as the reference driver does there.
+        Upstream names it `local-conv-<randomUUID()>`, so the id is the caller's (the reference's). Its model is
+        normalised (`createLocalConversationRecord`), with no switch to the default model: `""` stays empty, and
+        its turns throw. Releases before 0.33.6 have no such conversation: it throws, as the reference driver does.
         """
         if not self.profile.agent_free_conversations:
             raise UpstreamError("this release has no createEphemeralConversation (agent-free conversations)")
         self._stamp()  # the conversation record's created_at
-        conversation = Conversation(conversation_id, agent_free=True, system=system, model=model)
+        conversation = Conversation(
+            conversation_id, agent_free=True, system=system, model=normalize_model_handle(model, self.profile)
+        )
         self.conversations[conversation.id] = conversation
         return conversation
 
@@ -183,7 +186,9 @@ class LocalConversations:
         self.system = system
 
     def update_model(self, model: str) -> None:
-        self.model = model
+        """`updateAgent({model})`: `""`, `auto` and `letta/...` switch to the default model; other handles are
+        normalised from 0.30.28 (memfs_prompt.model_handles)."""
+        self.model = model_for_update(model, self.profile)
 
     def _stamp(self) -> str:
         """The clock as upstream stamps a stored record: `toISOString()`, which throws on an Invalid Date."""
@@ -266,6 +271,8 @@ class LocalConversations:
             self._stamp()  # 0.25.x: the revision read's git debug line, after the message is stored
         history_count = len(conversation.messages)
         if conversation.agent_free:  # 0.33.6+: the raw prompt, never compiled; no cache, no update
+            if not conversation.model:  # `agentFreeExecutionRecord`, after the message is stored and the run started
+                raise UpstreamError(f"Agent-free conversation {conversation.id} has no persisted model")
             prompt, mid, model = conversation.system, None, conversation.model
         else:
             resolved = self.get_or_compile(conversation, history_count)

@@ -46,6 +46,9 @@ class Profile:
     # `executeConversationTurn` refuses a conversation whose last run is not over (0.33.6+), and a run a turn starts
     # ends only with the executor's stream: a turn whose compile throws leaves it running, for good.
     failed_turn_keeps_run: bool = False
+    # `normalizeLocalModelHandle` (0.30.28+): a model step's handle (and an agent-free conversation's) is normalised,
+    # `lc-anthropic/` to `anthropic/` and so on (memfs_prompt.model_handles); 0.25.x store it as given.
+    normalizes_model_handles: bool = True
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -69,6 +72,7 @@ PROFILES: dict[str, Profile] = {
             recompiles_after_compaction=False,
             skills_block="tree",
             turn_clock="git-log",
+            normalizes_model_handles=False,
         ),
         Profile(
             "letta-code@0.25.9",
@@ -80,6 +84,7 @@ PROFILES: dict[str, Profile] = {
             recompiles_after_compaction=False,
             skills_block="tree",
             turn_clock="git-log",
+            normalizes_model_handles=False,
         ),
         Profile("letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
         Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS),

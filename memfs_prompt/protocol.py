@@ -20,8 +20,9 @@ from typing import Any
 
 from .collation import info as collation_info
 from .compiler import compile_system_prompt
-from .conversation import DEFAULT_MODEL, Conversation, Delivery, LocalConversations, ModelInput
+from .conversation import Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
+from .model_handles import DEFAULT_MODEL
 from .profiles import DEFAULT, PROFILES, Profile, resolve_profile
 from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile, compile_available_skills_block
@@ -257,7 +258,7 @@ class Server:
                 agent.create_agent_free_conversation(
                     step.get("conversationId") or AGENT_FREE_ID,
                     system=step.get("system") or "",
-                    model=step.get("model") or DEFAULT_MODEL,
+                    model=_agent_free_model(step),
                 )
             )
             observed["agentFree"] = {"conversationId": session.conversation.id}
@@ -294,6 +295,16 @@ def _string(request: dict[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise BadRequest(f"{key} must be a string" + ("" if key in request else " (it is missing)"))
     return value
+
+
+def _agent_free_model(step: dict[str, Any]) -> str:
+    """The step's `model` (`""` included: upstream's driver sends `step.model ?? "openai/gpt-5.5"`)."""
+    model = step.get("model")
+    if model is None:
+        return DEFAULT_MODEL
+    if not isinstance(model, str):
+        raise BadRequest("model must be a string or null")
+    return model
 
 
 def _session_name(request: dict[str, Any]) -> str:
