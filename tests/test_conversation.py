@@ -19,6 +19,7 @@ from memfs_prompt.compiler import CompiledPrompt
 from memfs_prompt.conversation import LocalConversations, format_memory_update, wrap_reminder
 from memfs_prompt.errors import UpstreamError
 from memfs_prompt.jsvalues import JsDate
+from memfs_prompt.model_handles import model_for_update
 
 PERSONA = "---\ndescription: who I am\n---\nI am a helpful agent.\n"
 FACT = "favourite colour is teal"
@@ -324,3 +325,25 @@ def test_a_turn_whose_compile_throws_leaves_its_run_active_from_0_33_6(make_repo
 def test_before_0_33_6_the_turn_after_a_failed_one_runs(make_repo):
     agent, conversation = broken_turn(make_repo, "letta-code@0.33.3")
     assert agent.turn(conversation, "repaired").history_count == 4  # the failed turn's message was stored
+
+
+@pytest.mark.parametrize(
+    ("requested", "on_0_25", "on_0_30"),
+    [
+        ("", "openai/gpt-5.5", "openai/gpt-5.5"),
+        ("auto", "openai/gpt-5.5", "openai/gpt-5.5"),
+        ("letta/", "openai/gpt-5.5", "openai/gpt-5.5"),
+        (" auto", " auto", " auto"),
+        ("LETTA/x", "LETTA/x", "LETTA/x"),
+        ("lc-anthropic/claude-opus-4-8", "lc-anthropic/claude-opus-4-8", "anthropic/claude-opus-4-8"),
+        ("moonshotai/m/n", "moonshotai/m/n", "moonshot/m/n"),
+        ("chatgpt_oauth/m", "chatgpt_oauth/m", "chatgpt-plus-pro/m"),
+        ("openai-codex/m", "openai-codex/m", "chatgpt-plus-pro/m"),
+        ("openai-codex/m-fast", "openai-codex/m-fast", "openai-codex/m-fast"),
+        ("lc-anthropic/", "lc-anthropic/", "lc-anthropic/"),
+    ],
+)
+def test_a_model_update_stores_upstream_s_handle(requested: str, on_0_25: str, on_0_30: str) -> None:
+    """`updateAgent({model})` as measured on 0.25.3 and 0.30.28 (cases model-default-handles, model-handle-prefixes)."""
+    assert model_for_update(requested, resolve_profile("letta-code@0.25.3")) == on_0_25
+    assert model_for_update(requested, resolve_profile("letta-code@0.30.28")) == on_0_30
