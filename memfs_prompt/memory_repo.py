@@ -7,8 +7,9 @@ branch, an empty HEAD file) it commits the index as it is, `git commit --allow-e
 empty local memory"`, by the agent (`user.name` its name, trimmed, or `Letta Agent`; `user.email`
 `<agent id>@letta.com`). A git command that fails throws, and so does the compile (UpstreamError).
 
-What the port leaves out: upstream also installs its pre-commit and post-commit hooks and writes the author and
-`letta.agentId` into the repository's config there. No compiled byte reads them; a commit upstream's pre-commit
+What the port leaves out: upstream also installs its pre-commit and post-commit hooks (the port only fails where
+making their directory fails: a `.git` that is a file) and writes the author and `letta.agentId` into the
+repository's config there. No compiled byte reads them; a commit upstream's pre-commit
 hook would refuse (a staged file without frontmatter) is committed here (docs/lifecycle.md).
 """
 
@@ -31,6 +32,7 @@ def ensure_memory_repo(memory_dir: Path, agent_id: str, agent_name: str | None, 
     if not (memory_dir / ".git").exists():
         _git(memory_dir, env, "init")
         _git(memory_dir, env, "symbolic-ref", "HEAD", "refs/heads/main")
+    _install_hooks(memory_dir)
     if committed_revision(memory_dir, env) is not None:
         return
     name = (agent_name or "").strip() or DEFAULT_AUTHOR_NAME
@@ -46,6 +48,15 @@ def ensure_memory_repo(memory_dir: Path, agent_id: str, agent_name: str | None, 
         "-m",
         INITIAL_COMMIT_MESSAGE,
     )
+
+
+def _install_hooks(memory_dir: Path) -> None:
+    """`installPreCommitHook` (memory-git-hooks.ts): `mkdirSync(join(dir, ".git", "hooks"), {recursive: true})`
+    when it does not exist. The port writes no hook, but a `.git` that is a file (a linked work tree,
+    `--separate-git-dir`) has no directory to make one in: node's ENOTDIR, on every release."""
+    git = memory_dir / ".git"
+    if not git.is_dir():
+        raise UpstreamError(f"Error: ENOTDIR: not a directory, mkdir '{git / 'hooks'}'")
 
 
 def _git(memory_dir: Path, env: Mapping[str, str] | None, *args: str) -> None:

@@ -209,7 +209,10 @@ class Server:
             git_env=self.git_env,
             agent_name=AGENT_NAME,
         )
-        conversation = agent.create_conversation()
+        try:
+            conversation = agent.create_conversation()
+        except UpstreamError as error:  # upstream could not open (a `.git` file): no session, as the driver
+            return {"thrown": str(error)}
         self.sessions[name] = _Session(agent, conversation, clock, [conversation])
         opened = {"agentId": agent.agent_id, "conversationId": conversation.id, "model": agent.model}
         return {"opened": opened, "compiled": _compiled(conversation)}

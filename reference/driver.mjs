@@ -18,6 +18,7 @@
 //    "now":"ISO","previousMessageCount":0,"includeMemfs":true,"profile":"letta-code@0.33.6" (ignored)}
 //                                              -> {"id":2,"ok":true,"record":{...},"polluted":false}
 //   upstream threw                             -> {"id":2,"ok":true,"thrown":"TypeError: ...","polluted":false}
+//   (a lifecycle_open upstream threw from opens no session: the probe stops there)
 //   a compile request with "clientSkills":[...] also answers "systemPromptWithSkills": upstream's own
 //   appendAvailableSkillsBlock(record.content, clientSkills), as a turn sends it (a non-array is [], as
 //   LocalBackend does with body.client_skills)
@@ -441,9 +442,15 @@ async function lifecycleOpen(request) {
     });
     const body = { name: "conformance", system: request.system };
     if (request.model) body.model = request.model;
-    const agent = await session.backend.createAgent(body);
+    let agent, conversation;
+    try {
+      agent = await session.backend.createAgent(body);
+      conversation = await session.backend.createConversation({ agent_id: agent.id });
+    } catch (error) {
+      // upstream could not open (a memory directory whose `.git` is a file: no hooks directory); no session
+      return { thrown: thrownText(error) };
+    }
     session.agentId = agent.id;
-    const conversation = await session.backend.createConversation({ agent_id: agent.id });
     session.conversationId = conversation.id;
     session.conversations = [{ id: conversation.id, agentFree: false }];
     sessions.set(request.session, session);

@@ -205,6 +205,14 @@ def test_the_schema_rejects_answers_that_break_the_contract() -> None:
     assert schema_errors({"ok": False, "error": "no id"}, "compile")
     assert schema_errors({"id": 1, "ok": True, "observed": {"conversationId": "c"}}, "lifecycle_step")
     assert schema_errors({"id": 1, "ok": True}, "frobnicate")  # an unknown op has no ok answer
+    opened = {"agentId": "a", "conversationId": "c", "model": None}
+    assert schema_errors({"id": 1, "ok": True, "opened": opened, "compiled": None, "thrown": "E"}, "lifecycle_open")
+    assert schema_errors({"id": 1, "ok": True}, "lifecycle_open")  # neither opened nor thrown
+
+
+def test_an_open_upstream_threw_from_is_an_answer_of_its_own() -> None:
+    thrown = "Error: ENOTDIR: not a directory, mkdir '/m/.git/hooks'"
+    assert schema_errors({"id": 1, "ok": True, "thrown": thrown}, "lifecycle_open") == []
 
 
 def test_the_harness_requests_are_protocol_requests(tmp_path: Path) -> None:

@@ -115,7 +115,12 @@ def test_a_lifecycle_case_takes_the_repositorys_own_config_but_no_other_shape(tm
     error = refused(lifecycle(tmp_path, [{"turn": "t"}], bare))
     assert "config: core.Bare is not for a lifecycle case" in str(error) and "make this a compile case" in str(error)
     layout = {**repo, "layout": "bare"}
-    assert "layout: not in a lifecycle case" in str(refused(lifecycle(tmp_path, [{"turn": "t"}], layout)))
+    error = refused(lifecycle(tmp_path, [{"turn": "t"}], layout))
+    assert "layout: bare not in a lifecycle case" in str(error) and "separate-git-dir" in str(error)
+    head = {**repo, "head": "detached"}
+    assert "head: not in a lifecycle case" in str(refused(lifecycle(tmp_path, [{"turn": "t"}], head)))
+    gitfile = {**repo, "layout": "separate-git-dir"}
+    assert load_scenario(lifecycle(tmp_path, [{"turn": "t"}], gitfile)).repo["layout"] == "separate-git-dir"
 
 
 def test_step_refusals_point_at_the_steps_line(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ from harness.core.repospec import generated_files, listed_prefix, listing_paddin
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
 SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing", "missing_objects")
+# the layouts a lifecycle case may take: a work tree, its `.git` a directory or a file (docs/cases.md)
+LIFECYCLE_LAYOUTS = ("work-tree", "separate-git-dir")
 CONFIG_SECTIONS = ("core", "color", "log", "format", "i18n", "diff", "grep", "advice", "column", "pretty")
 CONFIG_REFUSED = (  # keys that run programs or point git outside the repository
     "core.fsmonitor",
@@ -286,13 +288,7 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
                 "upstream's turn loop works in the memory directory's work tree; make this a "
                 "compile case",
             )
-        shaped = [key for key in SHAPE_KEYS if key in repo and key != "config"]
-        if shaped:
-            raise checker.fail(
-                ["repo", shaped[0]],
-                f"{shaped[0]}: not in a lifecycle case: upstream's turn loop "
-                "starts from a work tree on a branch; make this a compile case",
-            )
+        _check_lifecycle_shape(checker, repo)
         if repo.get("memory_subdir"):
             raise checker.fail(
                 ["repo", "memory_subdir"],
@@ -346,6 +342,25 @@ def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:
                 "agent_free_conversation step); name an earlier one",
             )
         conversations += "new_conversation" in step or "agent_free_conversation" in step
+
+
+def _check_lifecycle_shape(checker: _Checker, repo: dict[str, Any]) -> None:
+    """A lifecycle case takes `config` and `layout: separate-git-dir` (a work tree whose `.git` is a file);
+    upstream's turn loop starts from a work tree on a branch, so nothing else of the shape."""
+    layout = repo.get("layout", "work-tree")
+    if layout not in LIFECYCLE_LAYOUTS:
+        raise checker.fail(
+            ["repo", "layout"],
+            f"layout: {layout} not in a lifecycle case: upstream's turn loop works in a work tree; "
+            f"use {' or '.join(LIFECYCLE_LAYOUTS)}, or make this a compile case",
+        )
+    shaped = [key for key in SHAPE_KEYS if key in repo and key not in ("config", "layout")]
+    if shaped:
+        raise checker.fail(
+            ["repo", shaped[0]],
+            f"{shaped[0]}: not in a lifecycle case: upstream's turn loop "
+            "starts from a work tree on a branch; make this a compile case",
+        )
 
 
 def _check_shape(checker: _Checker, repo: dict[str, Any]) -> None:

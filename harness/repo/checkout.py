@@ -28,7 +28,7 @@ from harness.core.model import Scenario
 from harness.core.repomodel import Blob, CommitModel
 from harness.core.repospec import commit_parents, model_of, next_state
 from harness.repo.build import ObjectWriter, remove_from_worktree, write_commits, write_worktree
-from harness.repo.shape import BRANCH
+from harness.repo.shape import BRANCH, git_dir_of
 
 REPOSITORY_STEPS = ("commit", "amend", "reset", "break_head")
 # what refs/heads/main names after `break_head: missing-commit`: an id no object of any case has
@@ -40,9 +40,10 @@ class Checkout:
 
     def __init__(self, repo_dir: Path, scenario: Scenario, env: dict[str, str]) -> None:
         self.repo_dir, self.env = repo_dir, env
-        self.git_dir = repo_dir / ".git"
+        model = model_of(scenario)
+        self.git_dir = git_dir_of(repo_dir, model.shape.layout)  # <copy>/memory.git for a `.git` file
         self.writer = ObjectWriter(self.git_dir)
-        self.commits: list[CommitModel] = list(model_of(scenario).commits)
+        self.commits: list[CommitModel] = list(model.commits)
         self.ids = write_commits(self.writer, self.commits)  # as the build wrote them: nothing new is stored
         self.tip: int | None = len(self.ids) - 1  # the commit the branch names; None once HEAD is broken
         self.worktree: dict[bytes, Blob] = self.commits[-1].files

@@ -288,6 +288,10 @@ def _run_steps(
 ) -> None:
     facts: dict[str, str] = dict(probe.scenario.facts)
     outcome = runner.lifecycle_open(request)
+    if outcome.status == "thrown":  # upstream could not open (a `.git` file: no hooks directory); no step runs
+        run.thrown[0] = outcome.thrown
+        run.observations.append({"thrown": True})
+        return
     if outcome.status != "ok":
         run.broken = (0, outcome)
         return
@@ -327,9 +331,10 @@ def combine(probe: Probe, lead: SideRun | None, own: SideRun, impl_label: str) -
         result = _combined(probe.steps, sides, impl_label)
     except Exception as error:  # the case is an error; the run goes on
         result = Replay([], [], error=f"could not replay: {type(error).__name__}: {error}")
-    for work in works if result.error else []:  # the same text on every run: no temporary directory names
-        result.error = (result.error or "").replace(work, "<work>")
+    for work in works:  # the same text on every run: no temporary directory names
+        result.error = result.error.replace(work, "<work>") if result.error else result.error
         result.stderr = result.stderr.replace(work, "<work>")
+        result.thrown = [text.replace(work, "<work>") for text in result.thrown]
     return result
 
 
@@ -358,6 +363,8 @@ def _combined(steps: list[dict[str, Any]], sides: list[tuple[str, SideRun]], imp
             if step["kind"] not in REPOSITORY_STEPS:
                 lead, own = sides[0][1], sides[1][1]
                 text_diffs += _text_diffs(row, lead.records[index - 1] or {}, own.records[index - 1] or {})
+        if index == 0 and any(0 in run.thrown for _, run in sides):  # an open that threw: no step follows
+            break
     if len(sides) == 2:
         rows[0].diffs = observation_diffs(rows[0].reference, rows[0].impl)
     return Replay(rows, text_diffs, thrown=thrown)
