@@ -126,7 +126,7 @@ class LocalConversations:
         *,
         agent_id: str,
         system: str,
-        model: str = DEFAULT_MODEL,
+        model: str | None = DEFAULT_MODEL,
         profile: Profile = DEFAULT,
         clock: Callable[[], datetime | JsDate],
         delivery: Delivery = "mid-conversation",
@@ -137,7 +137,7 @@ class LocalConversations:
         self.agent_id = agent_id
         self.agent_name = agent_name  # the author of the commit that initialises a repository without one
         self.system = system
-        self.model = model
+        self.model = model_for_update(model or "", profile)  # `createAgent({model})`: as `updateAgent` stores it
         self.profile = profile
         self.clock = clock
         self.delivery = delivery
@@ -185,10 +185,11 @@ class LocalConversations:
                     conversation.compiled = None
         self.system = system
 
-    def update_model(self, model: str) -> None:
+    def update_model(self, model: str | None) -> None:
         """`updateAgent({model})`: `""`, `auto` and `letta/...` switch to the default model; other handles are
-        normalised from 0.30.28 (memfs_prompt.model_handles)."""
-        self.model = model_for_update(model, self.profile)
+        normalised from 0.30.28 (memfs_prompt.model_handles); null (no string) keeps the agent's model."""
+        if model is not None:
+            self.model = model_for_update(model, self.profile)
 
     def _stamp(self) -> str:
         """The clock as upstream stamps a stored record: `toISOString()`, which throws on an Invalid Date."""

@@ -202,7 +202,7 @@ class Server:
             _string(request, "memoryDir"),
             agent_id=agent_id or DEFAULT_AGENT_ID,
             system=_string(request, "system"),
-            model=model or DEFAULT_MODEL,
+            model=model,
             profile=profile,
             clock=clock,
             delivery=delivery,

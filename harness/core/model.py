@@ -199,8 +199,9 @@ class CompileRequest:
 class LifecycleOpen:
     """Start a conversation probe: an agent over `memory_dir`, its first conversation compiled and cached.
 
-    `agent_id` and `model` are None for the runner that opens first (the reference), whose store
-    chooses them; the harness passes what it chose to the others, since ids are inputs of the compiler.
+    `agent_id` is None for the runner that opens first (the reference), whose store chooses it; the harness
+    passes what it chose to the others, since ids are inputs of the compiler. `model` is the case's own
+    (None: none named) on every side: each chooses what it stores, and the opened model is compared.
     """
 
     memory_dir: Path

@@ -177,7 +177,7 @@ class Lead:
     @property
     def handoff(self) -> tuple[Any, ...]:
         """The lead as a key: sides given equal leads are one run."""
-        return repr(sorted(self.opened.items())), self.chosen, self.stop
+        return self.opened.get("agentId"), self.chosen, self.stop  # the model is each side's own (_with_ids)
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,7 @@ def _run_steps(
         return
     record = outcome.record or {}
     run.opened = record.get("opened") or {}
-    run.observations.append(observe(record, facts, None))
+    run.observations.append({**observe(record, facts, None), "model": run.opened.get("model")})
     previous: str | None = None
     limit = len(probe.steps) if lead is None or lead.stop is None else lead.stop - 1
     for index, step in enumerate(probe.steps[:limit], start=1):
@@ -381,7 +381,9 @@ def _with_chosen_id(step: dict[str, Any], chosen: str | None) -> dict[str, Any]:
 
 
 def _with_ids(request: LifecycleOpen, opened: dict[str, Any]) -> LifecycleOpen:
-    return replace(request, agent_id=opened.get("agentId"), model=opened.get("model") or request.model)
+    """The reference's agent id (an id is a compiler input no release takes); the model stays the case's own, as
+    each side chooses what it stores at creation (compared at the open)."""
+    return replace(request, agent_id=opened.get("agentId"))
 
 
 def _broken(side: str, impl_label: str, where: str, outcome: Outcome, rows: list[StepRow]) -> Replay:
