@@ -344,6 +344,24 @@ class CaseResult:
     def failed(self) -> bool:
         return self.status.failing
 
+    @classmethod
+    def of_case(
+        cls, scenario: Scenario, reference: str, profile: str, status: Status, implementation: str, **rest: Any
+    ) -> CaseResult:
+        """A result of `scenario`: what every result carries of its case (id, tags, path, description, pins)."""
+        return cls(
+            scenario.id,
+            reference,
+            profile,
+            status,
+            scenario.tags,
+            str(scenario.path),
+            scenario.description,
+            scenario.pins,
+            implementation=implementation,
+            **rest,
+        )
+
 
 @dataclass
 class RunReport:

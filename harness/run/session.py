@@ -343,18 +343,7 @@ class Session:
             stderr = error.stderr.decode("utf-8", "replace") if isinstance(error.stderr, bytes) else error.stderr
             reason += f": {stderr.strip()[-500:]}"
         return [
-            CaseResult(
-                scenario.id,
-                label,
-                "",
-                Status.ERROR,
-                scenario.tags,
-                str(scenario.path),
-                scenario.description,
-                scenario.pins,
-                reasons=[reason],
-                implementation=impl.label,
-            )
+            CaseResult.of_case(scenario, label, "", Status.ERROR, impl.label, reasons=[reason])
             for label in targets
             for impl in self.implementations
         ]
@@ -363,16 +352,12 @@ class Session:
         """A case whose `profiles` name none of the run's references: not applicable against each, saying why."""
         named = ", ".join(scenario.profiles)
         return [
-            CaseResult(
-                scenario.id,
+            CaseResult.of_case(
+                scenario,
                 ref.label,
                 ref.profile,
                 Status.NOT_APPLICABLE,
-                scenario.tags,
-                str(scenario.path),
-                scenario.description,
-                scenario.pins,
-                implementation=impl.label,
+                impl.label,
                 reasons=[
                     f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
                     f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
@@ -434,21 +419,17 @@ class Session:
                 )
                 failed = Outcome("error", error=replay.error, stderr=replay.stderr) if replay.error else None
                 results.append(
-                    CaseResult(
-                        case_id=scenario.id,
-                        reference=label,
-                        profile=profile,
-                        status=status,
-                        tags=scenario.tags,
-                        path=str(scenario.path),
-                        description=scenario.description,
-                        pins=scenario.pins,
+                    CaseResult.of_case(
+                        scenario,
+                        label,
+                        profile,
+                        status,
+                        impl.label,
                         diffs=replay.text_diffs,
                         reasons=reasons,
                         reference_outcome=failed,
                         seconds=time.perf_counter() - started,
                         turns=[row.to_json() for row in replay.rows],
-                        implementation=impl.label,
                         cached=result_store.served_key(probe),
                     )
                 )
@@ -472,15 +453,12 @@ class Session:
         """A compile result; the structured diff is of the records as compared (`seen`: the view's)."""
         compared_ref, compared_impl = seen or (reference, outcome)
         expected = compared_ref.record if compared_ref is not None else golden_record(scenario)
-        return CaseResult(
-            case_id=scenario.id,
-            reference=label,
-            profile=profile,
-            status=status,
-            tags=scenario.tags,
-            path=str(scenario.path),
-            description=scenario.description,
-            pins=scenario.pins,
+        return CaseResult.of_case(
+            scenario,
+            label,
+            profile,
+            status,
+            impl.label,
             diffs=diffs,
             reasons=reasons,
             reference_outcome=reference,
@@ -489,7 +467,6 @@ class Session:
             memory_dir=str(request.memory_dir),
             request={k: v for k, v in request.to_wire().items() if k != "op"},
             seconds=time.perf_counter() - started,
-            implementation=impl.label,
             cached=reference.cache_key if reference is not None else "",
         )
 
