@@ -1,18 +1,22 @@
 """What the options say of the implementations under test beyond `--impl`: `--impl-env NAME[=VALUE]`, a variable
 passed on top of their isolated environment (harness.repo.gitenv; the names the isolation pins are refused), and
-`--expectations FILE`, each file matched to one implementation by the name its hello gives or the --impl it names."""
+`--expectations FILE`, each file matched to one implementation by the name its hello gives or the --impl it names;
+and a corpus run's RunOptions as `run` and `matrix` read them from their options (corpus_options)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import re
+import sys
 from dataclasses import replace
 from typing import Any
 
-from harness.cli.common import UsageError, existing
-from harness.core.model import ScenarioError
+from harness.cli.common import UsageError, existing, rules_of
+from harness.core.model import Scenario, ScenarioError
+from harness.core.reference import ReferenceSpec
 from harness.repo.gitenv import pinned_by_isolation
+from harness.run.corpus import RunOptions
 from harness.runners.implementations import ImplSpec
 from letta_profiles import DEFAULT_PROFILE
 
@@ -100,3 +104,27 @@ def hello_names(args: argparse.Namespace, impls: list[ImplSpec]) -> dict[str, st
         isolated_env(home, ceiling), home / "impl", ceiling, getattr(args, "timeout", None) or 60.0, impl_env(args)
     )
     return {impl.label: hello_name(impl, DEFAULT_PROFILE, context) for impl in impls}
+
+
+def corpus_options(
+    args: argparse.Namespace,
+    specs: list[ReferenceSpec],
+    scenarios: list[Scenario],
+    impls: list[ImplSpec],
+    expectations: list[Any],
+    **more: Any,
+) -> RunOptions:
+    """A corpus run as its command line gives it: the references and implementations, `--timeout`, `-j`,
+    `--impl-env`, `--no-timing`, the corpus's rules and the command recorded in report.json (`more`: the rest)."""
+    return RunOptions(
+        specs,
+        implementations=impls,
+        expectations=expectations,
+        timeout=args.timeout,
+        jobs=args.jobs,
+        rules=rules_of(scenarios),
+        impl_env=impl_env(args),
+        command=["conformance", *sys.argv[1:]],
+        timing=not args.no_timing,
+        **more,
+    )

@@ -25,11 +25,10 @@ from harness.cli.common import (
     impl_specs,
     load_selected,
     reference_specs,
-    rules_of,
     select,
     writing,
 )
-from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
+from harness.cli.impl_options import add_impl_env, corpus_options, expectations_of
 from harness.cli.terminal import cached_text, print_results, reports_line
 from harness.core import stopping
 from harness.core.plural import counted
@@ -38,7 +37,7 @@ from harness.core.registries import pin_on_demand
 from harness.report.drift import drift_markdown
 from harness.report.explained import name_rules
 from harness.report.writers import MATRIX, write_reports
-from harness.run.corpus import RunOptions, not_run
+from harness.run.corpus import not_run
 from harness.tools.releases.gate import render as render_gate
 from harness.tools.releases.matrix import discover_latest, matrix_specs, run_matrix, with_explainers
 
@@ -66,17 +65,7 @@ def _matrix(args: argparse.Namespace) -> int:
     specs = matrix_specs(args.reference or [], args.runtime or ["bun"], args.locale or [], latest)
     shape = f"{counted(len(scenarios), 'case')} x {counted(len(specs), 'reference')}"
     print(f"{shape}: {', '.join(s.label for s in specs)}", file=sys.stderr)
-    options = RunOptions(
-        specs,
-        implementations=impls,
-        expectations=expectations,
-        timeout=args.timeout,
-        jobs=args.jobs,
-        rules=rules_of(scenarios),
-        impl_env=impl_env(args),
-        command=["conformance", *sys.argv[1:]],
-        timing=not args.no_timing,
-    )
+    options = corpus_options(args, specs, scenarios, impls, expectations)
     matrix = run_matrix(scenarios, options, load_errors, gate=args.gate, latest=latest, discovered=discovered)
     report = matrix.report
     if (stop := stopping.reason()) is not None:  # a partial matrix: drift and gate judge only what ran

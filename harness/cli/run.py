@@ -33,11 +33,10 @@ from harness.cli.common import (
     load_selected,
     maxfail,
     reference_specs,
-    rules_of,
     select,
     writing,
 )
-from harness.cli.impl_options import add_impl_env, expectations_of, impl_env
+from harness.cli.impl_options import add_impl_env, corpus_options, expectations_of
 from harness.cli.terminal import Progress, cached_text, print_results, reports_line
 from harness.core import stopping
 from harness.core.model import RunReport, Scenario, ScenarioError, Status
@@ -46,7 +45,7 @@ from harness.core.reference import ReferenceSpec
 from harness.report.explained import name_rules
 from harness.report.merge import merge_rerun
 from harness.report.writers import write_reports
-from harness.run.corpus import RunOptions, not_run, run_corpus
+from harness.run.corpus import not_run, run_corpus
 from harness.tools.keep import keep_run
 from harness.tools.releases.shard import Shard
 
@@ -177,17 +176,13 @@ def run_cases(
     cases_per_run = len(impls) * sum(1 if s.runs_port_alone else len(specs) for s in scenarios)
     progress = Progress(cases_per_run, maxfail=maxfail(args), failures=len(load_errors))  # a load error counts
     started = time.perf_counter()
-    options = RunOptions(
+    options = corpus_options(
+        args,
         specs,
-        implementations=impls,
-        expectations=getattr(args, "loaded_expectations", []),
+        scenarios,
+        impls,
+        getattr(args, "loaded_expectations", []),
         profile_override=args.profile,
-        timeout=args.timeout,
-        jobs=args.jobs,
-        rules=rules_of(scenarios),
-        impl_env=impl_env(args),
-        command=["conformance", *sys.argv[1:]],
-        timing=not args.no_timing,
         shard=str(shard) if shard else None,
         progress=progress,
         stop=progress.stop,
