@@ -28,7 +28,6 @@ from harness.core.port_command import cli_args
 from harness.runners.implementations import ImplContext, ImplSpec
 from harness.runners.python_port import PythonPortRunner
 from harness.runners.wire import check_request
-from memfs_prompt.collation import info as collation_info
 from memfs_prompt.profiles import Profile, resolve_profile
 from memfs_prompt.skills_block import append_skills_for_profile
 
@@ -144,12 +143,7 @@ class PythonCliRunner(PythonPortRunner):
         return Outcome("unsupported", error=f"python -m memfs_prompt compile has no {request['op']} op")
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "implementation": "python -m memfs_prompt compile",
-            "profile": self.profile.name,
-            "collation": collation_info(),
-        }
+        return {**super().describe(), "implementation": "python -m memfs_prompt compile"}
 
 
 def make_runner(spec: ImplSpec, profile: str, context: ImplContext) -> PythonCliRunner:
