@@ -374,32 +374,23 @@ def test_bun_pragma_literal_leaves_ascii_alone() -> None:
 
 # --- dates ---------------------------------------------------------------------------------------
 
+# One measurement per line, as measured: the formatter would split the long rows apart.
+# fmt: off
 # Measured (bun 1.4.5): upstream formatUtcTimestamp (letta-code 0.32.18) and Date#toISOString.
 MEASURED_DATES = [
     (datetime(2026, 1, 2, 0, 0, 0, tzinfo=UTC), "2026-01-02 12:00:00 AM UTC+0000", "2026-01-02T00:00:00.000Z"),
-    (
-        datetime(2026, 1, 2, 0, 59, 59, 999000, tzinfo=UTC),
-        "2026-01-02 12:59:59 AM UTC+0000",
-        "2026-01-02T00:59:59.999Z",
-    ),
+    (datetime(2026, 1, 2, 0, 59, 59, 999000, tzinfo=UTC), "2026-01-02 12:59:59 AM UTC+0000", "2026-01-02T00:59:59.999Z"),  # noqa: E501
     (datetime(2026, 1, 2, 11, 59, 59, tzinfo=UTC), "2026-01-02 11:59:59 AM UTC+0000", "2026-01-02T11:59:59.000Z"),
     (datetime(2026, 1, 2, 12, 0, 0, tzinfo=UTC), "2026-01-02 12:00:00 PM UTC+0000", "2026-01-02T12:00:00.000Z"),
     (datetime(2026, 1, 2, 13, 5, 9, tzinfo=UTC), "2026-01-02 01:05:09 PM UTC+0000", "2026-01-02T13:05:09.000Z"),
-    (
-        datetime(2026, 12, 31, 23, 59, 59, 999000, tzinfo=UTC),
-        "2026-12-31 11:59:59 PM UTC+0000",
-        "2026-12-31T23:59:59.999Z",
-    ),
+    (datetime(2026, 12, 31, 23, 59, 59, 999000, tzinfo=UTC), "2026-12-31 11:59:59 PM UTC+0000", "2026-12-31T23:59:59.999Z"),  # noqa: E501
     (datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC), "2026-01-02 03:04:05 AM UTC+0000", "2026-01-02T03:04:05.678Z"),
-    (
-        datetime(2026, 1, 2, 5, 4, 5, 678000, tzinfo=timezone(timedelta(hours=2))),
-        "2026-01-02 03:04:05 AM UTC+0000",
-        "2026-01-02T03:04:05.678Z",
-    ),
+    (datetime(2026, 1, 2, 5, 4, 5, 678000, tzinfo=timezone(timedelta(hours=2))), "2026-01-02 03:04:05 AM UTC+0000", "2026-01-02T03:04:05.678Z"),  # noqa: E501
     (datetime(2026, 1, 2, 3, 4, 5, 678900, tzinfo=UTC), "2026-01-02 03:04:05 AM UTC+0000", "2026-01-02T03:04:05.678Z"),
     # toISOString pads the year to 4 digits; formatUtcTimestamp prints getUTCFullYear() unpadded.
     (datetime(999, 3, 4, 5, 6, 7, tzinfo=UTC), "999-03-04 05:06:07 AM UTC+0000", "0999-03-04T05:06:07.000Z"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(("moment", "stamp", "iso"), MEASURED_DATES, ids=[m[2] for m in MEASURED_DATES])
