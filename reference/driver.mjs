@@ -44,9 +44,10 @@
 // After an answer with "polluted": true upstream code had changed a shared prototype, so later answers
 // from this process could depend on this case: the driver puts every watched built-in back as it was at
 // start and answers "restored": true, or, where that cannot be done, leaves "restored" out and exits.
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync, existsSync, renameSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync, existsSync, renameSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 
 const bundlePath = process.argv[2];
 const lifecyclePath = process.argv[3] ?? null;
@@ -83,6 +84,26 @@ const SYMBOLS = {
   appendAvailableSkillsBlock: {
     modules: ["src/backend/local/system-prompt-compilation.ts", "src/backend/local/systemPromptCompilation.ts"],
     pattern: /^function (appendAvailableSkillsBlock\d*)\(/m,
+  },
+  // The pre-commit hook upstream installs into a memory repository (`installPreCommitHook`): a bash script,
+  // in 0.25.x a constant of memoryGit.ts, later one that memory-git-hooks.ts's init assigns (0.32.8+: it embeds
+  // validateMemoryFileFrontmatter and runs it under node; 0.33.3+: under process.execPath).
+  PRE_COMMIT_HOOK_SCRIPT: {
+    modules: ["src/agent/memory-git-hooks.ts", "src/agent/memoryGit.ts"],
+    pattern: /^var [^\n]*?\b(PRE_COMMIT_HOOK_SCRIPT\d*)\b/m,
+  },
+  initMemoryGitHooks: {
+    modules: ["src/agent/memory-git-hooks.ts", "src/agent/memoryGit.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // The tree-constraints validator the hook runs with node from the hooks directory (0.31.12+).
+  MEMORY_CONSTRAINTS_VALIDATOR_SCRIPT: {
+    modules: ["src/agent/memory-constraints.ts"],
+    pattern: /^var [^\n]*?\b(MEMORY_CONSTRAINTS_VALIDATOR_SCRIPT\d*)\b/m,
+  },
+  MEMORY_CONSTRAINTS_VALIDATOR_NAME: {
+    modules: ["src/agent/memory-constraints.ts"],
+    pattern: /^var [^\n]*?\b(MEMORY_CONSTRAINTS_VALIDATOR_NAME\d*)\b/m,
   },
   DeterministicPongExecutor: {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
@@ -561,6 +582,51 @@ function lifecycleClose(request) {
   return { closed: true };
 }
 
+// --- validate: upstream's pre-commit hook on the staged change ---------------------------------
+
+// The string a module's init assigns (a `var` the prepared module exports as a live binding).
+function upstreamString(name) {
+  if ("initMemoryGitHooks" in prepared.found) initOnce("initMemoryGitHooks");
+  const value = upstream[name];
+  return typeof value === "string" ? value : null;
+}
+
+function gitText(cwd, args) {
+  const done = spawnSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (done.status !== 0) throw new Error(`git ${args.join(" ")} failed in ${cwd}: ${done.stderr.trim()}`);
+  return done.stdout.trim();
+}
+
+// Upstream's hook (its own constant, and the constraints validator it runs from the hooks directory) written
+// where git finds it, then a commit of the index as upstream's commit path makes one: git runs the hook with
+// its hook environment (the work tree as cwd, GIT_INDEX_FILE, GIT_EDITOR, the hook's stdout sent to stderr),
+// so stderr holds everything the hook printed, in order. The layout policy file is the case's: not written.
+function validateStaged(request) {
+  const hook = upstreamString("PRE_COMMIT_HOOK_SCRIPT");
+  if (hook === null) {
+    throw new Unsupported(
+      `letta-code ${packageVersion() ?? "(unknown version)"} has no PRE_COMMIT_HOOK_SCRIPT (src/agent/memoryGit.ts or src/agent/memory-git-hooks.ts)`,
+    );
+  }
+  const hooksDir = join(resolve(request.memoryDir, gitText(request.memoryDir, ["rev-parse", "--git-common-dir"])), "hooks");
+  mkdirSync(hooksDir, { recursive: true });
+  writeFileSync(join(hooksDir, "pre-commit"), hook, "utf-8");
+  chmodSync(join(hooksDir, "pre-commit"), 0o755);
+  const validator = upstreamString("MEMORY_CONSTRAINTS_VALIDATOR_SCRIPT");
+  const validatorName = upstreamString("MEMORY_CONSTRAINTS_VALIDATOR_NAME");
+  if (validator !== null && validatorName !== null) writeFileSync(join(hooksDir, validatorName), validator, "utf8");
+  const done = spawnSync(
+    "git",
+    ["-c", "commit.gpgsign=false", "-c", "user.name=conformance", "-c", "user.email=conformance@letta.com",
+      "commit", "--allow-empty", "-m", "conformance: validate"],
+    { cwd: request.memoryDir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+  );
+  if (done.error) throw done.error;
+  const messages = done.stderr.split("\n");
+  if (messages.at(-1) === "") messages.pop();
+  return { validation: { accepted: done.status === 0, messages } };
+}
+
 const PROTOCOL_VERSION = 1;
 const HANDLERS = {
   hello: () => ({
@@ -609,6 +675,7 @@ const HANDLERS = {
   lifecycle_open: (request) => lifecycleOpen(request),
   lifecycle_step: (request) => lifecycleStep(request),
   lifecycle_close: (request) => lifecycleClose(request),
+  validate: (request) => validateStaged(request),
 };
 
 async function answer(line) {
