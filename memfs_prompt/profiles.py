@@ -52,6 +52,13 @@ class Profile:
     # The Memory tool's read-only view of a memory directory (`memory_view`, src/tools/impl/memory.ts, 0.34.7+).
     memory_view: bool = False
 
+    # The pre-commit hook upstream installs in a memory repository (memfs_prompt.commit_validation): `legacy`
+    # (0.25.3 to 0.30.28: bash, system/ and reference/ files only), `policy-bash` (0.31.12: the layout policy file
+    # chooses bash v1 or v2 checks), `policy-node` (0.32.8+: bash passes the file names to
+    # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself; no profile
+    # yet: 0.34.1 to 0.34.6 share letta-code@0.33.6 with 0.33.6 to 0.34.0).
+    commit_hook: str = "policy-node"
+
     @property
     def releases(self) -> tuple[str, ...]:
         """The letta-code releases this profile reproduces, in release order (letta_profiles.PROFILE_RELEASES)."""
@@ -75,6 +82,7 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            commit_hook="legacy",
         ),
         Profile(
             "letta-code@0.25.9",
@@ -87,9 +95,12 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            commit_hook="legacy",
         ),
-        Profile("letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
-        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS),
+        Profile(
+            "letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", commit_hook="legacy", **_OPUS
+        ),
+        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, commit_hook="policy-bash", **_OPUS),
         # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
         Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS),
         Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False),

@@ -16,9 +16,11 @@ import json
 import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .collation import info as collation_info
+from .commit_validation import NotPorted, validate_staged
 from .compiler import compile_system_prompt
 from .conversation import Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
@@ -28,7 +30,7 @@ from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile, compile_available_skills_block
 
 PROTOCOL_VERSION = 1
-OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close")
+OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close", "validate")
 # The layout features (the feature rules of cases/rules.yaml) this port implements, declared in hello.
 FEATURES = ("memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block", "memory-update")
 DELIVERIES: tuple[Delivery, ...] = ("mid-conversation", "persisted-reminder")
@@ -103,6 +105,7 @@ class Server:
             "lifecycle_open": self._lifecycle_open,
             "lifecycle_step": self._lifecycle_step,
             "lifecycle_close": self._lifecycle_close,
+            "validate": self._validate,
         }
 
     def handle(self, request: Any) -> dict[str, Any]:
@@ -279,6 +282,15 @@ class Server:
         return {"closed": True}
 
     # --- fields ----------------------------------------------------------------------------------
+
+    def _validate(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The staged change of `memoryDir` against HEAD through the profile's pre-commit hook."""
+        profile = self._profile_of(request)
+        try:
+            validation = validate_staged(Path(_string(request, "memoryDir")), profile, self.git_env)
+        except NotPorted as what:
+            raise Unsupported(str(what)) from None
+        return {"validation": validation.to_wire()}
 
     def _profile_of(self, request: dict[str, Any]) -> Profile:
         """The request's `profile` (a profile name, or `letta-code@<release>`), or the server's when absent."""
