@@ -55,8 +55,8 @@ class Profile:
     # The pre-commit hook upstream installs in a memory repository (memfs_prompt.commit_validation): `legacy`
     # (0.25.3 to 0.30.28: bash, system/ and reference/ files only), `policy-bash` (0.31.12: the layout policy file
     # chooses bash v1 or v2 checks), `policy-node` (0.32.8+: bash passes the file names to
-    # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself; no profile
-    # yet: 0.34.1 to 0.34.6 share letta-code@0.33.6 with 0.33.6 to 0.34.0).
+    # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself; 0.34.1 to
+    # 0.34.6 still share letta-code@0.33.6 with 0.33.6 to 0.34.0, so they are reproduced as `policy-node` there).
     commit_hook: str = "policy-node"
 
     @property
@@ -126,6 +126,7 @@ PROFILES: dict[str, Profile] = {
             agent_free_conversations=True,
             failed_turn_keeps_run=True,
             memory_view=True,
+            commit_hook="node-tree",
         ),
         Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )
