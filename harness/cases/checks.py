@@ -31,7 +31,7 @@ from harness.core.repospec import generated_files, listed_prefix, listing_paddin
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
 OP_KEYS = ("op", "args")
-SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing", "missing_objects")
+SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing", "missing_objects", "layout_policy")
 # the layouts a lifecycle case may take: a work tree, its `.git` a directory or a file (docs/cases.md)
 LIFECYCLE_LAYOUTS = ("work-tree", "separate-git-dir")
 CONFIG_SECTIONS = ("core", "color", "log", "format", "i18n", "diff", "grep", "advice", "column", "pretty")

@@ -66,6 +66,12 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field("memory", "the memory rendering two products promise alike (the product view)", "product-view", True),
     Field(
+        "validation",
+        "an op case's verdict of upstream's pre-commit hook on the staged change: accepted, and every line it printed",
+        "op-record",
+        False,
+    ),
+    Field(
         "repoAfter",
         "an op case's repository after a writing op: HEAD, its tree, the index, the files",
         "op-record",

@@ -59,6 +59,8 @@ class RepoShape:
     config: tuple[tuple[str, str], ...] = ()  # (key, value) written into the repository's own config, in order
     listing_bytes: int | None = None  # `git ls-tree -r --name-only HEAD` prints exactly this many bytes
     missing_objects: tuple[str, ...] = ()  # HEAD, HEAD: or HEAD:<path> of the last commit, deleted after the build
+    # the text of `<git dir>/letta-memory-layout-policy` (upstream's pre-commit hook reads it), or no such file
+    layout_policy: str | None = None
 
 
 @dataclass

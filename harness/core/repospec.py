@@ -149,6 +149,7 @@ def shape_of(spec: dict[str, Any]) -> RepoShape:
         tuple((key, config_value(value)) for key, value in (spec.get("config") or {}).items()),
         listing["bytes"] if listing else None,
         tuple(spec.get("missing_objects") or ()),
+        spec.get("layout_policy"),
     )
 
 

@@ -55,6 +55,9 @@ def _clear(target: Path) -> None:
         shutil.rmtree(target)
 
 
+LAYOUT_POLICY_FILE = "letta-memory-layout-policy"
+
+
 def write_worktree(root: Path, files: dict[bytes, Blob]) -> None:
     """Write files under root; a file where a directory is needed (or the reverse) is replaced."""
     for path, blob in files.items():
@@ -143,6 +146,8 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
         write_worktree(repo_dir, model.head)
         _apply_worktree_noise(repo_dir, model.worktree, env)
     shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
+    if shape.layout_policy is not None:  # what upstream's installPreCommitHook writes beside the hooks
+        (writer.git_dir / LAYOUT_POLICY_FILE).write_bytes(shape.layout_policy.encode("utf-8"))
     if head is not None and shape.missing_objects:  # after everything that reads them (read-tree, add)
         shapes.remove_objects(writer, head, shape.missing_objects, env)
     memory_dir = memory_dir_of(repo_dir, model.memory_subdir, shape.layout)
