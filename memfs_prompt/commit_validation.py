@@ -79,6 +79,7 @@ class _Hook:
 
     cwd: Path
     env: Mapping[str, str] | None
+    policy: str | None = None  # the policy file's text when the caller has just written it (None: read it)
     printed: list[str] = field(default_factory=list)  # text, in order (stdout and stderr share git's stderr)
 
     def git(self, *args: str, quiet: bool = False) -> tuple[int, bytes]:
@@ -106,9 +107,12 @@ class _Hook:
         self.printed.append(text + "\n")
 
 
-def validate_staged(work_tree: Path, profile: Profile, env: Mapping[str, str] | None = None) -> Validation:
-    """Upstream's pre-commit hook of `profile` on the index of the repository at `work_tree`, against HEAD."""
-    hook = _Hook(work_tree, env)
+def validate_staged(
+    work_tree: Path, profile: Profile, env: Mapping[str, str] | None = None, policy: str | None = None
+) -> Validation:
+    """Upstream's pre-commit hook of `profile` on the index of the repository at `work_tree`, against HEAD.
+    `policy`: the layout policy the hook reads (None: the git dir's policy file, as it is)."""
+    hook = _Hook(work_tree, env, policy)
     if hook.exists(f":{CONFIG_PATH}") or hook.exists(f"HEAD:{CONFIG_PATH}"):
         raise NotPorted(f"{CONFIG_PATH} constraints (limits, globs, readOnlyFiles) are not ported")
     try:
@@ -328,6 +332,8 @@ def _legacy_hook(hook: _Hook, node: bool) -> int:
 
 def _policy(hook: _Hook) -> str:
     """`$(cat "$(git rev-parse --git-common-dir)/letta-memory-layout-policy" 2>/dev/null || true)`."""
+    if hook.policy is not None:
+        return hook.policy.rstrip("\n")
     common = _substitution(hook.git("rev-parse", "--git-common-dir", quiet=True)[1])
     path = hook.cwd / common / POLICY_FILE
     try:

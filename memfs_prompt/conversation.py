@@ -202,7 +202,7 @@ class LocalConversations:
     ) -> CompiledPrompt:
         """Upstream `compileAndMaybePersistSystemPrompt`: `ensureLocalMemoryRepo` first (a repository whose HEAD
         names no commit gets one, memfs_prompt.memory_repo), then the compile; cached unless `dry_run`."""
-        ensure_memory_repo(self.memory_dir, self.agent_id, self.agent_name, self.git_env)
+        ensure_memory_repo(self.memory_dir, self.agent_id, self.agent_name, self.git_env, self.profile)
         compiled = compile_system_prompt(
             self.memory_dir,
             system=self.system,

@@ -7,10 +7,13 @@ branch, an empty HEAD file) it commits the index as it is, `git commit --allow-e
 empty local memory"`, by the agent (`user.name` its name, trimmed, or `Letta Agent`; `user.email`
 `<agent id>@letta.com`). A git command that fails throws, and so does the compile (UpstreamError).
 
-What the port leaves out: upstream also installs its pre-commit and post-commit hooks (the port only fails where
-making their directory fails: a `.git` that is a file) and writes the author and `letta.agentId` into the
-repository's config there. No compiled byte reads them; a commit upstream's pre-commit
-hook would refuse (a staged file without frontmatter) is committed here (docs/lifecycle.md).
+Upstream installs its pre-commit hook (with the layout policy of `Profile.local_hook_policy`) before that commit,
+so the commit can be refused (a staged system/ file without frontmatter; from 0.33.3 a v2 root file without
+`name`): the port checks the index with memfs_prompt.commit_validation under the policy upstream would have
+written and fails the same way, `Command failed` with the hook's lines. What the port leaves out: it writes no
+hook files, no policy file, and not the author and `letta.agentId` upstream writes into the repository's config
+(no compiled byte reads them; the port only fails where making the hooks directory fails: a `.git` that is a
+file).
 """
 
 from __future__ import annotations
@@ -19,14 +22,18 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from .commit_validation import validate_staged
 from .errors import UpstreamError
 from .git_head import committed_revision
+from .profiles import DEFAULT, Profile
 
 INITIAL_COMMIT_MESSAGE = "chore: initialize empty local memory"
 DEFAULT_AUTHOR_NAME = "Letta Agent"  # when the agent has no name
 
 
-def ensure_memory_repo(memory_dir: Path, agent_id: str, agent_name: str | None, env: Mapping[str, str] | None) -> None:
+def ensure_memory_repo(
+    memory_dir: Path, agent_id: str, agent_name: str | None, env: Mapping[str, str] | None, profile: Profile = DEFAULT
+) -> None:
     """`initializeLocalMemoryRepo({memoryDir, agentId, authorName, files: []})`."""
     memory_dir.mkdir(parents=True, exist_ok=True)
     if not (memory_dir / ".git").exists():
@@ -36,9 +43,7 @@ def ensure_memory_repo(memory_dir: Path, agent_id: str, agent_name: str | None, 
     if committed_revision(memory_dir, env) is not None:
         return
     name = (agent_name or "").strip() or DEFAULT_AUTHOR_NAME
-    _git(
-        memory_dir,
-        env,
+    args = (
         "-c",
         f"user.name={name}",
         "-c",
@@ -48,6 +53,25 @@ def ensure_memory_repo(memory_dir: Path, agent_id: str, agent_name: str | None, 
         "-m",
         INITIAL_COMMIT_MESSAGE,
     )
+    validation = validate_staged(memory_dir, profile, env, _installed_policy(memory_dir, profile, env))
+    if not validation.accepted:  # git ran the hook, which refused: git's stderr is what the hook printed
+        detail = "\n".join(validation.messages).strip()
+        raise UpstreamError(f"Error: Command failed: git {' '.join(args)}\n{detail}")
+    _git(memory_dir, env, *args)
+
+
+def _installed_policy(memory_dir: Path, profile: Profile, env: Mapping[str, str] | None) -> str:
+    """The layout policy upstream's hook installation has just written (installPreCommitHook: legacy-only;
+    0.33.3+ installLocalMemoryPreCommitHook: root-marker when MEMORY.md is in the work tree or HEAD)."""
+    if profile.local_hook_policy != "root-marker-if-root":
+        return "legacy-only"
+    head = subprocess.run(
+        ["git", "cat-file", "-e", "HEAD:MEMORY.md"],
+        cwd=memory_dir,
+        env=dict(env) if env is not None else None,
+        capture_output=True,
+    )
+    return "root-marker" if (memory_dir / "MEMORY.md").exists() or head.returncode == 0 else "legacy-only"
 
 
 def _install_hooks(memory_dir: Path) -> None:

@@ -58,6 +58,11 @@ class Profile:
     # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself; 0.34.1 to
     # 0.34.6 still share letta-code@0.33.6 with 0.33.6 to 0.34.0, so they are reproduced as `policy-node` there).
     commit_hook: str = "policy-node"
+    # The layout policy the local backend installs with its hook (prepareLocalOnlyMemoryRepoForGitOps):
+    # `legacy-only` (`installPreCommitHook(dir)`, 0.31.12 to 0.33.2; the hook reads none before) or
+    # `root-marker-if-root` (`installLocalMemoryPreCommitHook`, 0.33.3+: root-marker when MEMORY.md is in the
+    # work tree or HEAD).
+    local_hook_policy: str = "legacy-only"
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -104,7 +109,15 @@ PROFILES: dict[str, Profile] = {
         # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
         Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS),
         Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False),
-        Profile("letta-code@0.33.3", Dialect.V0_32_17, True, True, False, memfs_v2=True),
+        Profile(
+            "letta-code@0.33.3",
+            Dialect.V0_32_17,
+            True,
+            True,
+            False,
+            memfs_v2=True,
+            local_hook_policy="root-marker-if-root",
+        ),
         Profile(
             "letta-code@0.33.6",
             Dialect.V0_32_17,
@@ -114,6 +127,7 @@ PROFILES: dict[str, Profile] = {
             memfs_v2=True,
             agent_free_conversations=True,
             failed_turn_keeps_run=True,
+            local_hook_policy="root-marker-if-root",
         ),
         # Compiles as 0.33.6; the Memory tool's read-only view (src/tools/impl/memory.ts) appears here.
         Profile(
@@ -127,8 +141,9 @@ PROFILES: dict[str, Profile] = {
             failed_turn_keeps_run=True,
             memory_view=True,
             commit_hook="node-tree",
+            local_hook_policy="root-marker-if-root",
         ),
-        Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True),
+        Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True, local_hook_policy="root-marker-if-root"),
     )
 }
 

@@ -68,8 +68,8 @@ TAGS: dict[str, str] = {
     "golden": "expected values quoted from the spec, checked on the Python port alone",
     "lifecycle": "lifecycle probes (cases/lifecycle/): a conversation replayed turn by turn",
     "op": "op cases (cases/ops/): one request of a protocol op on the case's repository",
-    "commit-validation": "which staged changes upstream's pre-commit hook accepts (the `validate` op): refusals, bash edges, "
-    "v2 rules, layout policies, tree constraints",
+    "commit-validation": "which staged changes upstream's pre-commit hook accepts (the `validate` op): refusals, "
+    "bash edges, v2 rules, layout policies, tree constraints",
     "memory-update": "the `<memory_update>` block: when it is sent, to which model, and for how many turns",
     "model": "changing the agent's model handle",
     "persisted-reminder": "the spec's persisted-reminder delivery (chapter 9.5), Python port only",
