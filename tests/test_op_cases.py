@@ -17,10 +17,11 @@ from harness.core.reference import ReferenceSpec
 from harness.repo.after import repository_after
 from harness.repo.gitenv import isolated_env
 from harness.run.by_reference import run_by_reference
-from harness.run.op_case import MEMORY_DIR_MARK, as_op_record, compared_fields
+from harness.run.op_case import MEMORY_DIR_MARK, as_op_record
 from harness.run.session import Session
 from harness.runners.base import Runner
 from harness.runners.implementations import DEFAULT
+from harness.tools.releases.drift import changes
 
 REPO = {"commits": [{"files": {"system/a.md": "---\ndescription: a\n---\nA\n"}}]}
 
@@ -81,7 +82,7 @@ def test_a_thrown_answer_is_compared_as_text_and_the_copys_path_is_marked(tmp_pa
 
 
 def test_a_writing_op_compares_the_repository_after_it(probe_op: str) -> None:
-    assert compared_fields(probe_op) == ("said", "thrown", "repoAfter")
+    assert protocol.OPS[probe_op].case_fields == ("said", "thrown", "repoAfter")
 
 
 def test_the_repository_after_shows_head_tree_index_and_files_but_no_commit_id(tmp_path: Path) -> None:
@@ -154,3 +155,12 @@ def test_an_op_case_compares_the_answer_and_the_repository_after_and_is_not_appl
     assert agreeing[1][:2] == ("0.34.12", "pass")  # the answers name different copies, both written <memoryDir>
     differing = op_results(tmp_path, scenario, "y\n", by_reference)
     assert differing[1][:2] == ("0.34.12", "fail") and differing[1][2].endswith("repoAfter")
+
+
+def test_the_drift_report_names_the_release_where_an_op_appears() -> None:
+    without = Outcome("unsupported", error="letta-code 0.34.6 has no Memory tool view")
+    answered = Outcome("ok", record={"said": "x"})
+    assert changes(without, answered, ("said", "thrown")) == ["op (appears)"]
+    assert changes(answered, without, ("said", "thrown")) == ["op (disappears)"]
+    assert changes(without, without) == []
+    assert changes(answered, Outcome("ok", record={"said": "y"}), ("said", "thrown")) == ["said"]
