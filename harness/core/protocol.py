@@ -38,6 +38,8 @@ class Op:
     scalar: bool = False
     required: bool = False
     lifecycle: bool = False
+    case: bool = False  # a one-shot op a case may name (`op:` in cases/ops/)
+    compares_repo: bool = False  # the repository after the op is compared too (record key `repoAfter`)
 
     @property
     def schema_name(self) -> str:
@@ -63,6 +65,7 @@ OPS: dict[str, Op] = {
         Op("lifecycle_open", record=("opened", "compiled"), nested=True, lifecycle=True),
         Op("lifecycle_step", record=("observed",), lifecycle=True),
         Op("lifecycle_close", record=("closed",), nested=True, scalar=True, lifecycle=True),
+        Op("memory_view", record=("view",), nested=True, scalar=True, case=True),
     )
 }
 #: the schema definitions every answer may be, whatever its op
