@@ -14,7 +14,7 @@ import base64
 import hashlib
 import json
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from harness.core.listing import config_bool, listing_size, padding, quote_path
@@ -198,7 +198,7 @@ def mtime_ns(value: Any) -> int:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
         if moment.tzinfo is None:
             raise ValueError("an ISO time needs its zone (Z or +hh:mm)")
-        value = (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) / timedelta(seconds=1)
+        value = (moment - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(seconds=1)
     if not 0 <= value < 2**33:
         raise ValueError("seconds since the epoch, from 0")
     return int(value) * 1_000_000_000 if isinstance(value, int) else round(value * 1_000_000) * 1000
