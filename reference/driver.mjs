@@ -39,6 +39,9 @@
 //   conversation ("index": back to the index-th conversation the session created, 1-based)
 // Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
+//   {"id":7,"op":"memory_view","memoryDir":".../memory","path":"projects"}
+//                                              -> {"id":7,"ok":true,"view":"<memory_content ..."} or {"ok":true,"thrown":"Error: ..."}
+//   upstream's Memory tool (0.34.7+, memoryViewTool); a release without it answers unsupported with the reason
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
 //   unknown op, a delivery upstream lacks      -> {"id":2,"ok":false,"unsupported":"op \"frobnicate\""}
 // After an answer with "polluted": true upstream code had changed a shared prototype, so later answers
