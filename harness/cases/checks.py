@@ -26,7 +26,7 @@ from harness.cases.yamlnodes import line_at
 from harness.core.listing import ListingError
 from harness.core.model import ScenarioError
 from harness.core.protocol import OPS
-from harness.core.repospec import generated_files, listed_prefix, listing_padding, path_problem
+from harness.core.repospec import generated_files, listed_prefix, listing_padding, mtime_ns, path_problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
@@ -249,8 +249,32 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
         checker.existing(
             spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete", head | written
         )
+    deleted = {_path_bytes(gone) for gone in worktree.get("delete", ())}
+    _check_mtimes(checker, worktree.get("mtimes") or {}, (head | written) - deleted)
     if kind == "lifecycle":
         _check_steps(checker, data["steps"])
+
+
+def _check_mtimes(checker: _Checker, mtimes: dict[str, Any], files: set[bytes]) -> None:
+    """`worktree.mtimes` dates files the work tree holds (committed or written, not deleted), with a time."""
+    for name, value in mtimes.items():
+        spot = ["repo", "worktree", "mtimes", name]
+        path = checker.confined(spot, name.encode("utf-8"), "worktree mtimes")
+        if path not in files:
+            what = "a directory" if any(f.startswith(path + b"/") for f in files) else "not in the work tree"
+            raise checker.fail(
+                spot,
+                f"worktree mtimes: {_shown(path)} is {what}; date a file that is committed or in worktree files "
+                "(and not in worktree delete)",
+            )
+        try:
+            mtime_ns(value)
+        except ValueError as error:
+            raise checker.fail(
+                spot,
+                f"worktree mtimes: {_shown(path)}: {value!r} is not a time ({error}); give seconds since the "
+                "epoch (1767225660) or an ISO 8601 time with its zone (2026-01-01T00:01:00Z)",
+            ) from None
 
 
 def _check_missing_object(checker: _Checker, where: list[Any], name: str, head: set[bytes]) -> None:
