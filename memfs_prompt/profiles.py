@@ -49,6 +49,10 @@ class Profile:
     # `normalizeLocalModelHandle` (0.30.28+): a model step's handle (and an agent-free conversation's) is normalised,
     # `lc-anthropic/` to `anthropic/` and so on (memfs_prompt.model_handles); 0.25.x store it as given.
     normalizes_model_handles: bool = True
+    # The memory write tool (memfs_prompt.memory_write): "" none (0.33.3+, the spec), `noop-message` (0.25.x: a
+    # write that changes nothing is a message), `noop-error` (0.30.28: an error; git runs with signing off),
+    # `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its description).
+    memory_write: str = ""
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -73,6 +77,7 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            memory_write="noop-message",
         ),
         Profile(
             "letta-code@0.25.9",
@@ -85,10 +90,13 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            memory_write="noop-message",
         ),
-        Profile("letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
-        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS),
-        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False),
+        Profile(
+            "letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", memory_write="noop-error", **_OPUS
+        ),
+        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, memory_write="format-aware", **_OPUS),
+        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False, memory_write="format-aware"),
         Profile("letta-code@0.33.3", Dialect.V0_32_17, True, True, False, memfs_v2=True),
         Profile(
             "letta-code@0.33.6",

@@ -31,7 +31,7 @@ from harness.core.model import Outcome
 
 #: When a field is compared: in every letta-code comparison (a record field), only when a record has it
 #: (the request asked for it), in the product view, or as whether a side threw.
-Compared = Literal["every-record", "when-present", "product-view", "when-thrown"]
+Compared = Literal["every-record", "when-present", "product-view", "when-thrown", "op-record"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,7 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field("thrown", "the message of a compile that threw: whether each side threw is compared", "when-thrown", False),
     Field("memory", "the memory rendering two products promise alike (the product view)", "product-view", True),
+    Field("written", "the memory write tool's message to the model (a memory_write case's record)", "op-record", False),
 )
 
 

@@ -29,7 +29,8 @@ class Op:
     object unless `scalar`; with `nested`, the record is `{key: answer[key]}` for each of them, else it is
     that object, with each `merge` key the answer has added to it. `required`: every implementation answers
     it (else it may answer `unsupported`). `lifecycle`: part of a lifecycle session (a program whose hello
-    says `lifecycle: false` is not asked)."""
+    says `lifecycle: false` is not asked). `case`: a one-shot op a case of cases/ops/ may send (docs/cases.md);
+    `compares_repo`: such a case also compares the repository the op leaves (record key `repoAfter`)."""
 
     name: str
     record: tuple[str, ...]
@@ -38,6 +39,8 @@ class Op:
     scalar: bool = False
     required: bool = False
     lifecycle: bool = False
+    case: bool = False
+    compares_repo: bool = False
 
     @property
     def schema_name(self) -> str:
@@ -63,6 +66,7 @@ OPS: dict[str, Op] = {
         Op("lifecycle_open", record=("opened", "compiled"), nested=True, lifecycle=True),
         Op("lifecycle_step", record=("observed",), lifecycle=True),
         Op("lifecycle_close", record=("closed",), nested=True, scalar=True, lifecycle=True),
+        Op("memory_write", record=("written",), nested=True, scalar=True, case=True, compares_repo=True),
     )
 }
 #: the schema definitions every answer may be, whatever its op
