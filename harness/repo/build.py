@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.model import Scenario
+from harness.core.protocol import OPS
 from harness.core.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.core.repospec import model_of, path_problem, repo_digest, shape_of
 from harness.repo import shape as shapes
@@ -105,6 +106,14 @@ def needs_worktree(model: RepoModel, lifecycle: bool) -> bool:
     return lifecycle or model.kind in ("no-git", "unborn") or bool(model.worktree)
 
 
+def needs_checkout(scenario: Scenario) -> bool:
+    """A lifecycle probe, and an op case whose op writes (OPS `compares_repo`: upstream's memory tool refuses a
+    repository whose `git status` is not clean, so it needs HEAD checked out, index and all), work in a checkout."""
+    return scenario.kind == "lifecycle" or (
+        scenario.kind == "op" and scenario.op in OPS and OPS[str(scenario.op)].compares_repo
+    )
+
+
 def _refuse_escapes(model: RepoModel) -> None:
     """Every name the model holds obeys core.repospec.path_problem (the loader checks the same, with lines)."""
     names = [name for commit in model.commits for name in commit.files]
@@ -175,7 +184,7 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
     the same repository: each builds in its own staging directory, marked complete before
     it is renamed into place, and the first rename wins.
     """
-    lifecycle = scenario.kind == "lifecycle"
+    lifecycle = needs_checkout(scenario)
     # a lifecycle probe needs a checkout that a compile case of the same spec does not write: its own copy
     dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if lifecycle else ""))
     marker = dest / ".complete"
