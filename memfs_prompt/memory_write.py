@@ -106,8 +106,7 @@ def _ensure_memory_repo(memory_dir: str) -> None:
         raise UpstreamError(f"Error: memory: memory directory does not exist: {memory_dir}")
     if not os.path.exists(os.path.join(memory_dir, ".git")):
         raise UpstreamError(
-            f"Error: memory: {memory_dir} is not a git repository. "
-            "This tool requires a git-backed memory filesystem."
+            f"Error: memory: {memory_dir} is not a git repository. This tool requires a git-backed memory filesystem."
         )
 
 
@@ -291,7 +290,8 @@ def _label(memory_dir: str, path_arg: str, field: str) -> str:
         if rel and not rel.startswith("..") and not rel.startswith("/"):
             return _relative_label(rel, field)
         raise UpstreamError(
-            f"Error: The memory tool can only be used to modify files in {{{memory_dir}}} or provided as a relative path"
+            f"Error: The memory tool can only be used to modify files in {{{memory_dir}}} "
+            "or provided as a relative path"
         )
     return _relative_label(raw, field)
 
@@ -361,7 +361,7 @@ def _node_fs_message(error: OSError, file_path: str) -> str:
 
 
 def _parse(content: str) -> _Parsed:
-    """`parseMemoryFile` (memfs-v1): the last `description:` and `read_only:` lines, values trimmed; the rest dropped."""
+    """`parseMemoryFile` (memfs-v1): the last `description:` and `read_only:` lines, trimmed; the rest dropped."""
     match = _FRONTMATTER.match(content)
     if not match:
         raise UpstreamError("Error: memory: target file is missing required frontmatter")
@@ -406,9 +406,12 @@ def _commit(tool: _Tool, paths: list[str], reason: str, agent_id: str, author: s
     command = tool.args["command"]
     pathspecs = [path for path in dict.fromkeys(paths) if js_trim(path)]
     if not pathspecs:
-        return _no_change(tool, f"Memory {command} made no changes: it produced no changed paths. "
-                          "Verify the command targets the intended file(s) and actually modifies content.",
-                          f"Memory {command} completed with no changed paths.")
+        return _no_change(
+            tool,
+            f"Memory {command} made no changes: it produced no changed paths. "
+            "Verify the command targets the intended file(s) and actually modifies content.",
+            f"Memory {command} completed with no changed paths.",
+        )
     _install_hooks(Path(tool.memory_dir))  # prepareLocalOnlyMemoryRepoForGitOps: a `.git` file cannot take hooks
     email = f"{agent_id}@letta.com"
     _git(tool, "config", "--local", "letta.agentId", agent_id)
@@ -418,11 +421,16 @@ def _commit(tool: _Tool, paths: list[str], reason: str, agent_id: str, author: s
         _git(tool, "config", "--local", "commit.gpgsign", "false")  # 0.30.28+: only where the repository says nothing
     _git(tool, "add", "-A", "--", *pathspecs)
     if not js_trim(_git(tool, "status", "--porcelain", "--", *pathspecs)):
-        return _no_change(tool, f"Memory {command} made no effective changes; nothing was committed. "
-                          "The resulting content matched what was already on disk.",
-                          f"Memory {command} made no effective changes; skipped commit.")
+        return _no_change(
+            tool,
+            f"Memory {command} made no effective changes; nothing was committed. "
+            "The resulting content matched what was already on disk.",
+            f"Memory {command} made no effective changes; skipped commit.",
+        )
     try:
-        _git(tool, "-c", f"user.name={js_trim(author) or agent_id}", "-c", f"user.email={email}", "commit", "-m", reason)
+        _git(
+            tool, "-c", f"user.name={js_trim(author) or agent_id}", "-c", f"user.email={email}", "commit", "-m", reason
+        )
     except UpstreamError:
         _git_or_none(tool, "reset", "HEAD", "--", *pathspecs)
         raise

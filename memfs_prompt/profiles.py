@@ -95,7 +95,14 @@ PROFILES: dict[str, Profile] = {
             memory_write="noop-message",
         ),
         Profile(
-            "letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", memory_write="noop-error", **_OPUS
+            "letta-code@0.30.28",
+            Dialect.V0_30,
+            True,
+            True,
+            False,
+            skills_block="tree",
+            memory_write="noop-error",
+            **_OPUS,
         ),
         Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, memory_write="format-aware", **_OPUS),
         # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.

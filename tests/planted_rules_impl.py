@@ -8,7 +8,9 @@ broken the way a port in another language commonly breaks them (BUGS):
 - `collation`: memory labels sorted by code point (Python's `str` order) instead of ICU root collation, as
   bun's `localeCompare` sorts them (the compiler and both renderers);
 - `bom`: a leading byte order mark left in place before the frontmatter is matched
-  (`frontmatter.normalize_newlines` keeps it), so a file starting with a BOM has no frontmatter.
+  (`frontmatter.normalize_newlines` keeps it), so a file starting with a BOM has no frontmatter;
+- `noop-commit`: the memory write tool commits a write that changed nothing (an empty commit, answered as a
+  commit) where upstream skips it (0.25.x) or throws (0.30.28 to 0.33.2): the staged paths always look changed.
 
 `--bugs` plants only some of them (for the suite's tests of attribution). Its hello names them in
 `info.plantedBugs`: `--impl "cmd:python tests/planted_rules_impl.py"` is the suite's check that a failure
@@ -24,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memfs_prompt import compiler, frontmatter, render_v1, render_v2, serve
+from memfs_prompt import compiler, frontmatter, memory_write, render_v1, render_v2, serve
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
 
@@ -57,10 +59,24 @@ def _bom() -> None:
     frontmatter.normalize_newlines = keep_bom  # type: ignore[assignment]
 
 
+def _noop_commit() -> None:
+    real = memory_write._git
+
+    def git(tool: memory_write._Tool, *args: str) -> str:
+        if args[:3] == ("status", "--porcelain", "--"):  # the staged paths always look changed
+            return real(tool, *args) or " M (planted)\n"
+        if "commit" in args:
+            args = (*args, "--allow-empty")
+        return real(tool, *args)
+
+    memory_write._git = git  # type: ignore[assignment]
+
+
 BUGS: dict[str, tuple[str, Callable[[], None]]] = {
     "trim": ("JavaScript's trim replaced by Python's str.strip()", _trim),
     "collation": ("memory labels sorted by code point, not by ICU collation (localeCompare)", _collation),
     "bom": ("a leading BOM is not stripped before the frontmatter is matched", _bom),
+    "noop-commit": ("the memory write tool commits a write that changed nothing", _noop_commit),
 }
 
 
