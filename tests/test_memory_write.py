@@ -16,7 +16,7 @@ import yaml
 from harness.acquire.manifest import DRIVER_PATH
 from harness.cases.load import load_scenario
 from harness.core.model import ScenarioError
-from harness.repo.build import materialize_repo, needs_checkout
+from harness.repo.build import materialize_repo
 from memfs_prompt.profiles import resolve_profile
 from memfs_prompt.protocol import Server
 
@@ -63,7 +63,6 @@ def test_a_bad_write_case_is_refused_at_its_line_with_the_fix(tmp_path: Path, ar
 
 def test_a_writing_op_case_is_built_as_a_checkout_with_its_index(tmp_path: Path) -> None:
     scenario = load_scenario(write_case(tmp_path, {"command": "str_replace", "args": TOOL}))
-    assert needs_checkout(scenario)
     built = materialize_repo(scenario, tmp_path / "cache")
     assert (built.memory_dir / "system" / "a.md").read_bytes() == b"---\ndescription: a\n---\nA\n"
     status = subprocess.run(["git", "status", "--porcelain"], cwd=built.memory_dir, capture_output=True, check=True)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.model import Scenario
-from harness.core.protocol import OPS
 from harness.core.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
 from harness.core.repospec import model_of, path_problem, repo_digest, shape_of
 from harness.repo import shape as shapes
@@ -100,18 +99,11 @@ def memory_dir_of(repo_dir: Path, memory_subdir: str | None, layout: str = "work
     return _inside(base, memory_subdir.encode("utf-8")) if memory_subdir else base
 
 
-def needs_worktree(model: RepoModel, lifecycle: bool) -> bool:
+def needs_worktree(model: RepoModel, checkout: bool) -> bool:
     """Compilers read HEAD: a work tree is written only when the case has one (uncommitted noise, no
-    commits at all), or for a lifecycle probe (upstream's turn loop works in the checkout)."""
-    return lifecycle or model.kind in ("no-git", "unborn") or bool(model.worktree)
-
-
-def needs_checkout(scenario: Scenario) -> bool:
-    """A lifecycle probe, and an op case whose op writes (OPS `compares_repo`: upstream's memory tool refuses a
-    repository whose `git status` is not clean, so it needs HEAD checked out, index and all), work in a checkout."""
-    return scenario.kind == "lifecycle" or (
-        scenario.kind == "op" and scenario.op in OPS and OPS[str(scenario.op)].compares_repo
-    )
+    commits at all), or for a case that works in the checkout (`checkout`: a lifecycle probe, whose turn loop
+    works there, or an op case, whose ops read and write the files)."""
+    return checkout or model.kind in ("no-git", "unborn") or bool(model.worktree)
 
 
 def _refuse_escapes(model: RepoModel) -> None:
@@ -184,9 +176,9 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
     the same repository: each builds in its own staging directory, marked complete before
     it is renamed into place, and the first rename wins.
     """
-    lifecycle = needs_checkout(scenario)
-    # a lifecycle probe needs a checkout that a compile case of the same spec does not write: its own copy
-    dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if lifecycle else ""))
+    checkout = scenario.kind != "compile"
+    # a lifecycle probe or an op case needs a checkout that a compile case of the same spec does not write: its own
+    dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if checkout else ""))
     marker = dest / ".complete"
     env = isolated_env(cache_root / "home", ceiling=cache_root / "repos")
     if not marker.exists():
@@ -197,7 +189,7 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
         try:
             model = model_of(scenario)
             try:
-                built = build_repo(model, staging, env, worktree=needs_worktree(model, lifecycle))
+                built = build_repo(model, staging, env, worktree=needs_worktree(model, checkout))
                 if model.shape.listing_bytes is not None:
                     check_listing(built.memory_dir, model.shape.listing_bytes, env)
             except OSError as error:  # the message names the repository, not the random staging directory
