@@ -51,6 +51,10 @@ class Profile:
     normalizes_model_handles: bool = True
     # The Memory tool's read-only view of a memory directory (`memory_view`, src/tools/impl/memory.ts, 0.34.7+).
     memory_view: bool = False
+    # The memory write tool (memfs_prompt.memory_write): "" none (0.33.3+, the spec), `noop-message` (0.25.x: a
+    # write that changes nothing is a message), `noop-error` (0.30.28: an error; git runs with signing off),
+    # `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its description).
+    memory_write: str = ""
 
     # The pre-commit hook upstream installs in a memory repository (memfs_prompt.commit_validation): `legacy`
     # (0.25.3 to 0.30.28: bash, system/ and reference/ files only), `policy-bash` (0.31.12: the layout policy file
@@ -87,6 +91,7 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            memory_write="noop-message",
             commit_hook="legacy",
         ),
         Profile(
@@ -100,15 +105,33 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            memory_write="noop-message",
             commit_hook="legacy",
         ),
         Profile(
-            "letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", commit_hook="legacy", **_OPUS
+            "letta-code@0.30.28",
+            Dialect.V0_30,
+            True,
+            True,
+            False,
+            skills_block="tree",
+            memory_write="noop-error",
+            commit_hook="legacy",
+            **_OPUS,
         ),
-        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, commit_hook="policy-bash", **_OPUS),
+        Profile(
+            "letta-code@0.31.12",
+            Dialect.V0_31,
+            True,
+            True,
+            False,
+            memory_write="format-aware",
+            commit_hook="policy-bash",
+            **_OPUS,
+        ),
         # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
-        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS),
-        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False),
+        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, memory_write="format-aware", **_OPUS),
+        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False, memory_write="format-aware"),
         Profile(
             "letta-code@0.33.3",
             Dialect.V0_32_17,

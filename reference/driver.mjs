@@ -39,6 +39,9 @@
 //   conversation ("index": back to the index-th conversation the session created, 1-based)
 // Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
+//   {"id":7,"op":"memory_view","memoryDir":".../memory","path":"projects"}
+//                                              -> {"id":7,"ok":true,"view":"<memory_content ..."} or {"ok":true,"thrown":"Error: ..."}
+//   upstream's Memory tool (0.34.7+, memoryViewTool); a release without it answers unsupported with the reason
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
 //   unknown op, a delivery upstream lacks      -> {"id":2,"ok":false,"unsupported":"op \"frobnicate\""}
 // After an answer with "polluted": true upstream code had changed a shared prototype, so later answers
@@ -105,9 +108,62 @@ const SYMBOLS = {
     modules: ["src/agent/memory-constraints.ts"],
     pattern: /^var [^\n]*?\b(MEMORY_CONSTRAINTS_VALIDATOR_NAME\d*)\b/m,
   },
+  // The Memory tool's view of a deferred directory (0.34.7 and later; src/tools/impl/memory.ts up to 0.33.2 is
+  // a different, memory-editing tool): `memory(args)` and its module's initialiser, found only where the
+  // module renders directories (renderDirectory).
+  memoryViewTool: {
+    modules: ["src/tools/impl/memory.ts"],
+    pattern: /^async function (memory\d*)\(args\) \{\n  validateRequiredParams\(args, \["path"\], "Memory"\);$/m,
+  },
+  memoryViewRender: {
+    modules: ["src/tools/impl/memory.ts"],
+    pattern: /^function (renderDirectory\d*)\(/m,
+  },
+  initMemoryViewTool: {
+    modules: ["src/tools/impl/memory.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // How the tool finds its memory directory: the current agent (a runtime context) and the backend's
+  // capabilities (upstream's own test hook swaps the backend).
+  runWithRuntimeContext: {
+    modules: ["src/runtime-context.ts"],
+    pattern: /^function (runWithRuntimeContext\d*)\(/m,
+  },
+  testSetBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^function (__testSetBackend\d*)\(/m,
+  },
+  getBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^function (getBackend\d*)\(\) \{/m,
+  },
   DeterministicPongExecutor: {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
     pattern: /^class (DeterministicPongExecutor\d*) /m,
+  },
+  // The memory write tool (create, str_replace, insert, delete, rename, update_description): Memory.ts in
+  // 0.25.x, memory.ts in 0.30.28 .. 0.33.2. From 0.34.7 memory.ts is a read-only view tool with no
+  // applyMemoryCommand, which is how the driver tells the two apart.
+  memoryWriteTool: {
+    modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
+    pattern: /^async function (memory\d*)\(args\) \{\n  validateRequiredParams\(args, \["command", "reason"\]/m,
+  },
+  applyMemoryCommand: {
+    modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
+    pattern: /^async function (applyMemoryCommand\d*)\(/m,
+  },
+  initMemoryWriteTool: {
+    modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // The tool asks the active backend whether memory is local (commit only) and for the agent's name.
+  getBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^function (getBackend\d*)\(\)/m,
+  },
+  initBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
   },
 };
 
@@ -627,6 +683,135 @@ function validateStaged(request) {
   return { validation: { accepted: done.status === 0, messages } };
 }
 
+// --- memory_view: the Memory tool's rendering of a path (0.34.7 and later) --------------------
+
+const MEMORY_VIEW_SYMBOLS = ["memoryViewTool", "memoryViewRender", "initMemoryViewTool"];
+
+let memoryViewAbsent = null; // the reason, read from the bundle once
+function memoryViewUnsupported() {
+  if (memoryViewAbsent) return new Unsupported(memoryViewAbsent);
+  const version = packageVersion() ?? `the module ${bundlePath}`;
+  const module = moduleSection(readFileSync(bundlePath, "utf8"), "src/tools/impl/memory.ts");
+  const what = module
+    ? "its src/tools/impl/memory.ts is the memory-editing tool, with no renderDirectory"
+    : "no src/tools/impl/memory.ts";
+  memoryViewAbsent = `letta-code ${version} has no Memory view tool (${what}; it appears in 0.34.7)`;
+  return new Unsupported(memoryViewAbsent);
+}
+
+// Set an environment variable for the call, or remove it; returns the old value (undefined: unset).
+function swapEnv(name, value) {
+  const old = process.env[name];
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+  return old;
+}
+
+// Upstream finds the memory directory from the current agent: with the local backend (its env var, a backend
+// whose capabilities say localMemfs) it is `<LETTA_LOCAL_BACKEND_DIR>/memfs/<agentId>/memory`, and it needs a
+// MEMORY.md there. The harness builds every repository at `<case dir>/memory`, so the storage dir is two
+// levels up and the agent id `../<case dir's name>`: path.join then gives back `memoryDir` exactly, and the
+// refusals, notices and `Memory directory:` line are upstream's own.
+async function memoryView(request) {
+  if (MEMORY_VIEW_SYMBOLS.some((name) => !(name in prepared.found))) throw memoryViewUnsupported();
+  const memoryDir = request.memoryDir;
+  if (typeof memoryDir !== "string" || !memoryDir.startsWith("/")) throw new Error("memoryDir must be an absolute path");
+  if (typeof request.path !== "string") throw new Error("path must be a string");
+  const parent = dirname(memoryDir);
+  if (memoryDir.split("/").pop() !== "memory" || parent === "/" || join(memoryDir) !== memoryDir) {
+    throw new Error(`memory_view needs a normalised memoryDir named memory below a directory (upstream finds it as <storage>/memfs/<agentId>/memory): ${memoryDir}`);
+  }
+  const agentId = `../${parent.split("/").pop()}`;
+  initOnce("initMemoryViewTool");
+  const savedBackend = need("getBackend")();
+  const savedEnv = [
+    ["LETTA_LOCAL_BACKEND_EXPERIMENTAL", swapEnv("LETTA_LOCAL_BACKEND_EXPERIMENTAL", "1")],
+    ["LETTA_LOCAL_BACKEND_DIR", swapEnv("LETTA_LOCAL_BACKEND_DIR", dirname(parent))],
+  ];
+  need("testSetBackend")({ capabilities: { localMemfs: true } });
+  try {
+    const result = await need("runWithRuntimeContext")({ agentId }, () => need("memoryViewTool")({ path: request.path }));
+    return { view: result.content };
+  } catch (error) {
+    return { thrown: thrownText(error) };
+  } finally {
+    need("testSetBackend")(savedBackend);
+    for (const [name, value] of savedEnv) swapEnv(name, value);
+  }
+}
+
+// --- the memory write tool: upstream's own `memory` tool function on the request's memory directory ------
+
+// The agent the tool writes as when the request names none (the lifecycle's first store id).
+const WRITE_AGENT_ID = "agent-local-00000000-0000-4000-8000-000000000001";
+// Where the tool finds its memory directory and agent (resolveScopedMemoryDir, getAgentIdentity): set for
+// the call from the request, the rest unset, and every one put back after.
+const WRITE_ENV = ["MEMORY_DIR", "LETTA_MEMORY_DIR", "AGENT_ID", "LETTA_AGENT_ID", "AGENT_NAME"];
+
+function memoryWriteMissing() {
+  const version = packageVersion() ?? "unknown version";
+  const text = readFileSync(bundlePath, "utf8");
+  if (text.includes("\n// src/tools/impl/memory.ts\n")) {
+    return `letta-code ${version} has no memory write tool: its src/tools/impl/memory.ts has no applyMemoryCommand (the read-only memory view tool)`;
+  }
+  return `letta-code ${version} has no memory write tool (no src/tools/impl/memory.ts or src/tools/impl/Memory.ts module)`;
+}
+
+// Own properties of the backend the call overrides, to be put back exactly (absent stays absent).
+function overrideOwn(target, values) {
+  const saved = Object.keys(values).map((key) => [key, Object.getOwnPropertyDescriptor(target, key)]);
+  // defined, not assigned: 0.31+ declare `capabilities` as a getter on the class, which assignment cannot shadow
+  for (const [key, value] of Object.entries(values)) {
+    Object.defineProperty(target, key, { value, configurable: true, enumerable: true, writable: true });
+  }
+  return () => {
+    for (const [key, descriptor] of saved) {
+      if (descriptor) Object.defineProperty(target, key, descriptor);
+      else delete target[key];
+    }
+  };
+}
+
+async function memoryWrite(request) {
+  if (!("applyMemoryCommand" in prepared.found) || !("memoryWriteTool" in prepared.found)) {
+    throw new Unsupported(memoryWriteMissing());
+  }
+  if (typeof request.memoryDir !== "string") throw new Error("memoryDir must be a string");
+  if (typeof request.command !== "string") throw new Error("command must be a string");
+  const args = request.args ?? {};
+  if (args === null || typeof args !== "object" || Array.isArray(args)) throw new Error("args must be an object");
+  const agentId = request.agentId ?? WRITE_AGENT_ID;
+  const agentName = request.agentName ?? null;
+  initOnce("initMemoryWriteTool");
+  initOnce("initBackend");
+  // A local backend (capabilities.localMemfs): the tool commits and never pushes; the agent's name is what the
+  // backend's retrieveAgent answers, and with no name (an unknown agent) the author is the agent id.
+  const backend = need("getBackend")();
+  const restoreBackend = overrideOwn(backend, {
+    capabilities: { ...backend.capabilities, localMemfs: true },
+    retrieveAgent: async (id) => {
+      if (agentName === null) throw new Error(`agent ${id} not found`);
+      return { id, name: agentName };
+    },
+  });
+  const savedEnv = WRITE_ENV.map((name) => [name, process.env[name]]);
+  for (const name of WRITE_ENV) delete process.env[name];
+  process.env.MEMORY_DIR = request.memoryDir;
+  process.env.AGENT_ID = agentId;
+  try {
+    const result = await need("memoryWriteTool")({ command: request.command, ...args });
+    return { written: result?.message ?? null };
+  } catch (error) {
+    return { thrown: thrownText(error) };
+  } finally {
+    for (const [name, value] of savedEnv) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    restoreBackend();
+  }
+}
+
 const PROTOCOL_VERSION = 1;
 const HANDLERS = {
   hello: () => ({
@@ -676,6 +861,8 @@ const HANDLERS = {
   lifecycle_step: (request) => lifecycleStep(request),
   lifecycle_close: (request) => lifecycleClose(request),
   validate: (request) => validateStaged(request),
+  memory_view: (request) => memoryView(request),
+  memory_write: (request) => memoryWrite(request),
 };
 
 async function answer(line) {

@@ -26,7 +26,7 @@ from harness.cases.yamlnodes import line_at
 from harness.core.listing import ListingError
 from harness.core.model import ScenarioError
 from harness.core.protocol import OPS
-from harness.core.repospec import generated_files, listed_prefix, listing_padding, path_problem
+from harness.core.repospec import generated_files, listed_prefix, listing_padding, mtime_ns, path_problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
@@ -249,8 +249,32 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
         checker.existing(
             spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete", head | written
         )
+    deleted = {_path_bytes(gone) for gone in worktree.get("delete", ())}
+    _check_mtimes(checker, worktree.get("mtimes") or {}, (head | written) - deleted)
     if kind == "lifecycle":
         _check_steps(checker, data["steps"])
+
+
+def _check_mtimes(checker: _Checker, mtimes: dict[str, Any], files: set[bytes]) -> None:
+    """`worktree.mtimes` dates files the work tree holds (committed or written, not deleted), with a time."""
+    for name, value in mtimes.items():
+        spot = ["repo", "worktree", "mtimes", name]
+        path = checker.confined(spot, name.encode("utf-8"), "worktree mtimes")
+        if path not in files:
+            what = "a directory" if any(f.startswith(path + b"/") for f in files) else "not in the work tree"
+            raise checker.fail(
+                spot,
+                f"worktree mtimes: {_shown(path)} is {what}; date a file that is committed or in worktree files "
+                "(and not in worktree delete)",
+            )
+        try:
+            mtime_ns(value)
+        except ValueError as error:
+            raise checker.fail(
+                spot,
+                f"worktree mtimes: {_shown(path)}: {value!r} is not a time ({error}); give seconds since the "
+                "epoch (1767225660) or an ISO 8601 time with its zone (2026-01-01T00:01:00Z)",
+            ) from None
 
 
 def _check_missing_object(checker: _Checker, where: list[Any], name: str, head: set[bytes]) -> None:
@@ -329,6 +353,34 @@ def _check_op(checker: _Checker, data: dict[str, Any]) -> None:
             ["args", reserved[0]],
             f"args: {reserved[0]!r} is set by the harness (the copy's path, the profile); remove it",
         )
+    if data["op"] == "memory_write":
+        _check_memory_write(checker, data.get("args", {}))
+
+
+#: a memory_write case's request fields (docs/protocol.md): the tool's command, its other arguments, the agent
+MEMORY_WRITE_KEYS = ("command", "args", "agentId", "agentName")
+
+
+def _check_memory_write(checker: _Checker, args: Any) -> None:
+    """`args` of a memory_write case: `command` (a string), the tool's `args` (a mapping without `command`),
+    `agentId` and `agentName` (strings or null), nothing else."""
+    if not isinstance(args, dict) or not isinstance(args.get("command"), str):
+        raise checker.fail(["args"], "args: a memory_write case needs `command: <create|str_replace|...>` in args")
+    unknown = [key for key in args if key not in MEMORY_WRITE_KEYS]
+    if unknown:
+        raise checker.fail(
+            ["args", unknown[0]],
+            f"args: {unknown[0]!r} is not a memory_write field ({', '.join(MEMORY_WRITE_KEYS)}); "
+            "the tool's own arguments go in args.args",
+        )
+    tool_args = args.get("args", {})
+    if not isinstance(tool_args, dict):
+        raise checker.fail(["args", "args"], "args.args: the tool's arguments as a mapping, e.g. {reason: why, ...}")
+    if "command" in tool_args:
+        raise checker.fail(["args", "args", "command"], "args.args: `command` goes one level up, in args")
+    for key in ("agentId", "agentName"):
+        if args.get(key) is not None and not isinstance(args[key], str):
+            raise checker.fail(["args", key], f"args.{key}: a string, or null for the default")
 
 
 def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:

@@ -70,6 +70,9 @@ TAGS: dict[str, str] = {
     "op": "op cases (cases/ops/): one request of a protocol op on the case's repository",
     "commit-validation": "which staged changes upstream's pre-commit hook accepts (the `validate` op): refusals, "
     "bash edges, v2 rules, layout policies, tree constraints",
+    "memory-view": "the Memory tool's view (op memory_view, 0.34.7+): order, limit, descriptions, clamping, refusals",
+    "memory-write": "the memory write tool (before 0.33.3): create, str_replace, insert, delete, rename, "
+    "update_description, the file it writes, the commit it makes and the message or error the model gets",
     "memory-update": "the `<memory_update>` block: when it is sent, to which model, and for how many turns",
     "model": "changing the agent's model handle",
     "persisted-reminder": "the spec's persisted-reminder delivery (chapter 9.5), Python port only",

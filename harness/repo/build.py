@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.model import Scenario
-from harness.core.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
+from harness.core.repomodel import (
+    DEFAULT_MTIME_NS,
+    MODE_EXEC,
+    MODE_GITLINK,
+    MODE_LINK,
+    Blob,
+    CommitModel,
+    RepoModel,
+    WorktreeNoise,
+)
 from harness.core.repospec import model_of, path_problem, repo_digest, shape_of
 from harness.repo import shape as shapes
 from harness.repo.gitenv import isolated_env
@@ -102,10 +111,11 @@ def memory_dir_of(repo_dir: Path, memory_subdir: str | None, layout: str = "work
     return _inside(base, memory_subdir.encode("utf-8")) if memory_subdir else base
 
 
-def needs_worktree(model: RepoModel, lifecycle: bool) -> bool:
+def needs_worktree(model: RepoModel, checkout: bool) -> bool:
     """Compilers read HEAD: a work tree is written only when the case has one (uncommitted noise, no
-    commits at all), or for a lifecycle probe (upstream's turn loop works in the checkout)."""
-    return lifecycle or model.kind in ("no-git", "unborn") or bool(model.worktree)
+    commits at all), or for a case that works in the checkout (`checkout`: a lifecycle probe, whose turn loop
+    works there, or an op case, whose ops read and write the files)."""
+    return checkout or model.kind in ("no-git", "unborn") or bool(model.worktree)
 
 
 def _refuse_escapes(model: RepoModel) -> None:
@@ -131,6 +141,7 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
     repo_dir.mkdir(parents=True)
     if model.kind == "no-git":
         write_worktree(repo_dir, model.head)
+        date_worktree(repo_dir, list(model.head), model.worktree.mtimes)
         memory_dir = memory_dir_of(repo_dir, model.memory_subdir)
         memory_dir.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
@@ -145,6 +156,7 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
     if worktree:
         write_worktree(repo_dir, model.head)
         _apply_worktree_noise(repo_dir, model.worktree, env)
+        date_worktree(repo_dir, [*model.head, *model.worktree.files], model.worktree.mtimes)
     shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
     if shape.layout_policy is not None:  # what upstream's installPreCommitHook writes beside the hooks
         (writer.git_dir / LAYOUT_POLICY_FILE).write_bytes(shape.layout_policy.encode("utf-8"))
@@ -165,6 +177,17 @@ def check_listing(memory_dir: Path, wanted: int, env: dict[str, str]) -> None:
         raise AssertionError(f"listing is {len(done.stdout)} bytes, not {wanted}: core.listing counted it wrong")
 
 
+def date_worktree(root: Path, names: list[bytes], mtimes: dict[bytes, int]) -> None:
+    """Give every file written under root its case's modification time (`worktree.mtimes`) or DEFAULT_MTIME_NS:
+    upstream's Memory tool orders uncommitted entries by mtime, and a build must be the same on every machine.
+    A symlink gets its own time (the tool reads its target's); a file since deleted is skipped."""
+    for name in dict.fromkeys(names):
+        target = _inside(root, name)
+        if target.is_symlink() or target.is_file():
+            when = mtimes.get(name, DEFAULT_MTIME_NS)
+            os.utime(target, ns=(when, when), follow_symlinks=False)
+
+
 def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, str]) -> None:
     """Uncommitted edits, deletions and untracked files: compilers read HEAD, so they must not matter."""
     write_worktree(repo_dir, noise.files)
@@ -180,9 +203,9 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
     the same repository: each builds in its own staging directory, marked complete before
     it is renamed into place, and the first rename wins.
     """
-    lifecycle = scenario.kind == "lifecycle"
-    # a lifecycle probe needs a checkout that a compile case of the same spec does not write: its own copy
-    dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if lifecycle else ""))
+    checkout = scenario.kind != "compile"
+    # a lifecycle probe or an op case needs a checkout that a compile case of the same spec does not write: its own
+    dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if checkout else ""))
     marker = dest / ".complete"
     env = isolated_env(cache_root / "home", ceiling=cache_root / "repos")
     if not marker.exists():
@@ -193,7 +216,7 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
         try:
             model = model_of(scenario)
             try:
-                built = build_repo(model, staging, env, worktree=needs_worktree(model, lifecycle))
+                built = build_repo(model, staging, env, worktree=needs_worktree(model, checkout))
                 if model.shape.listing_bytes is not None:
                     check_listing(built.memory_dir, model.shape.listing_bytes, env)
             except OSError as error:  # the message names the repository, not the random staging directory
