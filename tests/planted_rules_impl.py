@@ -13,6 +13,10 @@ broken the way a port in another language commonly breaks them (BUGS):
   edit times (no git log, no mtimes), as a port that skips upstream's `lastEditedByChild` would.
 - `noop-commit`: the memory write tool commits a write that changed nothing (an empty commit, answered as a
   commit) where upstream skips it (0.25.x) or throws (0.30.28 to 0.33.2): the staged paths always look changed.
+- `yaml-validator`: the commit validator (op validate) reads frontmatter as a YAML parser would, each line's
+  CR dropped before the fences are matched, so it accepts CRLF frontmatter the bash hook refuses.
+- `read-only-no-head`: the commit validator's read_only checks never see HEAD (no previous content), so a file
+  HEAD locks can be edited and read_only is always "set".
 
 `--bugs` plants only some of them (for the suite's tests of attribution). Its hello names them in
 `info.plantedBugs`: `--impl "cmd:python tests/planted_rules_impl.py"` is the suite's check that a failure
@@ -28,7 +32,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memfs_prompt import compiler, frontmatter, memory_view, memory_write, render_v1, render_v2, serve
+from memfs_prompt import (
+    commit_validation,
+    compiler,
+    frontmatter,
+    memory_view,
+    memory_write,
+    render_v1,
+    render_v2,
+    serve,
+)
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
 
@@ -83,12 +96,41 @@ def _noop_commit() -> None:
     memory_write._git = git  # type: ignore[assignment]
 
 
+def _yaml_validator() -> None:
+    bash_lines, node_errors = commit_validation._lines, commit_validation.frontmatter_errors
+
+    def lines(text: str) -> list[str]:
+        return [line.removesuffix("\r") for line in bash_lines(text)]
+
+    def errors(path: str, content: str, previous: str | None, fmt: str) -> list[str]:
+        return node_errors(path, content.replace("\r\n", "\n"), previous, fmt)
+
+    commit_validation._lines = lines  # type: ignore[assignment]
+    commit_validation.frontmatter_errors = errors  # type: ignore[assignment]
+
+
+def _read_only_no_head() -> None:
+    real = commit_validation._Hook.git
+
+    def git(hook: commit_validation._Hook, *args: str, quiet: bool = False) -> tuple[int, bytes]:
+        if args[:1] == ("show",) and args[1].startswith("HEAD:"):  # HEAD's version is never found
+            return 128, b""
+        return real(hook, *args, quiet=quiet)
+
+    commit_validation._Hook.git = git  # type: ignore[method-assign]
+
+
 BUGS: dict[str, tuple[str, Callable[[], None]]] = {
     "trim": ("JavaScript's trim replaced by Python's str.strip()", _trim),
     "collation": ("memory labels sorted by code point, not by ICU collation (localeCompare)", _collation),
     "bom": ("a leading BOM is not stripped before the frontmatter is matched", _bom),
     "view-name-order": ("the Memory tool's view lists entries by name only (no edit times)", _view_name_order),
     "noop-commit": ("the memory write tool commits a write that changed nothing", _noop_commit),
+    "yaml-validator": (
+        "the commit validator reads CRLF frontmatter as YAML does (the bash hook refuses it)",
+        _yaml_validator,
+    ),
+    "read-only-no-head": ("the commit validator's read_only checks ignore HEAD", _read_only_no_head),
 }
 
 

@@ -277,3 +277,39 @@ def test_a_write_tool_that_commits_a_no_op_is_named_as_the_no_op_rule_of_the_rel
     failing = sorted(r["case"] for r in report["results"] if r["status"] == "fail")
     assert failing == ["write-str-replace-noop", "write-update-description-noop"]
     assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, 2)]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("reference", ["npm:0.25.3", "npm:0.32.8"])
+@pytest.mark.parametrize(
+    ("bug", "rule", "failing"),
+    [
+        ("yaml-validator", "commit-hook-bash-values", ["validate-crlf-frontmatter"]),
+        (
+            "read-only-no-head",
+            "commit-hook-read-only",
+            [
+                "validate-read-only-capitalised",
+                "validate-read-only-changed",
+                "validate-read-only-head-locks",
+                "validate-read-only-quoted-true",
+                "validate-read-only-removed",
+            ],
+        ),
+    ],
+)
+def test_a_commit_validator_bug_is_named_as_the_hook_rule_it_breaks(
+    tmp_path: Path, release_bundle: object, reference: str, bug: str, rule: str, failing: list[str]
+) -> None:
+    """tests/planted_rules_impl.py's validator bugs against the bash hook (0.25.3) and the node validators it runs
+    (0.32.8): a YAML-correct reading accepts CRLF frontmatter the hook refuses, and read_only checks blind to HEAD
+    let a locked file change; each fails only its cases and is put on its rule."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv = [sys.executable, "-m", "harness.cli", "run", "cases/ops", "-k", "validate-crlf or validate-read-only"]
+    argv += ["--reference", reference, "--impl", f"cmd:python tests/planted_rules_impl.py --bugs {bug}"]
+    argv += ["--no-timing", "--report", str(tmp_path)]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 1, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert sorted(r["case"] for r in report["results"] if r["status"] == "fail") == failing
+    assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, len(failing))]
