@@ -112,10 +112,6 @@ const SYMBOLS = {
     modules: ["src/backend/backend.ts"],
     pattern: /^function (__testSetBackend\d*)\(/m,
   },
-  getBackend: {
-    modules: ["src/backend/backend.ts"],
-    pattern: /^function (getBackend\d*)\(\) \{/m,
-  },
   DeterministicPongExecutor: {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
     pattern: /^class (DeterministicPongExecutor\d*) /m,
@@ -135,7 +131,8 @@ const SYMBOLS = {
     modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
   },
-  // The tool asks the active backend whether memory is local (commit only) and for the agent's name.
+  // The write tool asks the active backend whether memory is local (commit only) and for the agent's name; the
+  // view tool's backend is swapped with testSetBackend and put back as getBackend found it.
   getBackend: {
     modules: ["src/backend/backend.ts"],
     pattern: /^function (getBackend\d*)\(\)/m,
