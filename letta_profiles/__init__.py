@@ -58,10 +58,12 @@ PROFILE_RELEASES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "letta-code@0.25.3": ("0.25.3",),
         "letta-code@0.25.9": ("0.25.9",),
         "letta-code@0.30.28": ("0.30.28",),
-        "letta-code@0.31.12": _releases("0.31.12", "0.32.13"),
+        "letta-code@0.31.12": ("0.31.12",),
+        "letta-code@0.32.8": _releases("0.32.8", "0.32.13"),
         "letta-code@0.32.14": _releases("0.32.14", "0.33.2"),
         "letta-code@0.33.3": _releases("0.33.3", "0.33.5"),
-        "letta-code@0.33.6": _releases("0.33.6", "0.34.12"),
+        "letta-code@0.33.6": _releases("0.33.6", "0.34.6"),
+        "letta-code@0.34.7": _releases("0.34.7", "0.34.12"),
         "spec-v2": (),
     }
 )

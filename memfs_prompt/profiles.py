@@ -49,6 +49,8 @@ class Profile:
     # `normalizeLocalModelHandle` (0.30.28+): a model step's handle (and an agent-free conversation's) is normalised,
     # `lc-anthropic/` to `anthropic/` and so on (memfs_prompt.model_handles); 0.25.x store it as given.
     normalizes_model_handles: bool = True
+    # The Memory tool's read-only view of a memory directory (`memory_view`, src/tools/impl/memory.ts, 0.34.7+).
+    memory_view: bool = False
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -88,6 +90,8 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile("letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS),
         Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS),
+        # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
+        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS),
         Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False),
         Profile("letta-code@0.33.3", Dialect.V0_32_17, True, True, False, memfs_v2=True),
         Profile(
@@ -99,6 +103,18 @@ PROFILES: dict[str, Profile] = {
             memfs_v2=True,
             agent_free_conversations=True,
             failed_turn_keeps_run=True,
+        ),
+        # Compiles as 0.33.6; the Memory tool's read-only view (src/tools/impl/memory.ts) appears here.
+        Profile(
+            "letta-code@0.34.7",
+            Dialect.V0_32_17,
+            True,
+            True,
+            False,
+            memfs_v2=True,
+            agent_free_conversations=True,
+            failed_turn_keeps_run=True,
+            memory_view=True,
         ),
         Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True),
     )
