@@ -22,13 +22,14 @@ from .collation import info as collation_info
 from .compiler import compile_system_prompt
 from .conversation import Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
+from .memory_reminders import memory_reminder_record
 from .model_handles import DEFAULT_MODEL
 from .profiles import DEFAULT, PROFILES, Profile, resolve_profile
 from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile, compile_available_skills_block
 
 PROTOCOL_VERSION = 1
-OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close")
+OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close", "memory_reminder")
 # The layout features (the feature rules of cases/rules.yaml) this port implements, declared in hello.
 FEATURES = ("memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block", "memory-update")
 DELIVERIES: tuple[Delivery, ...] = ("mid-conversation", "persisted-reminder")
@@ -103,6 +104,7 @@ class Server:
             "lifecycle_open": self._lifecycle_open,
             "lifecycle_step": self._lifecycle_step,
             "lifecycle_close": self._lifecycle_close,
+            "memory_reminder": self._memory_reminder,
         }
 
     def handle(self, request: Any) -> dict[str, Any]:
@@ -277,6 +279,16 @@ class Server:
     def _lifecycle_close(self, request: dict[str, Any]) -> dict[str, Any]:
         self.sessions.pop(_session_name(request), None)
         return {"closed": True}
+
+    def _memory_reminder(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The post-turn memory sync of a local memory repository (memfs_prompt.memory_reminders)."""
+        profile = self._profile_of(request)
+        if not profile.memory_reminders:
+            raise Unsupported(f"profile {profile.name} has no post-turn memory sync (letta-code 0.30.28+)")
+        try:
+            return memory_reminder_record(_string(request, "memoryDir"), profile, self.git_env)
+        except UpstreamError as error:
+            return {"thrown": str(error)}
 
     # --- fields ----------------------------------------------------------------------------------
 
