@@ -25,10 +25,12 @@ import yaml
 from harness.cases.yamlnodes import line_at
 from harness.core.listing import ListingError
 from harness.core.model import ScenarioError
+from harness.core.protocol import OPS
 from harness.core.repospec import generated_files, listed_prefix, listing_padding, path_problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
+OP_KEYS = ("op", "args")
 SHAPE_KEYS = ("layout", "object_format", "head", "config", "listing", "missing_objects")
 # the layouts a lifecycle case may take: a work tree, its `.git` a directory or a file (docs/cases.md)
 LIFECYCLE_LAYOUTS = ("work-tree", "separate-git-dir")
@@ -301,6 +303,31 @@ def _check_kind(checker: _Checker, data: dict[str, Any], kind: str) -> None:
     if present:
         raise checker.fail(
             [present[0]], f"{present[0]}: only lifecycle cases take it; move the file to cases/lifecycle/"
+        )
+    if kind == "op":
+        _check_op(checker, data)
+    elif present := [k for k in OP_KEYS if k in data]:
+        raise checker.fail([present[0]], f"{present[0]}: only op cases take it; move the file to cases/ops/")
+
+
+def _check_op(checker: _Checker, data: dict[str, Any]) -> None:
+    """An op case names an op that op cases can send (OPS rows with `case=True`), and has no golden output."""
+    served = sorted(name for name, row in OPS.items() if row.case)
+    if "op" not in data:
+        raise checker.fail([], f"an op case needs `op` (one of {', '.join(served)}) and its `args`; see docs/cases.md")
+    if data["op"] not in served:
+        raise checker.fail(
+            ["op"], f"op: {data['op']!r} is not an op a case can send; write one of {', '.join(served) or '(none yet)'}"
+        )
+    if "expect" in data:
+        raise checker.fail(["expect"], "expect: op cases are compared with real releases only; remove it")
+    if "inputs" in data:
+        raise checker.fail(["inputs"], "inputs: compile inputs; an op case's request fields go in `args`")
+    reserved = [key for key in data.get("args", {}) if key in ("op", "id", "memoryDir", "profile")]
+    if reserved:
+        raise checker.fail(
+            ["args", reserved[0]],
+            f"args: {reserved[0]!r} is set by the harness (the copy's path, the profile); remove it",
         )
 
 

@@ -21,7 +21,7 @@ import yaml
 from harness.cases.checks import check_content
 from harness.cases.inputs import clock_error, is_invalid_date, js_value, non_finite_at
 from harness.cases.memo import ScenarioMemo
-from harness.cases.rules import check_case_rules, is_rules_file
+from harness.cases.rules import CASE_FOLDERS, check_case_rules, is_rules_file
 from harness.cases.schemacheck import validate
 from harness.cases.strict import parse_strict, read_utf8
 from harness.cases.tags import TAGS
@@ -55,8 +55,9 @@ def _schema() -> dict[str, Any]:
 
 
 def kind_of(path: Path) -> str:
-    """A case's kind is the name of the folder holding it: cases/lifecycle/ holds lifecycle probes."""
-    return "lifecycle" if path.parent.name == "lifecycle" else "compile"
+    """A case's kind is the name of the folder holding it: cases/lifecycle/ holds lifecycle probes, cases/ops/
+    one-shot op cases."""
+    return CASE_FOLDERS.get(path.parent.name, "compile")  # a case outside a corpus's folders is a compile case
 
 
 def load_scenario(path: Path) -> Scenario:
@@ -252,6 +253,8 @@ def _scenario(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) -> S
         golden=data["golden"]["profile"] if "golden" in data else None,
         recorded=_recorded(path, root, data),
         found_by=FoundBy(**data["found_by"]) if "found_by" in data else None,
+        op=data.get("op"),
+        args=js_value(data.get("args", {})),
     )
 
 

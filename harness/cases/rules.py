@@ -31,8 +31,9 @@ from letta_profiles import PROFILE_NAMES, resolve_profile_name
 
 #: The file beside the case folders that holds the rules.
 RULES_FILE = "rules.yaml"
-#: The folders of a corpus root that hold cases (a case's kind is its folder's name: harness.cases.load.kind_of).
-CASE_FOLDERS = ("compile", "lifecycle")
+#: The folders of a corpus root that hold cases, and the kind of case each holds (harness.cases.load.kind_of):
+#: compile cases, lifecycle probes, and one-shot op cases (harness.run.op_case).
+CASE_FOLDERS = {"compile": "compile", "lifecycle": "lifecycle", "ops": "op"}
 #: The layout features, by id: the names an implementation declares in hello `features` (docs/protocol.md).
 FEATURES = ("memfs-v1", "memfs-v2", "metadata-block", "skills-block", "client-skills", "memory-update")
 
@@ -84,7 +85,7 @@ def unnamed_rules_note(case_path: Path, named: tuple[str, ...] | list[str] = ())
 
 
 def is_rules_file(path: Path) -> bool:
-    """Whether `path` is a corpus's rules file rather than a case (a case lives in compile/ or lifecycle/)."""
+    """Whether `path` is a corpus's rules file rather than a case (a case lives in one of CASE_FOLDERS)."""
     return path.name == RULES_FILE and path.parent.name not in CASE_FOLDERS
 
 

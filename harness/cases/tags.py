@@ -67,6 +67,7 @@ TAGS: dict[str, str] = {
     "conversation": "new conversations of the same agent and what they compile",
     "golden": "expected values quoted from the spec, checked on the Python port alone",
     "lifecycle": "lifecycle probes (cases/lifecycle/): a conversation replayed turn by turn",
+    "op": "op cases (cases/ops/): one request of a protocol op on the case's repository",
     "memory-update": "the `<memory_update>` block: when it is sent, to which model, and for how many turns",
     "model": "changing the agent's model handle",
     "persisted-reminder": "the spec's persisted-reminder delivery (chapter 9.5), Python port only",

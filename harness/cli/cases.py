@@ -12,6 +12,7 @@ import argparse
 import shutil
 from pathlib import Path
 
+from harness.cases.rules import CASE_FOLDERS
 from harness.cli.common import Commands, UsageError, writing
 from harness.core.locations import project_cases
 
@@ -37,10 +38,10 @@ def export_corpus(source: Path, dest: Path) -> list[Path]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     files = export_corpus(project_cases(), args.dir)
-    kinds = {kind: sum(1 for f in files if f.parts[0] == kind) for kind in ("compile", "lifecycle")}
+    kinds = {folder: sum(1 for f in files if f.parts[0] == folder) for folder in CASE_FOLDERS}
     others = [str(f) for f in files if f.parts[0] not in kinds]
     print(
-        f"wrote {kinds['compile']} compile cases, {kinds['lifecycle']} lifecycle probes"
+        f"wrote {kinds['compile']} compile cases, {kinds['lifecycle']} lifecycle probes, {kinds['ops']} op cases"
         + (f" and {', '.join(others)}" if others else "")
         + f" to {args.dir}"
     )

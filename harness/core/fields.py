@@ -30,8 +30,9 @@ from typing import Any, Literal
 from harness.core.model import Outcome
 
 #: When a field is compared: in every letta-code comparison (a record field), only when a record has it
-#: (the request asked for it), in the product view, or as whether a side threw.
-Compared = Literal["every-record", "when-present", "product-view", "when-thrown"]
+#: (the request asked for it), in the product view, as whether a side threw, or in an op case's record
+#: (cases/ops/, harness.run.op_case: the op's fields, compared when either side has them).
+Compared = Literal["every-record", "when-present", "product-view", "when-thrown", "op-record"]
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,19 @@ FIELDS: tuple[Field, ...] = (
         "when-present",
         False,
     ),
-    Field("thrown", "the message of a compile that threw: whether each side threw is compared", "when-thrown", False),
+    Field(
+        "thrown",
+        "the message of a compile that threw: whether each side threw is compared (in an op case, its text)",
+        "when-thrown",
+        False,
+    ),
     Field("memory", "the memory rendering two products promise alike (the product view)", "product-view", True),
+    Field(
+        "repoAfter",
+        "an op case's repository after a writing op: HEAD, its tree, the index, the files",
+        "op-record",
+        False,
+    ),
 )
 
 
@@ -78,7 +90,7 @@ GOLDEN_FIELDS = ("coreMemory",)
 #: what a case's divergence may name (harness/cases/schema.json, $defs/divergence)
 DIVERGENCE_FIELDS = tuple(field.name for field in FIELDS)
 #: what a case's explanation of drift between letta-code releases may name ($defs/explanation)
-EXPLANATION_FIELDS = _names("every-record", "when-present", "when-thrown")
+EXPLANATION_FIELDS = _names("every-record", "when-present", "when-thrown", "op-record")
 #: the columns of the matrix's "Fields compared per reference" table (report/templates/matrix_block.html.j2)
 MATRIX_COLUMNS = tuple(field.name for field in FIELDS if field.matrix_column)
 

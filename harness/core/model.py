@@ -119,7 +119,8 @@ class FoundBy:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A loaded case. `kind` is compile or lifecycle; the lifecycle fields are empty for compile cases."""
+    """A loaded case. `kind` is compile, lifecycle or op (its folder: cases/compile, cases/lifecycle, cases/ops);
+    the fields of the other kinds are empty."""
 
     id: str
     description: str
@@ -141,6 +142,8 @@ class Scenario:
     delivery: str = "mid-conversation"
     golden: str | None = None  # lifecycle: the profile a golden case runs the Python port on
     recorded: tuple[Recorded, ...] = ()
+    op: str | None = None  # an op case (cases/ops/): the protocol op it sends, and its request fields
+    args: dict[str, Any] = field(default_factory=dict)
     found_by: FoundBy | None = None  # written by `conformance fuzz`
 
     @property

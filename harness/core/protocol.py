@@ -29,7 +29,8 @@ class Op:
     object unless `scalar`; with `nested`, the record is `{key: answer[key]}` for each of them, else it is
     that object, with each `merge` key the answer has added to it. `required`: every implementation answers
     it (else it may answer `unsupported`). `lifecycle`: part of a lifecycle session (a program whose hello
-    says `lifecycle: false` is not asked)."""
+    says `lifecycle: false` is not asked). `case`: an op case (cases/ops/, harness.run.op_case) can send it on
+    a copy of its repository; with `compares_repo` the repository afterwards is compared too (`repoAfter`)."""
 
     name: str
     record: tuple[str, ...]
@@ -38,6 +39,8 @@ class Op:
     scalar: bool = False
     required: bool = False
     lifecycle: bool = False
+    case: bool = False
+    compares_repo: bool = False
 
     @property
     def schema_name(self) -> str:

@@ -33,6 +33,7 @@ from harness.core import stopping
 from harness.core.model import CaseResult, CompileRequest, Outcome, Scenario
 from harness.core.reference import ReferenceSpec
 from harness.repo.build import MaterializedRepo, materialize_repo
+from harness.run import op_case
 from harness.run.lifecycle import ImplSide, ShareSides, SideRun
 from harness.run.port_pool import PortPool
 from harness.run.session import Session, build_request
@@ -150,7 +151,7 @@ class ByReferenceRun:
         self.cells: list[dict[int, list[CaseResult]]] = [{} for _ in scenarios]
         self.whole: dict[int, list[CaseResult]] = {}
         self.repos: dict[int, MaterializedRepo] = {}
-        self.compiled = [s for s in scenarios if s.kind != "lifecycle"]
+        self.compiled = [s for s in scenarios if s.kind == "compile"]
         self.nowhere = {  # judged not applicable against every reference, as run_case would
             index[id(s)] for s in scenarios if not (s.expect or s.golden or any(applies(s, ref) for ref in columns))
         }
@@ -174,7 +175,8 @@ class ByReferenceRun:
     def run(self) -> list[CaseResult]:
         session = self.session
         with ThreadPoolExecutor(max_workers=session.jobs, thread_name_prefix="conformance") as pool, self.ahead:
-            list(pool.map(self.build, [s for s in self.compiled if self.index[id(s)] not in self.whole]))
+            built = [s for s in self.scenarios if s.kind in ("compile", "op") and self.index[id(s)] not in self.whole]
+            list(pool.map(self.build, built))
             self.prepare()
             for future in [pool.submit(self.worker, slot) for slot in range(session.jobs)]:
                 future.result()
@@ -233,6 +235,12 @@ class ByReferenceRun:
                 if not ref.is_variant:  # lifecycle probes run under the baseline runtime only
                     found = self.session.run_lifecycle_case(scenario, slot, refs=[ref], shared=self.probes[i])
                     stopping.check()  # a result finished after the stop is dropped, never reported
+                    self.cells[i][position] = found
+                continue
+            if scenario.kind == "op":
+                if not ref.is_variant and i in self.repos:  # op cases too run under the baseline runtime only
+                    found = op_case.op_against(self.session, scenario, ref, self.repos[i], slot)
+                    stopping.check()
                     self.cells[i][position] = found
                 continue
             outcome_of = partial(self.outcomes[i].outcome_of, slot=slot)

@@ -38,7 +38,7 @@ from harness.core.model import (
 from harness.core.reference import ReferenceSpec
 from harness.repo.build import MaterializedRepo, materialize_repo
 from harness.repo.gitenv import isolated_env
-from harness.run import lifecycle
+from harness.run import lifecycle, op_case
 from harness.run.capabilities import undeclared
 from harness.run.schedule import not_run, run_in_slots
 from harness.runners import result_store
@@ -223,6 +223,8 @@ class Session:
         `repo`: the scenario's repository, already built (`conformance fuzz` builds its own); else materialized."""
         if scenario.kind == "lifecycle":
             return self.run_lifecycle_case(scenario, slot)
+        if scenario.kind == "op":
+            return self.run_op_case(scenario, slot, repo)
         if not scenario.expect and not any(applies(scenario, ref) for ref in self._slot(slot)):
             return self.not_applicable(scenario, self._slot(slot))
         started = time.perf_counter()
@@ -434,6 +436,18 @@ class Session:
                     )
                 )
         return results
+
+    def run_op_case(self, scenario: Scenario, slot: int = 0, repo: MaterializedRepo | None = None) -> list[CaseResult]:
+        """An op case (cases/ops/) against each baseline reference of slot `slot` it applies to (run.op_case)."""
+        refs = [ref for ref in self._slot(slot) if not ref.is_variant and applies(scenario, ref)]
+        if not refs:
+            return self.not_applicable(scenario, self._slot(slot))
+        try:
+            repo = repo or materialize_repo(scenario, self.cache)
+        except Exception as error:  # the case is an error; the run goes on
+            return self._unbuilt(scenario, error)
+        self.start(slot)
+        return [result for ref in refs for result in op_case.op_against(self, scenario, ref, repo, slot)]
 
     def _result(
         self,

@@ -95,10 +95,11 @@ def applies(scenario: Scenario, ref: ReferenceUnderTest) -> bool:
 
 def judged_against(scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[str]:
     """The reference labels a case's results name in a run of `refs`: GOLDEN for a golden case, else each
-    reference it applies to (a lifecycle probe: the baselines only), or, applying to none, each baseline."""
+    reference it applies to (a lifecycle probe or an op case: the baselines only), or, applying to none, each
+    baseline."""
     if scenario.expect or scenario.golden:
         return [GOLDEN]
     applicable = [
-        ref.label for ref in refs if applies(scenario, ref) and not (scenario.kind == "lifecycle" and ref.is_variant)
+        ref.label for ref in refs if applies(scenario, ref) and not (scenario.kind != "compile" and ref.is_variant)
     ]
     return applicable or [ref.label for ref in refs if not ref.is_variant]
