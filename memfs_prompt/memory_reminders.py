@@ -171,15 +171,9 @@ _TEXTS: dict[str, _Texts] = {
 }
 
 
-# The protocol's `memory_reminder` (docs/protocol.md): each side's texts name its own copy of the repository, so
-# both write the memory directory upstream was given as this mark.
-MEMORY_DIR_MARK = "$MEMORY_DIR"
-
-
 def memory_reminder_record(memory_dir: str, profile: Profile, env: Mapping[str, str] | None) -> dict[str, str | None]:
-    """`memory_reminder`'s answer fields: the sync's status and summary and the reminder a turn queues (None when
-    none), the memory directory written as MEMORY_DIR_MARK."""
+    """`memory_reminder`'s answer fields (docs/protocol.md): the sync's status and summary, and the reminder a
+    turn would queue (None when none)."""
     result = sync_status(Path(memory_dir), env)
     reminder = format_reminder(result, memory_dir, profile)
-    marked = reminder.replace(memory_dir, MEMORY_DIR_MARK) if reminder is not None else None
-    return {"status": result.status, "summary": result.summary.replace(memory_dir, MEMORY_DIR_MARK), "reminder": marked}
+    return {"syncStatus": result.status, "syncSummary": result.summary, "reminder": reminder}

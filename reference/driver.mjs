@@ -581,8 +581,8 @@ function lifecycleClose(request) {
 // with LETTA_LOCAL_BACKEND_EXPERIMENTAL=1, which also makes getBackend() a LocalBackend (localMemfs, no remoteMemfs:
 // `localOnly`, nothing pushed, no network). The driver keeps one storage directory per process, links the request's
 // memoryDir there under a fixed agent id, sets those two variables for the call and restores them after.
+// Upstream's texts name the directory it resolved (the link); the answer names the request's memoryDir there.
 const REMINDER_AGENT = "agent-conformance";
-const MEMORY_DIR_MARK = "$MEMORY_DIR"; // the memory directory as upstream resolved it, in the answer's texts
 const REMINDER_SYMBOLS = ["runPostTurnMemorySync", "initMemoryGitSync", "syncPendingMemoryCommitsAfterTurn"];
 let reminderStorage = null;
 
@@ -631,7 +631,7 @@ async function memoryReminder(request) {
   if (typeof request.memoryDir !== "string" || request.memoryDir === "") throw new Error("memory_reminder needs memoryDir");
   await need("initMemoryGitSync")(); // async from 0.34.6
   return withLocalAgentMemory(request.memoryDir, async (resolved) => {
-    const marked = (text) => (typeof text === "string" ? text.replaceAll(resolved, MEMORY_DIR_MARK) : text);
+    const marked = (text) => (typeof text === "string" ? text.replaceAll(resolved, request.memoryDir) : text);
     let result;
     try {
       result = await need("syncPendingMemoryCommitsAfterTurn")(REMINDER_AGENT);
@@ -642,7 +642,7 @@ async function memoryReminder(request) {
     const params = { agentId: REMINDER_AGENT, enqueueReminder: (text) => reminders.push(text) };
     await need("runPostTurnMemorySync")(params, REMINDER_HOOKS);
     if (reminders.length > 1) throw new Error(`the post-turn sync queued ${reminders.length} reminders`);
-    return { status: result.status, summary: marked(result.summary), reminder: marked(reminders[0] ?? null) };
+    return { syncStatus: result.status, syncSummary: marked(result.summary), reminder: marked(reminders[0] ?? null) };
   });
 }
 

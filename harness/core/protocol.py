@@ -66,6 +66,7 @@ OPS: dict[str, Op] = {
         Op("lifecycle_open", record=("opened", "compiled"), nested=True, lifecycle=True),
         Op("lifecycle_step", record=("observed",), lifecycle=True),
         Op("lifecycle_close", record=("closed",), nested=True, scalar=True, lifecycle=True),
+        Op("memory_reminder", record=("syncStatus", "syncSummary", "reminder"), nested=True, scalar=True, case=True),
     )
 }
 #: the schema definitions every answer may be, whatever its op
