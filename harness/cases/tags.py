@@ -68,6 +68,8 @@ TAGS: dict[str, str] = {
     "golden": "expected values quoted from the spec, checked on the Python port alone",
     "lifecycle": "lifecycle probes (cases/lifecycle/): a conversation replayed turn by turn",
     "op": "op cases (cases/ops/): one request of a protocol op on the case's repository",
+    "reminder": "the post-turn memory reminders (`memory_reminder`): uncommitted changes counted, a merge or rebase "
+    "stopped on its conflicts, a clean repository",
     "memory-update": "the `<memory_update>` block: when it is sent, to which model, and for how many turns",
     "model": "changing the agent's model handle",
     "persisted-reminder": "the spec's persisted-reminder delivery (chapter 9.5), Python port only",
