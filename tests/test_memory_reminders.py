@@ -63,6 +63,12 @@ def test_staged_paths_are_staged_and_the_rest_is_left_as_written(tmp_path: Path)
     assert sorted(lines) == sorted(["?? drafts/", "?? scratch.md", "M  system/human.md", " D system/persona.md"])
 
 
+def test_an_op_case_gets_a_checkout_even_without_work_tree_changes(tmp_path: Path) -> None:
+    # a compile case of the same spec builds no work tree (compilers read HEAD); an op case's `git status` would
+    # then see every committed file deleted
+    assert status(built("reminder-clean", tmp_path / "cache"), tmp_path / "home") == ""
+
+
 def write_case(directory: Path, repo: dict, folder: str = "ops") -> Path:  # type: ignore[type-arg]
     path = directory / folder / "c.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -102,7 +102,7 @@ def memory_dir_of(repo_dir: Path, memory_subdir: str | None, layout: str = "work
 
 def needs_worktree(model: RepoModel, lifecycle: bool) -> bool:
     """Compilers read HEAD: a work tree is written only when the case has one (uncommitted noise, no
-    commits at all), or for a lifecycle probe (upstream's turn loop works in the checkout)."""
+    commits at all), or for a lifecycle probe or an op case (upstream works in the checkout)."""
     return lifecycle or model.kind in ("no-git", "unborn") or bool(model.worktree) or model.in_progress is not None
 
 
@@ -180,8 +180,9 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
     the same repository: each builds in its own staging directory, marked complete before
     it is renamed into place, and the first rename wins.
     """
-    lifecycle = scenario.kind == "lifecycle"
-    # a lifecycle probe needs a checkout that a compile case of the same spec does not write: its own copy
+    # a lifecycle probe and an op case (upstream's post-turn sync reads `git status`) need a checkout that a
+    # compile case of the same spec does not write: their own copy
+    lifecycle = scenario.kind in ("lifecycle", "op")
     dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if lifecycle else ""))
     marker = dest / ".complete"
     env = isolated_env(cache_root / "home", ceiling=cache_root / "repos")
