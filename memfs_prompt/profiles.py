@@ -95,7 +95,9 @@ PROFILES: dict[str, Profile] = {
             normalizes_model_handles=False,
             memory_reminders="",
         ),
-        Profile("letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS, **_REMINDERS_0_30),
+        Profile(
+            "letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS, **_REMINDERS_0_30
+        ),
         Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS, **_REMINDERS_0_30),
         # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
         Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS, **_REMINDERS_0_30),

@@ -1,4 +1,6 @@
-"""A protocol implementation with a planted bug in the post-turn memory reminders: `python tests/planted_reminder_impl.py`.
+"""A protocol implementation with a planted bug in the post-turn memory reminders (`memory_reminder`).
+
+Run: `python tests/planted_reminder_impl.py`.
 
 It runs the real `python -m memfs_prompt serve` loop (memfs_prompt.serve) with the dirty count of
 `memory_reminder` made the way a port commonly makes it: untracked paths (`??` status lines) are left out, as

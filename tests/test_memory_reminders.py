@@ -24,7 +24,11 @@ from memfs_prompt.protocol import Server
 ROOT = Path(__file__).resolve().parents[1]
 OPS = ROOT / "cases" / "ops"
 BASE = {"message": "base", "files": {"a.md": "base\n"}}
-DIVERGED = [BASE, {"message": "theirs", "parents": [1], "files": {"a.md": "theirs\n"}}, {"message": "ours", "parents": [1], "files": {"a.md": "ours\n"}}]
+DIVERGED = [
+    BASE,
+    {"message": "theirs", "parents": [1], "files": {"a.md": "theirs\n"}},
+    {"message": "ours", "parents": [1], "files": {"a.md": "ours\n"}},
+]
 
 
 def built(case: str, cache: Path) -> Path:
@@ -33,7 +37,9 @@ def built(case: str, cache: Path) -> Path:
 
 def status(memory_dir: Path, home: Path) -> str:
     env = isolated_env(home)
-    return subprocess.run(["git", "status", "--porcelain"], cwd=memory_dir, env=env, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "status", "--porcelain"], cwd=memory_dir, env=env, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.mark.parametrize(
@@ -94,7 +100,9 @@ def write_case(directory: Path, repo: dict, folder: str = "ops") -> Path:  # typ
         ({"commits": [BASE], "worktree": {"files": {"b.md": "b\n"}, "stage": ["c.md"]}}, "ops", "stage only paths"),
     ],
 )
-def test_the_loader_refuses_what_cannot_be_built_at_its_line(tmp_path: Path, repo: dict, folder: str, says: str) -> None:  # type: ignore[type-arg]
+def test_the_loader_refuses_what_cannot_be_built_at_its_line(
+    tmp_path: Path, repo: dict, folder: str, says: str
+) -> None:  # type: ignore[type-arg]
     with pytest.raises(ScenarioError) as info:
         load_scenario(write_case(tmp_path, repo, folder))
     assert info.value.line is not None and says in str(info.value)
@@ -103,7 +111,7 @@ def test_the_loader_refuses_what_cannot_be_built_at_its_line(tmp_path: Path, rep
 def test_an_operation_that_does_not_stop_is_a_build_error_with_the_fix(tmp_path: Path) -> None:
     clean = [BASE, {"message": "theirs", "parents": [1], "files": {"b.md": "b\n"}}, {"message": "ours", "parents": [1]}]
     scenario = load_scenario(write_case(tmp_path, {"commits": clean, "in_progress": {"kind": "rebase", "commit": 2}}))
-    with pytest.raises(RuntimeError, match="did not stop .*change the same lines"):
+    with pytest.raises(RuntimeError, match=r"did not stop .*change the same lines"):
         materialize_repo(scenario, tmp_path / "cache")
 
 

@@ -268,7 +268,9 @@ def _check_in_progress(checker: _Checker, repo: dict[str, Any], kind: str) -> No
     """`in_progress` (harness.repo.in_progress): an op case's work-tree repository, another commit than HEAD."""
     started, where = repo["in_progress"], ["repo", "in_progress"]
     if kind != "op":
-        raise checker.fail(where, "in_progress: only op cases take it (compilers read HEAD); move the file to cases/ops/")
+        raise checker.fail(
+            where, "in_progress: only op cases take it (compilers read HEAD); move the file to cases/ops/"
+        )
     if repo.get("kind", "git") != "git" or repo.get("layout", "work-tree") != "work-tree":
         raise checker.fail(
             where, "in_progress: git stops a merge or rebase in a work tree: use kind git and layout work-tree"
@@ -281,7 +283,9 @@ def _check_in_progress(checker: _Checker, repo: dict[str, Any], kind: str) -> No
             "line of the history (give the last commit `parents` that leave it out)",
         )
     if "backend" in started and started["kind"] != "rebase":
-        raise checker.fail([*where, "backend"], f"in_progress: backend is a rebase's; remove it from a {started['kind']}")
+        raise checker.fail(
+            [*where, "backend"], f"in_progress: backend is a rebase's; remove it from a {started['kind']}"
+        )
 
 
 def _check_missing_object(checker: _Checker, where: list[Any], name: str, head: set[bytes]) -> None:

@@ -183,7 +183,8 @@ def repo_spec(model: RepoModel) -> dict[str, Any]:
         if noise.delete:
             worktree["delete"] = [encode_path(name) for name in noise.delete]
         if noise.stage:
-            worktree["stage"] = True if noise.stage is True else [encode_path(name) for name in noise.stage]
+            staged = noise.stage
+            worktree["stage"] = [encode_path(name) for name in staged] if isinstance(staged, tuple) else True
         spec["worktree"] = worktree
     if model.in_progress is not None:
         started = model.in_progress

@@ -169,7 +169,7 @@ def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, s
     write_worktree(repo_dir, noise.files)
     remove_from_worktree(repo_dir, list(noise.delete))
     if noise.stage and noise:  # everything (`stage: true`) or the paths listed (`stage: [...]`)
-        paths = [] if noise.stage is True else ["--", *(os.fsdecode(name) for name in noise.stage)]
+        paths = ["--", *(os.fsdecode(name) for name in noise.stage)] if isinstance(noise.stage, tuple) else []
         subprocess.run(["git", "add", "-A", *paths], cwd=repo_dir, env=env, check=True, capture_output=True)
 
 

@@ -31,15 +31,15 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from harness.acquire.releases import cache_root  # noqa: E402
 from harness.cases.load import load_scenarios  # noqa: E402
 from harness.cases.tags import TAGS  # noqa: E402
-from harness.run.session import build_request  # noqa: E402
 from harness.repo.build import materialize_repo  # noqa: E402
 from harness.repo.gitenv import isolated_env  # noqa: E402
+from harness.run.session import build_request  # noqa: E402
 from harness.runners.base import Outcome  # noqa: E402
 from harness.runners.jsonl_process import JsonLinesRunner  # noqa: E402
 from harness.runners.python_port import PythonPortRunner  # noqa: E402
-from harness.acquire.releases import cache_root  # noqa: E402
 from memfs_prompt.profiles import resolve_profile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
