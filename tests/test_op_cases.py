@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from harness.cases.load import load_scenario
 from harness.core import protocol
-from harness.core.model import Outcome, ScenarioError
+from harness.core.model import Outcome, Scenario, ScenarioError
+from harness.core.reference import ReferenceSpec
 from harness.repo.after import repository_after
 from harness.repo.gitenv import isolated_env
-from harness.run.op_case import MEMORY_DIR_MARK, as_op_record, compared_fields
+from harness.run.by_reference import run_by_reference
+from harness.run.op_case import MEMORY_DIR_MARK, as_op_record
+from harness.run.session import Session
+from harness.runners.base import Runner
+from harness.runners.implementations import DEFAULT
+from harness.tools.releases.drift import changes
 
 REPO = {"commits": [{"files": {"system/a.md": "---\ndescription: a\n---\nA\n"}}]}
 
@@ -75,7 +82,7 @@ def test_a_thrown_answer_is_compared_as_text_and_the_copys_path_is_marked(tmp_pa
 
 
 def test_a_writing_op_compares_the_repository_after_it(probe_op: str) -> None:
-    assert compared_fields(probe_op) == ("said", "thrown", "repoAfter")
+    assert protocol.OPS[probe_op].case_fields == ("said", "thrown", "repoAfter")
 
 
 def test_the_repository_after_shows_head_tree_index_and_files_but_no_commit_id(tmp_path: Path) -> None:
@@ -106,3 +113,54 @@ def test_the_repository_after_shows_head_tree_index_and_files_but_no_commit_id(t
     assert after["files"]["notes.md"]["bytes"] == 10  # not UTF-8: its size and digest
     assert ".git" not in "".join(after["files"])
     assert repository_after(tmp_path / "gone", env) == {"missing": True}
+
+
+class Writer(Runner):
+    """A fabricated side of the probe op: writes `system/new.md` into the copy it is asked about and says where
+    (or, as a release without the op, answers unsupported)."""
+
+    def __init__(self, name: str, text: str | None) -> None:
+        self.name, self.text = name, text
+
+    def ask(self, request: dict[str, Any]) -> Outcome:
+        if self.text is None:
+            return Outcome("unsupported", error=f"{self.name} has no probe_write (src/probe.ts)")
+        target = Path(request["memoryDir"]) / "system" / "new.md"
+        target.write_text(self.text)
+        return Outcome("ok", record={"said": f"wrote {target}"})
+
+
+def op_results(tmp_path: Path, scenario: Scenario, impl_text: str, by_reference: bool) -> list[tuple[str, str, str]]:
+    made = {"0.34.6": Writer("0.34.6", None), "0.34.12": Writer("0.34.12", "x\n")}
+    with Session(
+        [ReferenceSpec.parse(f"npm:{v}") for v in made],
+        cache=tmp_path / "cache",
+        jobs=1,
+        memoize=False,
+        implementations=[DEFAULT],
+        runner_factory=lambda spec, cache: made[spec.value],
+        impl_factory=lambda spec, profile, context: Writer("impl", impl_text),
+    ) as session:
+        results = run_by_reference(session, [scenario]) if by_reference else session.run([scenario])
+    return [(r.reference, r.status.value, " ".join(r.reasons) + " ".join(d.field for d in r.diffs)) for r in results]
+
+
+@pytest.mark.parametrize("by_reference", [False, True], ids=["case by case", "reference by reference"])
+def test_an_op_case_compares_the_answer_and_the_repository_after_and_is_not_applicable_without_the_op(
+    tmp_path: Path, probe_op: str, by_reference: bool
+) -> None:
+    scenario = load_scenario(write_case(tmp_path, "ops", op=probe_op))
+    agreeing = op_results(tmp_path, scenario, "x\n", by_reference)
+    assert agreeing[0][:2] == ("0.34.6", "not-applicable") and "has no probe_write (src/probe.ts)" in agreeing[0][2]
+    assert agreeing[1][:2] == ("0.34.12", "pass")  # the answers name different copies, both written <memoryDir>
+    differing = op_results(tmp_path, scenario, "y\n", by_reference)
+    assert differing[1][:2] == ("0.34.12", "fail") and differing[1][2].endswith("repoAfter")
+
+
+def test_the_drift_report_names_the_release_where_an_op_appears() -> None:
+    without = Outcome("unsupported", error="letta-code 0.34.6 has no Memory tool view")
+    answered = Outcome("ok", record={"said": "x"})
+    assert changes(without, answered, ("said", "thrown")) == ["op (appears)"]
+    assert changes(answered, without, ("said", "thrown")) == ["op (disappears)"]
+    assert changes(without, without) == []
+    assert changes(answered, Outcome("ok", record={"said": "y"}), ("said", "thrown")) == ["said"]

@@ -126,7 +126,7 @@ def test_an_example_adapter_answers_as_the_protocol_schema_says(
         "agentId": "a",
         "conversationId": "c",
         "now": "2026-01-02T03:04:05.678Z",
-        "profile": "letta-code@0.33.6",
+        "profile": "letta-code@0.34.7",
     }
     requests = [
         {"id": 1, "op": "hello"},
@@ -141,7 +141,7 @@ def test_an_example_adapter_answers_as_the_protocol_schema_says(
     assert hello["capabilities"] == {
         "ops": ["hello", "compile"],
         "lifecycle": False,
-        "profiles": ["letta-code@0.33.6"],
+        "profiles": ["letta-code@0.34.7"],
         "features": ["memfs-v1", "memfs-v2", "metadata-block"],
     }
     assert hello["info"]["implementation"] == "my-port"

@@ -30,7 +30,7 @@ def test_a_release_profile_is_named_after_its_first_release() -> None:
 
 
 def test_the_default_profile_is_the_one_covering_the_default_release() -> None:
-    assert (DEFAULT_RELEASE, DEFAULT_PROFILE) == ("0.34.12", "letta-code@0.33.6")
+    assert (DEFAULT_RELEASE, DEFAULT_PROFILE) == ("0.34.12", "letta-code@0.34.7")
     assert DEFAULT_RELEASE in PROFILE_RELEASES[DEFAULT_PROFILE]
 
 
@@ -42,7 +42,7 @@ def test_the_default_profile_is_the_one_covering_the_default_release() -> None:
         ("0.32.18", "letta-code@0.32.14"),
         ("0.25.3", "letta-code@0.25.3"),
         ("spec-v2", "spec-v2"),
-        ("letta-code@0.34.12", "letta-code@0.33.6"),
+        ("letta-code@0.34.12", "letta-code@0.34.7"),
     ],
 )
 def test_a_profile_name_a_covered_release_or_a_bare_version_resolves(name: str, profile: str) -> None:

@@ -70,7 +70,7 @@ def test_a_case_with_work_tree_noise_gets_its_work_tree(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("kind", "needs"), [("git", False), ("no-git", True), ("unborn", True), ("missing", False)])
 def test_which_cases_need_a_work_tree(tmp_path: Path, kind: str, needs: bool) -> None:
     repo = {"kind": kind} if kind == "missing" else {"kind": kind, "commits": [{"files": {"a.md": "x\n"}}]}
-    assert needs_worktree(model_of(scenario(tmp_path, repo)), lifecycle=False) is needs
+    assert needs_worktree(model_of(scenario(tmp_path, repo)), checkout=False) is needs
 
 
 def test_no_git_applies_renames_and_deletions_as_the_reducer_model_does(tmp_path: Path) -> None:

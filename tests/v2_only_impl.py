@@ -7,7 +7,7 @@ no memory at all (the memfs-v1 `<memory_blocks>` and the `<memory_metadata>` blo
 `python -m memfs_prompt serve` loop (memfs_prompt.serve), so the only differences from a reference are
 the ones a v2-only port has.
 
-It claims one profile, letta-code@0.33.6 (the profile of the default release, 0.34.12; letta_profiles).
+It claims one profile, letta-code@0.34.7 (the profile of the default release, 0.34.12; letta_profiles).
 With `--features` (or `V2_ONLY_FEATURES=1` in its environment, where the harness passes it) its hello declares
 `capabilities.features`: the layout features it implements (FEATURES), so that a case needing memfs-v1 or
 the metadata block is not applicable to it instead of failing. The suite's tests use it to check that a
@@ -29,7 +29,7 @@ from memfs_prompt import compiler, serve
 from memfs_prompt.profiles import resolve_profile
 from memfs_prompt.protocol import Server
 
-PROFILE = "letta-code@0.33.6"  # letta_profiles: the profile of 0.34.12, the default release
+PROFILE = "letta-code@0.34.7"  # letta_profiles: the profile of 0.34.12, the default release
 FEATURES = ("memfs-v2", "skills-block", "client-skills", "memory-update")  # not memfs-v1, not metadata-block
 MISSING = "renders only memfs-v2: a repository without a root MEMORY.md renders no memory (no memfs-v1, no metadata)"
 

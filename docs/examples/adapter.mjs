@@ -17,7 +17,7 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 
-const PROFILE = "letta-code@0.33.6"; // letta-code 0.33.6 to 0.34.12 (docs/porting.md, "Which profile to claim")
+const PROFILE = "letta-code@0.34.7"; // letta-code 0.34.7 to 0.34.12 (docs/porting.md, "Which profile to claim")
 const NAME = "my-port"; // your implementation's name: an expectations file may name it (`name: my-port`)
 const FEATURES = ["memfs-v1", "memfs-v2", "metadata-block"]; // the layout features served (no client-skills, ...)
 const PLACEHOLDER = "{CORE_MEMORY}";

@@ -23,7 +23,7 @@ import subprocess
 import sys
 from datetime import datetime
 
-PROFILE = "letta-code@0.33.6"  # letta-code 0.33.6 to 0.34.12 (docs/porting.md, "Which profile to claim")
+PROFILE = "letta-code@0.34.7"  # letta-code 0.34.7 to 0.34.12 (docs/porting.md, "Which profile to claim")
 NAME = "my-port"  # your implementation's name: an expectations file may name it (`name: my-port`)
 FEATURES = ["memfs-v1", "memfs-v2", "metadata-block"]  # the layout features served (no client-skills, ...)
 PLACEHOLDER = "{CORE_MEMORY}"

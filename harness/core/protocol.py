@@ -20,6 +20,9 @@ from typing import Any
 
 from harness.core.model import Outcome
 
+#: the record field an op case compares the repository after a writing op as (harness.repo.after)
+REPO_AFTER = "repoAfter"
+
 
 @dataclass(frozen=True)
 class Op:
@@ -41,6 +44,12 @@ class Op:
     lifecycle: bool = False
     case: bool = False
     compares_repo: bool = False
+
+    @property
+    def case_fields(self) -> tuple[str, ...]:
+        """What an op case of this op compares: its record fields, `thrown` (as text), and `repoAfter` for an op
+        that writes (harness.run.op_case)."""
+        return (*self.record, "thrown", *((REPO_AFTER,) if self.compares_repo else ()))
 
     @property
     def schema_name(self) -> str:

@@ -100,10 +100,11 @@ def memory_dir_of(repo_dir: Path, memory_subdir: str | None, layout: str = "work
     return _inside(base, memory_subdir.encode("utf-8")) if memory_subdir else base
 
 
-def needs_worktree(model: RepoModel, lifecycle: bool) -> bool:
+def needs_worktree(model: RepoModel, checkout: bool) -> bool:
     """Compilers read HEAD: a work tree is written only when the case has one (uncommitted noise, no
-    commits at all), or for a lifecycle probe or an op case (upstream works in the checkout)."""
-    return lifecycle or model.kind in ("no-git", "unborn") or bool(model.worktree) or model.in_progress is not None
+    commits at all), or for a case that works in the checkout (`checkout`: a lifecycle probe, whose turn loop
+    works there, or an op case, whose ops read and write the files)."""
+    return checkout or model.kind in ("no-git", "unborn") or bool(model.worktree) or model.in_progress is not None
 
 
 def _refuse_escapes(model: RepoModel) -> None:
@@ -180,10 +181,9 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
     the same repository: each builds in its own staging directory, marked complete before
     it is renamed into place, and the first rename wins.
     """
-    # a lifecycle probe and an op case (upstream's post-turn sync reads `git status`) need a checkout that a
-    # compile case of the same spec does not write: their own copy
-    lifecycle = scenario.kind in ("lifecycle", "op")
-    dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if lifecycle else ""))
+    checkout = scenario.kind != "compile"
+    # a lifecycle probe or an op case needs a checkout that a compile case of the same spec does not write: its own
+    dest = cache_root / "repos" / (repo_digest(scenario.repo) + ("-checkout" if checkout else ""))
     marker = dest / ".complete"
     env = isolated_env(cache_root / "home", ceiling=cache_root / "repos")
     if not marker.exists():
@@ -194,7 +194,7 @@ def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:
         try:
             model = model_of(scenario)
             try:
-                built = build_repo(model, staging, env, worktree=needs_worktree(model, lifecycle))
+                built = build_repo(model, staging, env, worktree=needs_worktree(model, checkout))
                 if model.shape.listing_bytes is not None:
                     check_listing(built.memory_dir, model.shape.listing_bytes, env)
             except OSError as error:  # the message names the repository, not the random staging directory

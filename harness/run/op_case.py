@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.core.model import CaseResult, Divergence, Outcome, Scenario, Status
-from harness.core.protocol import OPS, request
+from harness.core.protocol import OPS, REPO_AFTER, request
 from harness.repo.after import repository_after
 from harness.repo.build import MaterializedRepo
 from harness.repo.discard import discard
@@ -36,14 +36,6 @@ from harness.verdict.judge import judge
 
 #: how an answer writes the memory directory it was asked about (each side's copy has its own path)
 MEMORY_DIR_MARK = "<memoryDir>"
-#: the record field a repository after a writing op is compared as
-REPO_AFTER = "repoAfter"
-
-
-def compared_fields(op: str) -> tuple[str, ...]:
-    """What an op case of `op` compares: the op's record fields, `thrown`, and `repoAfter` for a writing op."""
-    row = OPS[op]
-    return (*row.record, "thrown", *((REPO_AFTER,) if row.compares_repo else ()))
 
 
 def _marked(value: Any, memory_dir: str) -> Any:
@@ -118,11 +110,12 @@ def op_against(
                 Status.NOT_APPLICABLE,
                 impl.label,
                 reasons=[f"{ref.label} does not have this op: {reference.error}"],
+                reference_outcome=reference,  # the drift report reads where the op appears
             )
             for impl in session.implementations
         ]
     results = []
-    fields = compared_fields(str(scenario.op))
+    fields = OPS[str(scenario.op)].case_fields
     for impl in session.implementations:
         outcome = session.undeclared(scenario, impl, ref.profile, slot)
         if outcome is None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Explanation, FieldDiff, Outcome, Scenario
+from harness.core.protocol import OPS
 from harness.core.reference import ReferenceSpec
 from harness.core.registries import REGISTRY_NAMES
 from harness.verdict.diff import field_diff_json, outcome_diff
@@ -55,9 +56,16 @@ def change_details(
 ) -> list[tuple[str, FieldDiff]]:
     """What changed from one reference outcome to another (verdict.diff.outcome_diff), as (group key, diff):
     a field added or removed, each section of a text field that changed (its diff is the section's text on
-    both sides), or a throw. Empty: the same output."""
+    both sides), a throw, or an op case's op that appears (or disappears): one side answered `unsupported`.
+    Empty: the same output."""
     if before.status == "error" or after.status == "error":
         return []
+    if "unsupported" in (before.status, after.status):  # an op case: a release without the op's code
+        if before.status == after.status:
+            return []
+        appears = before.status == "unsupported"
+        diff = FieldDiff("op", before.error, after.error, 0, not appears, appears)
+        return [(f"op ({'appears' if appears else 'disappears'})", diff)]
     found: list[tuple[str, FieldDiff]] = []
     for diff in outcome_diff(before, after, fields):
         if diff.field == "thrown":
@@ -238,7 +246,7 @@ def drift_report(
             if before.status == "error" or after.status == "error":
                 unknown.append({"case": scenario.id, "from": pair.before.label, "to": pair.after.label})
                 continue
-            details = change_details(before, after)
+            details = change_details(before, after, OPS[scenario.op].case_fields if scenario.op else COMPARED_FIELDS)
             keys = [key for key, _ in details]
             entries = [e for e in scenario.explains if explains_pair(e, pair, release_order)]
             for key, diff in details:
