@@ -66,6 +66,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "system-prompt",
         "agent-free",
     ),
+    "reminders": ("reminder",),
     "provenance": ("spec", "spec-v2", "golden", "snapshot", "reduced", "fuzz", "product-difference"),
 }
 OTHER = "other"  # the family of a tag FAMILIES does not hold
