@@ -22,6 +22,7 @@ from .collation import info as collation_info
 from .compiler import compile_system_prompt
 from .conversation import Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
+from .memory_view import memory_view
 from .memory_reminders import memory_reminder_record
 from .model_handles import DEFAULT_MODEL
 from .profiles import DEFAULT, PROFILES, Profile, resolve_profile
@@ -29,7 +30,16 @@ from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile, compile_available_skills_block
 
 PROTOCOL_VERSION = 1
-OPS = ("hello", "compile", "skills_block", "lifecycle_open", "lifecycle_step", "lifecycle_close", "memory_reminder")
+OPS = (
+    "hello",
+    "compile",
+    "skills_block",
+    "lifecycle_open",
+    "lifecycle_step",
+    "lifecycle_close",
+    "memory_view",
+    "memory_reminder",
+)
 # The layout features (the feature rules of cases/rules.yaml) this port implements, declared in hello.
 FEATURES = ("memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block", "memory-update")
 DELIVERIES: tuple[Delivery, ...] = ("mid-conversation", "persisted-reminder")
@@ -104,6 +114,7 @@ class Server:
             "lifecycle_open": self._lifecycle_open,
             "lifecycle_step": self._lifecycle_step,
             "lifecycle_close": self._lifecycle_close,
+            "memory_view": self._memory_view,
             "memory_reminder": self._memory_reminder,
         }
 
@@ -279,6 +290,15 @@ class Server:
     def _lifecycle_close(self, request: dict[str, Any]) -> dict[str, Any]:
         self.sessions.pop(_session_name(request), None)
         return {"closed": True}
+
+    def _memory_view(self, request: dict[str, Any]) -> dict[str, Any]:
+        profile = self._profile_of(request)
+        if not profile.memory_view:
+            raise Unsupported(f"profile {profile.name} has no Memory view tool (it appears in letta-code 0.34.7)")
+        try:
+            return {"view": memory_view(_string(request, "memoryDir"), _string(request, "path"), profile, self.git_env)}
+        except UpstreamError as error:
+            return {"thrown": str(error)}
 
     def _memory_reminder(self, request: dict[str, Any]) -> dict[str, Any]:
         """The post-turn memory sync of a local memory repository (memfs_prompt.memory_reminders)."""

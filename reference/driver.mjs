@@ -39,6 +39,9 @@
 //   conversation ("index": back to the index-th conversation the session created, 1-based)
 // Lifecycle ops run upstream's real LocalBackend turn loop with a recording executor (no network,
 // no model); the clock is pinned to `now` and crypto.randomUUID counts from 1 inside a session.
+//   {"id":7,"op":"memory_view","memoryDir":".../memory","path":"projects"}
+//                                              -> {"id":7,"ok":true,"view":"<memory_content ..."} or {"ok":true,"thrown":"Error: ..."}
+//   upstream's Memory tool (0.34.7+, memoryViewTool); a release without it answers unsupported with the reason
 //   bad request / missing symbol               -> {"id":2,"ok":false,"error":"..."}
 //   unknown op, a delivery upstream lacks      -> {"id":2,"ok":false,"unsupported":"op \"frobnicate\""}
 // After an answer with "polluted": true upstream code had changed a shared prototype, so later answers
@@ -84,6 +87,35 @@ const SYMBOLS = {
   appendAvailableSkillsBlock: {
     modules: ["src/backend/local/system-prompt-compilation.ts", "src/backend/local/systemPromptCompilation.ts"],
     pattern: /^function (appendAvailableSkillsBlock\d*)\(/m,
+  },
+  // The Memory tool's view of a deferred directory (0.34.7 and later; src/tools/impl/memory.ts up to 0.33.2 is
+  // a different, memory-editing tool): `memory(args)` and its module's initialiser, found only where the
+  // module renders directories (renderDirectory).
+  memoryViewTool: {
+    modules: ["src/tools/impl/memory.ts"],
+    pattern: /^async function (memory\d*)\(args\) \{\n  validateRequiredParams\(args, \["path"\], "Memory"\);$/m,
+  },
+  memoryViewRender: {
+    modules: ["src/tools/impl/memory.ts"],
+    pattern: /^function (renderDirectory\d*)\(/m,
+  },
+  initMemoryViewTool: {
+    modules: ["src/tools/impl/memory.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // How the tool finds its memory directory: the current agent (a runtime context) and the backend's
+  // capabilities (upstream's own test hook swaps the backend).
+  runWithRuntimeContext: {
+    modules: ["src/runtime-context.ts"],
+    pattern: /^function (runWithRuntimeContext\d*)\(/m,
+  },
+  testSetBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^function (__testSetBackend\d*)\(/m,
+  },
+  getBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^function (getBackend\d*)\(\) \{/m,
   },
   DeterministicPongExecutor: {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
@@ -575,15 +607,81 @@ function lifecycleClose(request) {
   return { closed: true };
 }
 
+// --- memory_view: the Memory tool's rendering of a path (0.34.7 and later) --------------------
+
+const MEMORY_VIEW_SYMBOLS = ["memoryViewTool", "memoryViewRender", "initMemoryViewTool"];
+
+let memoryViewAbsent = null; // the reason, read from the bundle once
+function memoryViewUnsupported() {
+  if (memoryViewAbsent) return new Unsupported(memoryViewAbsent);
+  const version = packageVersion() ?? `the module ${bundlePath}`;
+  const module = moduleSection(readFileSync(bundlePath, "utf8"), "src/tools/impl/memory.ts");
+  const what = module
+    ? "its src/tools/impl/memory.ts is the memory-editing tool, with no renderDirectory"
+    : "no src/tools/impl/memory.ts";
+  memoryViewAbsent = `letta-code ${version} has no Memory view tool (${what}; it appears in 0.34.7)`;
+  return new Unsupported(memoryViewAbsent);
+}
+
+// Set an environment variable for the call, or remove it; returns the old value (undefined: unset).
+function swapEnv(name, value) {
+  const old = process.env[name];
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+  return old;
+}
+
+// Upstream finds the memory directory from the current agent: with the local backend (its env var, a backend
+// whose capabilities say localMemfs) it is `<LETTA_LOCAL_BACKEND_DIR>/memfs/<agentId>/memory`, and it needs a
+// MEMORY.md there. The harness builds every repository at `<case dir>/memory`, so the storage dir is two
+// levels up and the agent id `../<case dir's name>`: path.join then gives back `memoryDir` exactly, and the
+// refusals, notices and `Memory directory:` line are upstream's own.
+async function memoryView(request) {
+  if (MEMORY_VIEW_SYMBOLS.some((name) => !(name in prepared.found))) throw memoryViewUnsupported();
+  const memoryDir = request.memoryDir;
+  if (typeof memoryDir !== "string" || !memoryDir.startsWith("/")) throw new Error("memoryDir must be an absolute path");
+  if (typeof request.path !== "string") throw new Error("path must be a string");
+  const parent = dirname(memoryDir);
+  if (memoryDir.split("/").pop() !== "memory" || parent === "/" || join(memoryDir) !== memoryDir) {
+    throw new Error(`memory_view needs a normalised memoryDir named memory below a directory (upstream finds it as <storage>/memfs/<agentId>/memory): ${memoryDir}`);
+  }
+  const agentId = `../${parent.split("/").pop()}`;
+  initOnce("initMemoryViewTool");
+  const savedBackend = need("getBackend")();
+  const savedEnv = [
+    ["LETTA_LOCAL_BACKEND_EXPERIMENTAL", swapEnv("LETTA_LOCAL_BACKEND_EXPERIMENTAL", "1")],
+    ["LETTA_LOCAL_BACKEND_DIR", swapEnv("LETTA_LOCAL_BACKEND_DIR", dirname(parent))],
+  ];
+  need("testSetBackend")({ capabilities: { localMemfs: true } });
+  try {
+    const result = await need("runWithRuntimeContext")({ agentId }, () => need("memoryViewTool")({ path: request.path }));
+    return { view: result.content };
+  } catch (error) {
+    return { thrown: thrownText(error) };
+  } finally {
+    need("testSetBackend")(savedBackend);
+    for (const [name, value] of savedEnv) swapEnv(name, value);
+  }
+}
+
 // --- memory_reminder: upstream's post-turn memory sync of a local memory repository ----------------
 // runPostTurnMemorySync (src/reminders/memory-git-sync.ts, 0.30.28+) takes an agent id and finds its memory
 // directory as a local-backend agent's: getScopedMemoryFilesystemRoot = <LETTA_LOCAL_BACKEND_DIR>/memfs/<id>/memory
-// with LETTA_LOCAL_BACKEND_EXPERIMENTAL=1, which also makes getBackend() a LocalBackend (localMemfs, no remoteMemfs:
-// `localOnly`, nothing pushed, no network). The driver keeps one storage directory per process, links the request's
-// memoryDir there under a fixed agent id, sets those two variables for the call and restores them after.
+// with LETTA_LOCAL_BACKEND_EXPERIMENTAL=1. The driver keeps one storage directory per process, links the request's
+// memoryDir there under a fixed agent id, sets those two variables for the call and restores them after. The backend
+// is set with upstream's own test hook to what its test of a local agent sets (`__testSetBackend({capabilities:
+// {localMemfs: true, remoteMemfs: false}})`: `localOnly`, nothing pushed, no network) and restored after, so no
+// other op's backend (memory_view's) decides it.
 // Upstream's texts name the directory it resolved (the link); the answer names the request's memoryDir there.
 const REMINDER_AGENT = "agent-conformance";
-const REMINDER_SYMBOLS = ["runPostTurnMemorySync", "initMemoryGitSync", "syncPendingMemoryCommitsAfterTurn"];
+const REMINDER_SYMBOLS = [
+  "runPostTurnMemorySync",
+  "initMemoryGitSync",
+  "syncPendingMemoryCommitsAfterTurn",
+  "getBackend",
+  "testSetBackend",
+];
+const LOCAL_AGENT_BACKEND = { capabilities: { localMemfs: true, remoteMemfs: false } };
 let reminderStorage = null;
 
 function reminderStorageDir() {
@@ -611,9 +709,12 @@ async function withLocalAgentMemory(memoryDir, work) {
   process.env.LETTA_LOCAL_BACKEND_EXPERIMENTAL = "1";
   process.env.LETTA_LOCAL_BACKEND_DIR = storage;
   delete process.env.LETTA_MEMORY_WORKER_SESSION;
+  const savedBackend = need("getBackend")();
+  need("testSetBackend")(LOCAL_AGENT_BACKEND);
   try {
     return await work(resolved);
   } finally {
+    need("testSetBackend")(savedBackend);
     for (const name of names) {
       if (saved[name] === undefined) delete process.env[name];
       else process.env[name] = saved[name];
@@ -694,6 +795,7 @@ const HANDLERS = {
   lifecycle_open: (request) => lifecycleOpen(request),
   lifecycle_step: (request) => lifecycleStep(request),
   lifecycle_close: (request) => lifecycleClose(request),
+  memory_view: (request) => memoryView(request),
   memory_reminder: (request) => memoryReminder(request),
 };
 

@@ -1,6 +1,6 @@
-"""A protocol implementation with three planted rule bugs: `python tests/planted_rules_impl.py [--bugs a,b]`.
+"""A protocol implementation with four planted rule bugs: `python tests/planted_rules_impl.py [--bugs a,b]`.
 
-It runs the real `python -m memfs_prompt serve` loop (memfs_prompt.serve) with three of upstream's rules
+It runs the real `python -m memfs_prompt serve` loop (memfs_prompt.serve) with four of upstream's rules
 broken the way a port in another language commonly breaks them (BUGS):
 
 - `trim`: JavaScript's `String.prototype.trim` replaced by Python's `str.strip()` (which strips U+0085 and
@@ -8,7 +8,9 @@ broken the way a port in another language commonly breaks them (BUGS):
 - `collation`: memory labels sorted by code point (Python's `str` order) instead of ICU root collation, as
   bun's `localeCompare` sorts them (the compiler and both renderers);
 - `bom`: a leading byte order mark left in place before the frontmatter is matched
-  (`frontmatter.normalize_newlines` keeps it), so a file starting with a BOM has no frontmatter.
+  (`frontmatter.normalize_newlines` keeps it), so a file starting with a BOM has no frontmatter;
+- `view-name-order`: the Memory tool's view (op memory_view) lists a directory's entries by name only, with no
+  edit times (no git log, no mtimes), as a port that skips upstream's `lastEditedByChild` would.
 
 `--bugs` plants only some of them (for the suite's tests of attribution). Its hello names them in
 `info.plantedBugs`: `--impl "cmd:python tests/planted_rules_impl.py"` is the suite's check that a failure
@@ -24,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memfs_prompt import compiler, frontmatter, render_v1, render_v2, serve
+from memfs_prompt import compiler, frontmatter, memory_view, render_v1, render_v2, serve
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
 
@@ -43,6 +45,11 @@ def keep_bom(content: str) -> str:
     return content.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def no_edit_times(directory: str, names: list[str], env: object) -> dict[str, float]:
+    """The view bug: every entry edited at time 0, so the tie-break (the name) is the whole order."""
+    return {}
+
+
 def _trim() -> None:
     for module in (compiler, frontmatter, render_v1, render_v2):  # each imported `js_trim` by name
         module.js_trim = python_strip  # type: ignore[attr-defined]
@@ -57,10 +64,15 @@ def _bom() -> None:
     frontmatter.normalize_newlines = keep_bom  # type: ignore[assignment]
 
 
+def _view_name_order() -> None:
+    memory_view.last_edited_by_child = no_edit_times  # type: ignore[assignment]
+
+
 BUGS: dict[str, tuple[str, Callable[[], None]]] = {
     "trim": ("JavaScript's trim replaced by Python's str.strip()", _trim),
     "collation": ("memory labels sorted by code point, not by ICU collation (localeCompare)", _collation),
     "bom": ("a leading BOM is not stripped before the frontmatter is matched", _bom),
+    "view-name-order": ("the Memory tool's view lists entries by name only (no edit times)", _view_name_order),
 }
 
 

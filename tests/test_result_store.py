@@ -191,15 +191,24 @@ def _staged_repo(root: Path, text: str) -> Path:
     return root
 
 
-def test_the_digest_leaves_out_when_files_were_written_but_not_what_they_hold(tmp_path: Path) -> None:
+def test_the_digest_leaves_out_when_the_index_was_written_but_not_what_files_hold_or_their_mtimes(
+    tmp_path: Path,
+) -> None:
     one = _staged_repo(tmp_path / "one", "same\n")
     two = _staged_repo(tmp_path / "two", "same\n")
+    dated = (one / "memory" / "a.md").stat().st_mtime_ns
     os.utime(two / "memory" / "a.md", (1, 1))
     _git(two / "memory", "add", "a.md")  # an index with other stat data, the same entries
+    os.utime(two / "memory" / "a.md", ns=(dated, dated))  # the file dated as in `one` again
     assert (one / "memory/.git/index").read_bytes() != (two / "memory/.git/index").read_bytes()
     assert tree_digest(one) == tree_digest(two)
     other = _staged_repo(tmp_path / "other", "diff\n")
     assert tree_digest(other) != tree_digest(one)
+    os.utime(two / "memory" / "a.md", (2, 2))  # a work-tree file's mtime is content (the Memory tool reads it)
+    assert tree_digest(two) != tree_digest(one)
+    os.utime(two / "memory" / "a.md", ns=(dated, dated))
+    os.utime(two / "memory" / ".git" / "HEAD", (3, 3))  # a git directory's are not
+    assert tree_digest(two) == tree_digest(one)
     (two / "memory" / "a.md").chmod(0o755)  # the executable bit is content
     assert tree_digest(two) != tree_digest(one)
     assert index_without_stat(b"not an index") == b"not an index"

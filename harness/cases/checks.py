@@ -26,7 +26,7 @@ from harness.cases.yamlnodes import line_at
 from harness.core.listing import ListingError
 from harness.core.model import ScenarioError
 from harness.core.protocol import OPS
-from harness.core.repospec import generated_files, listed_prefix, listing_padding, path_problem
+from harness.core.repospec import generated_files, listed_prefix, listing_padding, mtime_ns, path_problem
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # one repository file after `repeat`
 LIFECYCLE_KEYS = ("steps", "facts", "model", "delivery", "golden", "recorded")
@@ -250,6 +250,7 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
             spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete", head | written
         )
     deleted = {_path_bytes(gone) for gone in worktree.get("delete", ())}
+    _check_mtimes(checker, worktree.get("mtimes") or {}, (head | written) - deleted)
     if isinstance(worktree.get("stage"), list):
         for index, staged in enumerate(worktree["stage"]):
             if _path_bytes(staged) not in written | deleted:
@@ -264,6 +265,26 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
         _check_steps(checker, data["steps"])
 
 
+def _check_mtimes(checker: _Checker, mtimes: dict[str, Any], files: set[bytes]) -> None:
+    """`worktree.mtimes` dates files the work tree holds (committed or written, not deleted), with a time."""
+    for name, value in mtimes.items():
+        spot = ["repo", "worktree", "mtimes", name]
+        path = checker.confined(spot, name.encode("utf-8"), "worktree mtimes")
+        if path not in files:
+            what = "a directory" if any(f.startswith(path + b"/") for f in files) else "not in the work tree"
+            raise checker.fail(
+                spot,
+                f"worktree mtimes: {_shown(path)} is {what}; date a file that is committed or in worktree files "
+                "(and not in worktree delete)",
+            )
+        try:
+            mtime_ns(value)
+        except ValueError as error:
+            raise checker.fail(
+                spot,
+                f"worktree mtimes: {_shown(path)}: {value!r} is not a time ({error}); give seconds since the "
+                "epoch (1767225660) or an ISO 8601 time with its zone (2026-01-01T00:01:00Z)",
+            ) from None
 def _check_in_progress(checker: _Checker, repo: dict[str, Any], kind: str) -> None:
     """`in_progress` (harness.repo.in_progress): an op case's work-tree repository, another commit than HEAD."""
     started, where = repo["in_progress"], ["repo", "in_progress"]

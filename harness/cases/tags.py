@@ -68,6 +68,7 @@ TAGS: dict[str, str] = {
     "golden": "expected values quoted from the spec, checked on the Python port alone",
     "lifecycle": "lifecycle probes (cases/lifecycle/): a conversation replayed turn by turn",
     "op": "op cases (cases/ops/): one request of a protocol op on the case's repository",
+    "memory-view": "the Memory tool's view (op memory_view, 0.34.7+): order, limit, descriptions, clamping, refusals",
     "reminder": "the post-turn memory reminders (`memory_reminder`): uncommitted changes counted, a merge or rebase "
     "stopped on its conflicts, a clean repository",
     "memory-update": "the `<memory_update>` block: when it is sent, to which model, and for how many turns",

@@ -32,6 +32,7 @@ from harness.core.model import Outcome
 #: When a field is compared: in every letta-code comparison (a record field), only when a record has it
 #: (the request asked for it), in the product view, as whether a side threw, or in an op case's record
 #: (cases/ops/, harness.run.op_case: the op's fields, compared when either side has them).
+#: (the request asked for it), in the product view, or as whether a side threw.
 Compared = Literal["every-record", "when-present", "product-view", "when-thrown", "op-record"]
 
 
@@ -76,6 +77,7 @@ FIELDS: tuple[Field, ...] = (
         "op-record",
         False,
     ),
+    Field("view", "the Memory tool's rendering of a path (op memory_view, 0.34.7 and later)", "op-record", False),
 )
 
 

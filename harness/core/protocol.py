@@ -75,6 +75,7 @@ OPS: dict[str, Op] = {
         Op("lifecycle_open", record=("opened", "compiled"), nested=True, lifecycle=True),
         Op("lifecycle_step", record=("observed",), lifecycle=True),
         Op("lifecycle_close", record=("closed",), nested=True, scalar=True, lifecycle=True),
+        Op("memory_view", record=("view",), nested=True, scalar=True, case=True),
         Op("memory_reminder", record=("syncStatus", "syncSummary", "reminder"), nested=True, scalar=True, case=True),
     )
 }

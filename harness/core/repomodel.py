@@ -44,9 +44,17 @@ class WorktreeNoise:
     files: dict[bytes, Blob] = field(default_factory=dict)
     delete: tuple[bytes, ...] = ()
     stage: bool | tuple[bytes, ...] = False  # everything, or only these paths (written or deleted)
+    # a work-tree file's modification time (nanoseconds since the epoch); every other file the builder writes
+    # is dated DEFAULT_MTIME_NS, so that a build is the same bytes and times on every machine
+    mtimes: dict[bytes, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.files or self.delete)
+        return bool(self.files or self.delete or self.mtimes)
+
+
+#: the modification time of every work-tree file a case does not date (`worktree.mtimes`): 2026-01-01T00:00:00Z,
+#: the default date of a case's first commit (repo.objects.EPOCH), so an undated file is never newer than it
+DEFAULT_MTIME_NS = 1767225600 * 1_000_000_000
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import base64
 import hashlib
 import json
 import random
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from harness.core.listing import config_bool, listing_size, padding, quote_path
@@ -188,6 +189,22 @@ def committed_state(spec: dict[str, Any]) -> dict[bytes, Blob]:
     return commit_states(spec)[-1]
 
 
+def mtime_ns(value: Any) -> int:
+    """A `worktree.mtimes` value as nanoseconds since the epoch: seconds (an integer or a decimal) or an ISO 8601
+    time with its zone (`2026-01-01T00:00:00Z`, `...+02:00`); ValueError for anything else (a zoneless time
+    would be the machine's local time)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("not a time")
+    if isinstance(value, str):
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+        if moment.tzinfo is None:
+            raise ValueError("an ISO time needs its zone (Z or +hh:mm)")
+        value = (moment - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(seconds=1)
+    if not 0 <= value < 2**33:
+        raise ValueError("seconds since the epoch, from 0")
+    return int(value) * 1_000_000_000 if isinstance(value, int) else round(value * 1_000_000) * 1000
+
+
 def _staged(stage: bool | list[str | dict[str, str]] | None) -> bool | tuple[bytes, ...]:
     """`worktree.stage`: true (everything), false or absent, or the paths `git add` is given."""
     if isinstance(stage, list):
@@ -205,6 +222,7 @@ def model_of(scenario: Scenario) -> RepoModel:
         dict(file_entries(noise.get("files", {}))),
         tuple(path_bytes(p) for p in noise.get("delete", ())),
         _staged(noise.get("stage")),
+        {path_bytes(p): mtime_ns(value) for p, value in (noise.get("mtimes") or {}).items()},
     )
     if kind != "git":
         heads = [CommitModel(commit_states(spec)[-1])] if kind != "missing" else []

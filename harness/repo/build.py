@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.core.model import Scenario
-from harness.core.repomodel import MODE_EXEC, MODE_GITLINK, MODE_LINK, Blob, CommitModel, RepoModel, WorktreeNoise
+from harness.core.repomodel import (
+    DEFAULT_MTIME_NS,
+    MODE_EXEC,
+    MODE_GITLINK,
+    MODE_LINK,
+    Blob,
+    CommitModel,
+    RepoModel,
+    WorktreeNoise,
+)
 from harness.core.repospec import model_of, path_problem, repo_digest, shape_of
 from harness.repo import in_progress
 from harness.repo import shape as shapes
@@ -130,6 +139,7 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
     repo_dir.mkdir(parents=True)
     if model.kind == "no-git":
         write_worktree(repo_dir, model.head)
+        date_worktree(repo_dir, list(model.head), model.worktree.mtimes)
         memory_dir = memory_dir_of(repo_dir, model.memory_subdir)
         memory_dir.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
@@ -147,6 +157,7 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
         if model.in_progress is not None:  # before the noise: git refuses to merge over uncommitted changes
             in_progress.start(repo_dir, writer.git_dir, model.in_progress, ids, env)
         _apply_worktree_noise(repo_dir, model.worktree, env)
+        date_worktree(repo_dir, [*model.head, *model.worktree.files], model.worktree.mtimes)
     shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
     if head is not None and shape.missing_objects:  # after everything that reads them (read-tree, add)
         shapes.remove_objects(writer, head, shape.missing_objects, env)
@@ -163,6 +174,17 @@ def check_listing(memory_dir: Path, wanted: int, env: dict[str, str]) -> None:
     )
     if len(done.stdout) != wanted:
         raise AssertionError(f"listing is {len(done.stdout)} bytes, not {wanted}: core.listing counted it wrong")
+
+
+def date_worktree(root: Path, names: list[bytes], mtimes: dict[bytes, int]) -> None:
+    """Give every file written under root its case's modification time (`worktree.mtimes`) or DEFAULT_MTIME_NS:
+    upstream's Memory tool orders uncommitted entries by mtime, and a build must be the same on every machine.
+    A symlink gets its own time (the tool reads its target's); a file since deleted is skipped."""
+    for name in dict.fromkeys(names):
+        target = _inside(root, name)
+        if target.is_symlink() or target.is_file():
+            when = mtimes.get(name, DEFAULT_MTIME_NS)
+            os.utime(target, ns=(when, when), follow_symlinks=False)
 
 
 def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, str]) -> None:

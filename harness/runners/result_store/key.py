@@ -177,7 +177,9 @@ def repository_root(memory_dir: Path, repos: Path) -> Path | None:
 def repository_digest(root: Path, store: ResultStore) -> str:
     """The content digest of a materialized repository, computed once per build of it (by the stamp of its
     `.complete` marker): every path under it with its type, executable bit and bytes, or a symlink's
-    target; a git index with its stat data left out (a rebuild writes other times and inodes)."""
+    target; a git index with its stat data left out (a rebuild writes other times and inodes); and each
+    work-tree file's modification time (the builder dates every file it writes: upstream's Memory tool
+    orders uncommitted entries by it), but not a git directory's (written at build time, read by no one)."""
     marker = (root / ".complete").stat()
     stamp = f"{marker.st_ino}:{marker.st_mtime_ns}:{marker.st_ctime_ns}"
 
@@ -198,11 +200,12 @@ def tree_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _walk(path: Path | str, relative: bytes, digest: Any, top: bool = False) -> None:
+def _walk(path: Path | str, relative: bytes, digest: Any, top: bool = False, in_git: bool = False) -> None:
     with os.scandir(path) as scan:
         entries = sorted(scan, key=lambda e: os.fsencode(e.name))
     names = {e.name for e in entries}
     git_dir = "HEAD" in names and "objects" in names
+    in_git = in_git or git_dir
     for entry in entries:
         if top and entry.name == ".complete":
             continue
@@ -211,13 +214,16 @@ def _walk(path: Path | str, relative: bytes, digest: Any, top: bool = False) -> 
             digest.update(b"L" + name + b"\0" + os.fsencode(os.readlink(entry.path)) + b"\0")
         elif entry.is_dir(follow_symlinks=False):
             digest.update(b"D" + name + b"\0")
-            _walk(entry.path, name + b"/", digest)
+            _walk(entry.path, name + b"/", digest, in_git=in_git or entry.name == ".git")
         elif entry.is_file(follow_symlinks=False):
             data = Path(entry.path).read_bytes()
             if git_dir and entry.name == "index":
                 data = index_without_stat(data)
-            executable = b"x" if entry.stat(follow_symlinks=False).st_mode & 0o100 else b"-"
+            info = entry.stat(follow_symlinks=False)
+            executable = b"x" if info.st_mode & 0o100 else b"-"
             digest.update(b"F" + executable + name + b"\0" + len(data).to_bytes(8, "big") + data)
+            if not in_git:
+                digest.update(b"M" + info.st_mtime_ns.to_bytes(8, "big"))
         else:
             digest.update(b"O" + name + b"\0")
 
