@@ -22,8 +22,8 @@ from .collation import info as collation_info
 from .compiler import compile_system_prompt
 from .conversation import Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
-from .memory_view import memory_view
 from .memory_reminders import memory_reminder_record
+from .memory_view import memory_view
 from .model_handles import DEFAULT_MODEL
 from .profiles import DEFAULT, PROFILES, Profile, resolve_profile
 from .render_v1 import UpstreamError

@@ -285,6 +285,8 @@ def _check_mtimes(checker: _Checker, mtimes: dict[str, Any], files: set[bytes]) 
                 f"worktree mtimes: {_shown(path)}: {value!r} is not a time ({error}); give seconds since the "
                 "epoch (1767225660) or an ISO 8601 time with its zone (2026-01-01T00:01:00Z)",
             ) from None
+
+
 def _check_in_progress(checker: _Checker, repo: dict[str, Any], kind: str) -> None:
     """`in_progress` (harness.repo.in_progress): an op case's work-tree repository, another commit than HEAD."""
     started, where = repo["in_progress"], ["repo", "in_progress"]
