@@ -704,12 +704,14 @@ async function withLocalAgentMemory(memoryDir, work) {
   mkdirSync(dirname(resolved), { recursive: true });
   rmSync(resolved, { force: true });
   symlinkSync(memoryDir, resolved);
+  // taken before the variables are set: a first getBackend() then makes the API backend, which constructs nothing
+  // of the local backend's (a LocalBackend made here would need its module initialised)
+  const savedBackend = need("getBackend")();
   const names = ["LETTA_LOCAL_BACKEND_EXPERIMENTAL", "LETTA_LOCAL_BACKEND_DIR", "LETTA_MEMORY_WORKER_SESSION"];
   const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
   process.env.LETTA_LOCAL_BACKEND_EXPERIMENTAL = "1";
   process.env.LETTA_LOCAL_BACKEND_DIR = storage;
   delete process.env.LETTA_MEMORY_WORKER_SESSION;
-  const savedBackend = need("getBackend")();
   need("testSetBackend")(LOCAL_AGENT_BACKEND);
   try {
     return await work(resolved);
