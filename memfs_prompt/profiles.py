@@ -51,6 +51,10 @@ class Profile:
     normalizes_model_handles: bool = True
     # The Memory tool's read-only view of a memory directory (`memory_view`, src/tools/impl/memory.ts, 0.34.7+).
     memory_view: bool = False
+    # The memory write tool (memfs_prompt.memory_write): "" none (0.33.3+, the spec), `noop-message` (0.25.x: a
+    # write that changes nothing is a message), `noop-error` (0.30.28: an error; git runs with signing off),
+    # `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its description).
+    memory_write: str = ""
     # The post-turn memory reminders' texts (memfs_prompt.memory_reminders, src/reminders/memory-git-sync.ts): ""
     # (0.25.x: no post-turn sync), "0.30.28", "0.33.0" (new conflict headline; "staging only the files you changed")
     # or "0.33.3" (a conflict is left to the background repair: "Leave the repository unchanged").
@@ -65,6 +69,7 @@ class Profile:
 # `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"`.
 _OPUS: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
 _REMINDERS_0_30: dict = {"memory_reminders": "0.30.28"}
+_WRITE_0_31: dict = {"memory_write": "format-aware"}
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -80,6 +85,7 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            memory_write="noop-message",
             memory_reminders="",
         ),
         Profile(
@@ -93,17 +99,26 @@ PROFILES: dict[str, Profile] = {
             skills_block="tree",
             turn_clock="git-log",
             normalizes_model_handles=False,
+            memory_write="noop-message",
             memory_reminders="",
         ),
         Profile(
-            "letta-code@0.30.28", Dialect.V0_30, True, True, False, skills_block="tree", **_OPUS, **_REMINDERS_0_30
+            "letta-code@0.30.28",
+            Dialect.V0_30,
+            True,
+            True,
+            False,
+            skills_block="tree",
+            memory_write="noop-error",
+            memory_reminders="0.30.28",
+            **_OPUS,
         ),
-        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS, **_REMINDERS_0_30),
+        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS, **_WRITE_0_31, **_REMINDERS_0_30),
         # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
-        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS, **_REMINDERS_0_30),
-        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False, **_REMINDERS_0_30),
+        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS, **_WRITE_0_31, **_REMINDERS_0_30),
+        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False, **_WRITE_0_31, **_REMINDERS_0_30),
         # Compiles as 0.32.14; the post-turn memory reminders' texts change here (memfs_prompt.memory_reminders).
-        Profile("letta-code@0.33.0", Dialect.V0_32_17, True, True, False, memory_reminders="0.33.0"),
+        Profile("letta-code@0.33.0", Dialect.V0_32_17, True, True, False, **_WRITE_0_31, memory_reminders="0.33.0"),
         Profile("letta-code@0.33.3", Dialect.V0_32_17, True, True, False, memfs_v2=True),
         Profile(
             "letta-code@0.33.6",

@@ -24,6 +24,8 @@ from .conversation import Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
 from .memory_reminders import memory_reminder_record
 from .memory_view import memory_view
+from .memory_write import DEFAULT_AGENT_ID as WRITE_AGENT_ID
+from .memory_write import WriteCall, memory_write
 from .model_handles import DEFAULT_MODEL
 from .profiles import DEFAULT, PROFILES, Profile, resolve_profile
 from .render_v1 import UpstreamError
@@ -38,6 +40,7 @@ OPS = (
     "lifecycle_step",
     "lifecycle_close",
     "memory_view",
+    "memory_write",
     "memory_reminder",
 )
 # The layout features (the feature rules of cases/rules.yaml) this port implements, declared in hello.
@@ -115,6 +118,7 @@ class Server:
             "lifecycle_step": self._lifecycle_step,
             "lifecycle_close": self._lifecycle_close,
             "memory_view": self._memory_view,
+            "memory_write": self._memory_write,
             "memory_reminder": self._memory_reminder,
         }
 
@@ -299,6 +303,33 @@ class Server:
             return {"view": memory_view(_string(request, "memoryDir"), _string(request, "path"), profile, self.git_env)}
         except UpstreamError as error:
             return {"thrown": str(error)}
+
+    def _memory_write(self, request: dict[str, Any]) -> dict[str, Any]:
+        profile = self._profile_of(request)
+        if not profile.memory_write:
+            raise Unsupported(f"{profile.name} has no memory write tool (letta-code 0.33.3 removed it)")
+        args = request.get("args")
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise BadRequest("args must be an object")
+        agent_id, agent_name = request.get("agentId"), request.get("agentName")
+        for key, value in (("agentId", agent_id), ("agentName", agent_name)):
+            if value is not None and not isinstance(value, str):
+                raise BadRequest(f"{key} must be a string or null")
+        call = WriteCall(
+            _string(request, "memoryDir"),
+            _string(request, "command"),
+            args,
+            WRITE_AGENT_ID if agent_id is None else agent_id,
+            agent_name,
+        )
+        try:
+            return {"written": memory_write(call, profile, self.git_env)}
+        except UpstreamError as error:
+            return {"thrown": str(error)}
+        except NotImplementedError as error:
+            raise Unsupported(f"the port does not reproduce {error}") from None
 
     def _memory_reminder(self, request: dict[str, Any]) -> dict[str, Any]:
         """The post-turn memory sync of a local memory repository (memfs_prompt.memory_reminders)."""

@@ -121,6 +121,30 @@ const SYMBOLS = {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
     pattern: /^class (DeterministicPongExecutor\d*) /m,
   },
+  // The memory write tool (create, str_replace, insert, delete, rename, update_description): Memory.ts in
+  // 0.25.x, memory.ts in 0.30.28 .. 0.33.2. From 0.34.7 memory.ts is a read-only view tool with no
+  // applyMemoryCommand, which is how the driver tells the two apart.
+  memoryWriteTool: {
+    modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
+    pattern: /^async function (memory\d*)\(args\) \{\n  validateRequiredParams\(args, \["command", "reason"\]/m,
+  },
+  applyMemoryCommand: {
+    modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
+    pattern: /^async function (applyMemoryCommand\d*)\(/m,
+  },
+  initMemoryWriteTool: {
+    modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // The tool asks the active backend whether memory is local (commit only) and for the agent's name.
+  getBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^function (getBackend\d*)\(\)/m,
+  },
+  initBackend: {
+    modules: ["src/backend/backend.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
   // The post-turn memory sync and its reminders (0.30.28 and later; memory_reminder).
   runPostTurnMemorySync: {
     modules: ["src/reminders/memory-git-sync.ts"],
@@ -664,6 +688,78 @@ async function memoryView(request) {
   }
 }
 
+// --- the memory write tool: upstream's own `memory` tool function on the request's memory directory ------
+
+// The agent the tool writes as when the request names none (the lifecycle's first store id).
+const WRITE_AGENT_ID = "agent-local-00000000-0000-4000-8000-000000000001";
+// Where the tool finds its memory directory and agent (resolveScopedMemoryDir, getAgentIdentity): set for
+// the call from the request, the rest unset, and every one put back after.
+const WRITE_ENV = ["MEMORY_DIR", "LETTA_MEMORY_DIR", "AGENT_ID", "LETTA_AGENT_ID", "AGENT_NAME"];
+
+function memoryWriteMissing() {
+  const version = packageVersion() ?? "unknown version";
+  const text = readFileSync(bundlePath, "utf8");
+  if (text.includes("\n// src/tools/impl/memory.ts\n")) {
+    return `letta-code ${version} has no memory write tool: its src/tools/impl/memory.ts has no applyMemoryCommand (the read-only memory view tool)`;
+  }
+  return `letta-code ${version} has no memory write tool (no src/tools/impl/memory.ts or src/tools/impl/Memory.ts module)`;
+}
+
+// Own properties of the backend the call overrides, to be put back exactly (absent stays absent).
+function overrideOwn(target, values) {
+  const saved = Object.keys(values).map((key) => [key, Object.getOwnPropertyDescriptor(target, key)]);
+  // defined, not assigned: 0.31+ declare `capabilities` as a getter on the class, which assignment cannot shadow
+  for (const [key, value] of Object.entries(values)) {
+    Object.defineProperty(target, key, { value, configurable: true, enumerable: true, writable: true });
+  }
+  return () => {
+    for (const [key, descriptor] of saved) {
+      if (descriptor) Object.defineProperty(target, key, descriptor);
+      else delete target[key];
+    }
+  };
+}
+
+async function memoryWrite(request) {
+  if (!("applyMemoryCommand" in prepared.found) || !("memoryWriteTool" in prepared.found)) {
+    throw new Unsupported(memoryWriteMissing());
+  }
+  if (typeof request.memoryDir !== "string") throw new Error("memoryDir must be a string");
+  if (typeof request.command !== "string") throw new Error("command must be a string");
+  const args = request.args ?? {};
+  if (args === null || typeof args !== "object" || Array.isArray(args)) throw new Error("args must be an object");
+  const agentId = request.agentId ?? WRITE_AGENT_ID;
+  const agentName = request.agentName ?? null;
+  initOnce("initMemoryWriteTool");
+  initOnce("initBackend");
+  // A local backend (capabilities.localMemfs): the tool commits and never pushes; the agent's name is what the
+  // backend's retrieveAgent answers, and with no name (an unknown agent) the author is the agent id.
+  const backend = need("getBackend")();
+  const restoreBackend = overrideOwn(backend, {
+    capabilities: { ...backend.capabilities, localMemfs: true },
+    retrieveAgent: async (id) => {
+      if (agentName === null) throw new Error(`agent ${id} not found`);
+      return { id, name: agentName };
+    },
+  });
+  const savedEnv = WRITE_ENV.map((name) => [name, process.env[name]]);
+  for (const name of WRITE_ENV) delete process.env[name];
+  process.env.MEMORY_DIR = request.memoryDir;
+  process.env.AGENT_ID = agentId;
+  try {
+    const result = await need("memoryWriteTool")({ command: request.command, ...args });
+    return { written: result?.message ?? null };
+  } catch (error) {
+    return { thrown: thrownText(error) };
+  } finally {
+    for (const [name, value] of savedEnv) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    restoreBackend();
+  }
+}
+
 // --- memory_reminder: upstream's post-turn memory sync of a local memory repository ----------------
 // runPostTurnMemorySync (src/reminders/memory-git-sync.ts, 0.30.28+) takes an agent id and finds its memory
 // directory as a local-backend agent's: getScopedMemoryFilesystemRoot = <LETTA_LOCAL_BACKEND_DIR>/memfs/<id>/memory
@@ -798,6 +894,7 @@ const HANDLERS = {
   lifecycle_step: (request) => lifecycleStep(request),
   lifecycle_close: (request) => lifecycleClose(request),
   memory_view: (request) => memoryView(request),
+  memory_write: (request) => memoryWrite(request),
   memory_reminder: (request) => memoryReminder(request),
 };
 

@@ -11,6 +11,8 @@ broken the way a port in another language commonly breaks them (BUGS):
   (`frontmatter.normalize_newlines` keeps it), so a file starting with a BOM has no frontmatter;
 - `view-name-order`: the Memory tool's view (op memory_view) lists a directory's entries by name only, with no
   edit times (no git log, no mtimes), as a port that skips upstream's `lastEditedByChild` would.
+- `noop-commit`: the memory write tool commits a write that changed nothing (an empty commit, answered as a
+  commit) where upstream skips it (0.25.x) or throws (0.30.28 to 0.33.2): the staged paths always look changed.
 
 `--bugs` plants only some of them (for the suite's tests of attribution). Its hello names them in
 `info.plantedBugs`: `--impl "cmd:python tests/planted_rules_impl.py"` is the suite's check that a failure
@@ -26,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memfs_prompt import compiler, frontmatter, memory_view, render_v1, render_v2, serve
+from memfs_prompt import compiler, frontmatter, memory_view, memory_write, render_v1, render_v2, serve
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
 
@@ -68,11 +70,25 @@ def _view_name_order() -> None:
     memory_view.last_edited_by_child = no_edit_times  # type: ignore[assignment]
 
 
+def _noop_commit() -> None:
+    real = memory_write._git
+
+    def git(tool: memory_write._Tool, *args: str) -> str:
+        if args[:3] == ("status", "--porcelain", "--"):  # the staged paths always look changed
+            return real(tool, *args) or " M (planted)\n"
+        if "commit" in args:
+            args = (*args, "--allow-empty")
+        return real(tool, *args)
+
+    memory_write._git = git  # type: ignore[assignment]
+
+
 BUGS: dict[str, tuple[str, Callable[[], None]]] = {
     "trim": ("JavaScript's trim replaced by Python's str.strip()", _trim),
     "collation": ("memory labels sorted by code point, not by ICU collation (localeCompare)", _collation),
     "bom": ("a leading BOM is not stripped before the frontmatter is matched", _bom),
     "view-name-order": ("the Memory tool's view lists entries by name only (no edit times)", _view_name_order),
+    "noop-commit": ("the memory write tool commits a write that changed nothing", _noop_commit),
 }
 
 

@@ -11,10 +11,14 @@ entry's representative keeps its full values.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jsonschema
+import pytest
 from report_examples import case, record
 
 from harness.cli.terminal import explained_lines
@@ -26,6 +30,7 @@ from harness.report.write import report_json
 from harness.report.writers import write_reports
 from harness.verdict.attribute import EVERY_CASE, GUESS, ONLY_RULE, attribute
 
+ROOT = Path(__file__).resolve().parents[1]
 RULES_TABLE = {
     "memfs-v1": RuleRow("memfs-v1", "memfs-v1 renders the Reminder line and <memory>", feature=True, line=1).to_json(),
     "metadata-block": RuleRow("metadata-block", "the <memory_metadata> block", feature=True, line=2).to_json(),
@@ -238,3 +243,37 @@ def test_a_merged_report_attributes_its_results_again_as_the_run_did(tmp_path: P
     write_reports(report_of(planted_port()), tmp_path / "run")
     merged = merge_reports([tmp_path / "run"], ["conformance", "merge-reports"])
     assert report_json(merged)["attribution"] == report_json(report_of(planted_port()))["attribution"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("reference", "rule"), [("npm:0.25.3", "memory-write-noop-message"), ("npm:0.30.28", "memory-write-noop-error")]
+)
+def test_a_write_tool_that_commits_a_no_op_is_named_as_the_no_op_rule_of_the_release(
+    tmp_path: Path, release_bundle: object, reference: str, rule: str
+) -> None:
+    """tests/planted_rules_impl.py's `noop-commit` (an empty commit where upstream skips the write or throws)
+    against a real release: only the no-op cases fail, and they are put on that release's no-op rule."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "cases/ops",
+        "-k",
+        "write-str-replace or write-update-description",
+        "--reference",
+        reference,
+        "--impl",
+        "cmd:python tests/planted_rules_impl.py --bugs noop-commit",
+        "--no-timing",
+        "--report",
+        str(tmp_path),
+    ]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 1, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    failing = sorted(r["case"] for r in report["results"] if r["status"] == "fail")
+    assert failing == ["write-str-replace-noop", "write-update-description-noop"]
+    assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, 2)]

@@ -387,6 +387,34 @@ def _check_op(checker: _Checker, data: dict[str, Any]) -> None:
             ["args", reserved[0]],
             f"args: {reserved[0]!r} is set by the harness (the copy's path, the profile); remove it",
         )
+    if data["op"] == "memory_write":
+        _check_memory_write(checker, data.get("args", {}))
+
+
+#: a memory_write case's request fields (docs/protocol.md): the tool's command, its other arguments, the agent
+MEMORY_WRITE_KEYS = ("command", "args", "agentId", "agentName")
+
+
+def _check_memory_write(checker: _Checker, args: Any) -> None:
+    """`args` of a memory_write case: `command` (a string), the tool's `args` (a mapping without `command`),
+    `agentId` and `agentName` (strings or null), nothing else."""
+    if not isinstance(args, dict) or not isinstance(args.get("command"), str):
+        raise checker.fail(["args"], "args: a memory_write case needs `command: <create|str_replace|...>` in args")
+    unknown = [key for key in args if key not in MEMORY_WRITE_KEYS]
+    if unknown:
+        raise checker.fail(
+            ["args", unknown[0]],
+            f"args: {unknown[0]!r} is not a memory_write field ({', '.join(MEMORY_WRITE_KEYS)}); "
+            "the tool's own arguments go in args.args",
+        )
+    tool_args = args.get("args", {})
+    if not isinstance(tool_args, dict):
+        raise checker.fail(["args", "args"], "args.args: the tool's arguments as a mapping, e.g. {reason: why, ...}")
+    if "command" in tool_args:
+        raise checker.fail(["args", "args", "command"], "args.args: `command` goes one level up, in args")
+    for key in ("agentId", "agentName"):
+        if args.get(key) is not None and not isinstance(args[key], str):
+            raise checker.fail(["args", key], f"args.{key}: a string, or null for the default")
 
 
 def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:

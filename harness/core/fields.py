@@ -78,6 +78,7 @@ FIELDS: tuple[Field, ...] = (
         False,
     ),
     Field("view", "the Memory tool's rendering of a path (op memory_view, 0.34.7 and later)", "op-record", False),
+    Field("written", "the memory write tool's message to the model (a memory_write case's record)", "op-record", False),
 )
 
 

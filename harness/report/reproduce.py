@@ -22,7 +22,7 @@ def reproduce_commands(result: CaseResult) -> list[str]:
     case = f"-k {shell_quote(result.case_id)}"
     cmds = [f"conformance run {shell_quote(result.path)}{reference}{impl}{profile} {case}"]
     req = result.request
-    if req and "agentId" in req:  # a compile's request (an op case's is rerun by the case alone)
+    if req and "conversationId" in req:  # a compile's request; an op case's has no port command line or repo diff
         inputs = [
             "--agent-id",
             req["agentId"],

@@ -1,0 +1,101 @@
+"""The memory write tool's op (memory_write, cases/ops/write-*.yaml): what a case may say and the loader's refusals
+(line and fix), that its repository is built as a checkout, and what a release or profile without the tool
+answers. What the tool itself does is checked against the releases by the corpus (`conformance matrix cases/ops
+-k write`), never against values written here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.acquire.manifest import DRIVER_PATH
+from harness.cases.load import load_scenario
+from harness.core.model import ScenarioError
+from harness.repo.build import materialize_repo
+from memfs_prompt.profiles import resolve_profile
+from memfs_prompt.protocol import Server
+
+REPO = {"commits": [{"files": {"system/a.md": "---\ndescription: a\n---\nA\n"}}]}
+TOOL = {"reason": "why", "file_path": "system/a.md", "old_string": "A", "new_string": "B"}
+
+
+def write_case(directory: Path, args: object, folder: str = "ops") -> Path:
+    path = directory / folder / "c.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"id": "c", "description": "d", "repo": REPO, "op": "memory_write", "args": args}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def refusal(path: Path) -> str:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert info.value.line is not None, "every refusal names its line"
+    return str(info.value)
+
+
+def test_a_write_case_keeps_the_command_the_tools_arguments_in_order_and_the_agent(tmp_path: Path) -> None:
+    args = {"command": "str_replace", "args": TOOL, "agentId": "agent-1", "agentName": None}
+    scenario = load_scenario(write_case(tmp_path, args))
+    assert (scenario.kind, scenario.op) == ("op", "memory_write")
+    assert scenario.args == args and list(scenario.args["args"]) == list(TOOL)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ({"args": TOOL}, "needs `command: <create|str_replace|...>`"),
+        ({"command": 3, "args": TOOL}, "needs `command: <create|str_replace|...>`"),
+        ({"command": "delete", "file_path": "a"}, "'file_path' is not a memory_write field"),
+        ({"command": "delete", "args": ["reason"]}, "the tool's arguments as a mapping"),
+        ({"command": "delete", "args": {"command": "insert"}}, "`command` goes one level up"),
+        ({"command": "delete", "agentName": 7}, "args.agentName: a string, or null"),
+    ],
+)
+def test_a_bad_write_case_is_refused_at_its_line_with_the_fix(tmp_path: Path, args: object, says: str) -> None:
+    assert says in refusal(write_case(tmp_path, args))
+
+
+def test_a_writing_op_case_is_built_as_a_checkout_with_its_index(tmp_path: Path) -> None:
+    scenario = load_scenario(write_case(tmp_path, {"command": "str_replace", "args": TOOL}))
+    built = materialize_repo(scenario, tmp_path / "cache")
+    assert (built.memory_dir / "system" / "a.md").read_bytes() == b"---\ndescription: a\n---\nA\n"
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=built.memory_dir, capture_output=True, check=True)
+    assert status.stdout == b""  # HEAD checked out, index and all: the tool's clean-repository check passes
+
+
+def test_a_profile_without_the_tool_answers_unsupported_with_the_release_that_removed_it(tmp_path: Path) -> None:
+    server = Server(resolve_profile("letta-code@0.33.3"))
+    answer = server.handle({"id": 1, "op": "memory_write", "memoryDir": str(tmp_path), "command": "delete"})
+    assert answer["ok"] is False and "has no memory write tool" in answer["unsupported"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("release", "says"),
+    [
+        ("pypi:0.33.3", "letta-code 0.33.3 has no memory write tool (no src/tools/impl/memory.ts or "),
+        ("pypi:0.34.7", "its src/tools/impl/memory.ts has no applyMemoryCommand (the read-only memory view tool)"),
+    ],
+)
+def test_a_release_without_the_tool_says_which_module_it_lacks(
+    tmp_path: Path, release_bundle: Callable[[str], Path], release: str, says: str
+) -> None:
+    from harness.acquire.releases import ensure_bun
+
+    request = {"id": 1, "op": "memory_write", "memoryDir": str(tmp_path), "command": "delete", "args": {}}
+    done = subprocess.run(
+        [str(ensure_bun()), "--no-install", str(DRIVER_PATH), str(release_bundle(release))],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["ok"] is False and says in answer["unsupported"]
