@@ -9,6 +9,7 @@ order the entries differently from their names.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Callable
@@ -32,7 +33,9 @@ def drawn(strategy: Callable[[], st.SearchStrategy[dict[str, Any]]], count: int,
     """`count` derandomized draws, each loaded by the case loader (a refusal fails the test with its message)."""
     docs: list[dict[str, Any]] = []
 
-    @settings(max_examples=count, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=count, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
     @given(strategy())
     def collect(doc: dict[str, Any]) -> None:
         scenario = op_scenario(doc, "drawn", tmp)
@@ -50,7 +53,7 @@ def test_the_view_strategy_draws_loadable_cases_of_every_shape(tmp_path: Path) -
     paths = [doc["args"]["path"] for doc in docs]
     times = [[c["committer"] for c in repo["commits"]] for repo in repos]
     assert any(len(t) >= 3 for t in times) and all(len(set(t)) == len(t) for t in times)  # distinct commit times
-    assert any(any(later < earlier for earlier, later in zip(t, t[1:])) for t in times)  # out of order too
+    assert any(any(later < earlier for earlier, later in itertools.pairwise(t)) for t in times)  # out of order too
     assert any("stage" in w for w in worktrees) and any("delete" in w for w in worktrees)
     assert any("mtimes" in w for w in worktrees) and any("files" in w for w in worktrees)
     assert any(p in REFUSED_PATHS for p in paths) and any("/" in p.strip("/") for p in paths)
@@ -121,7 +124,9 @@ def test_a_port_that_lists_entries_by_name_is_found_and_saved_as_an_op_case(
     assert result["status"] == "fail" and result["case"] == scenario.id, result
 
 
-def test_the_honest_port_agrees_with_itself(tmp_path: Path, port_reference: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_honest_port_agrees_with_itself(
+    tmp_path: Path, port_reference: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, ops = fuzz_ops(tmp_path, port_reference, "--seconds", "60", "--max-examples", "15")
     printed = capsys.readouterr().out
     assert code == 0 and "15 generated op cases" in printed and "errors: 0" in printed, printed

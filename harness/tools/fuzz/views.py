@@ -119,7 +119,7 @@ SEPARATORS = ("\n\n", "\n  \n", "\n\t\n", "\r\n\r\n", "\n\n\n")
 DESCRIPTIONS = (
     "description: Plain words",
     "description: '<a & \"b\">'",
-    "description: \"quoted: yes\"",
+    'description: "quoted: yes"',
     "description: |\n  block\n  scalar",
     "description: 42",
     "description: ''",

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from harness.tools.fuzz.views import BASE, conflicts, ident
 
-DIRECTORIES = ("system", "system/deep", "notes", "x y", "café", "q\"t", "tab\tdir", "a -> b")
+DIRECTORIES = ("system", "system/deep", "notes", "x y", "café", 'q"t', "tab\tdir", "a -> b")
 STEMS = ("persona", "human", "a", "Beta", "x y", "a -> b", 'q"t', "tab\tname", "back\\slash", "café", "日本", " lead")
 EXTENSIONS = (".md", ".md", ".md", ".txt", "")
 TEXTS = (
@@ -51,7 +51,11 @@ def content(data: bytes) -> str | dict[str, str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    return text if text is not None and "\0" not in text and "\ufeff" not in text else {"base64": base64.b64encode(data).decode()}
+    return (
+        text
+        if text is not None and "\0" not in text and "\ufeff" not in text
+        else {"base64": base64.b64encode(data).decode()}
+    )
 
 
 @st.composite
@@ -73,7 +77,7 @@ def dirty_worktrees(draw: st.DrawFn, committed: dict[str, str]) -> dict[str, Any
         worktree["files"] = files
     if deleted:
         worktree["delete"] = deleted
-    if worktree and draw(st.booleans()):
+    if (files or deleted) and draw(st.booleans()):
         worktree["stage"] = True
     return worktree
 
