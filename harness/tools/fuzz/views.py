@@ -11,8 +11,8 @@ case's `repo`, `op` and `args` (docs/cases.md, "Op cases"):
   a directory of more than ten entries (the tool lists ten);
 - one to four commits with distinct committer times, in or out of order, each adding, editing, deleting or
   renaming files (the tool dates an entry by the first commit `git log` lists touching it);
-- a work-tree state: edited, untracked, deleted files, all staged or not, and pinned mtimes (the tool raises an
-  uncommitted entry's time to its files' mtimes), some on files that did not change;
+- a work-tree state: edited, untracked (some not UTF-8, some symlinks), deleted files, all staged or not, and
+  pinned mtimes (the tool raises an uncommitted entry's time to its files' mtimes), some on unchanged files;
 - `path`: an existing directory (most often), an existing file, a spelling the tool normalises (`./d`, `d/`,
   padding, backslashes) or one it refuses (the root, absolute, `..`, hidden, `skills/`, root files, missing
   paths with and without a hint).
@@ -142,6 +142,8 @@ def index_texts(draw: st.DrawFn) -> str:
     if draw(st.integers(0, 5)):
         blocks.append(draw(st.sampled_from(PARAGRAPHS)))
     blocks += draw(st.lists(st.sampled_from((*SKIPPED, *PARAGRAPHS)), max_size=2))
+    if draw(st.integers(0, 19)) == 11:  # past the tool's budgets: a 2,500-character line, 2,001 lines
+        blocks.append(draw(st.sampled_from(("long line " * 250, "row\n" * 2001))))
     text = draw(st.sampled_from(SEPARATORS)).join(blocks)
     return head + draw(st.sampled_from(("", "\n", "   ", "\n\n"))) + text + "\n"
 
@@ -249,15 +251,20 @@ def worktrees(draw: st.DrawFn, committed: dict[str, str]) -> dict[str, Any]:
     all staged, and mtimes on changed and unchanged files."""
     paths = sorted(committed)
     edited = draw(st.lists(st.sampled_from(paths), max_size=3, unique=True)) if paths else []
-    files = {path: committed[path] + "uncommitted edit\n" for path in edited}
+    files: dict[str, Any] = {path: committed[path] + "uncommitted edit\n" for path in edited}
     homes = [*directories_of(committed), "fresh", "fresh/deeper", "new dir"]
     for _ in range(draw(st.integers(0, 3))):
         path = f"{draw(st.sampled_from(homes))}/{draw(file_names)}"
         if path not in committed and not conflicts({*committed, *files, path}):
-            files[path] = draw(file_texts())
+            files[path] = draw(st.one_of(file_texts(), st.sampled_from(ODD_CONTENTS)))
+    if draw(st.integers(0, 5)) == 4:  # a symlink the listing skips, and that `path` may name
+        link = f"{draw(st.sampled_from(homes))}/link"
+        if link not in committed and not conflicts({*committed, *files, link}):
+            files[link] = {"symlink": draw(st.sampled_from(SYMLINK_TARGETS))}
     left = [p for p in paths if p not in files and p != INDEX]
     deleted = draw(st.lists(st.sampled_from(left), max_size=2, unique=True)) if left else []
     present = sorted({*committed, *files} - set(deleted))
+    present = [p for p in present if not isinstance(files.get(p), dict) or "symlink" not in files[p]]
     dated = [p for p in present if p in files and draw(st.integers(0, 3))]
     dated += draw(st.lists(st.sampled_from(present), max_size=2, unique=True)) if present else []
     worktree: dict[str, Any] = {}
@@ -272,6 +279,14 @@ def worktrees(draw: st.DrawFn, committed: dict[str, str]) -> dict[str, Any]:
         worktree["mtimes"] = mtimes
     return worktree
 
+
+# untracked contents that are not UTF-8 text: Latin-1 and UTF-16 descriptions (read as U+FFFD), a NUL
+ODD_CONTENTS = (
+    {"base64": "LS0tCmRlc2NyaXB0aW9uOiBjYWbpCi0tLQpib2R5Cg=="},  # ---\ndescription: caf\xe9\n---\nbody\n
+    {"base64": "//4tAC0ALQAKAA=="},  # UTF-16LE with its BOM
+    {"base64": "AA=="},  # one NUL
+)
+SYMLINK_TARGETS = ("../outside", "/etc", "..", ".", "missing.md", "../MEMORY.md", "../../notes")
 
 REFUSED_PATHS = (
     "",
