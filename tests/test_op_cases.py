@@ -164,3 +164,6 @@ def test_the_drift_report_names_the_release_where_an_op_appears() -> None:
     assert changes(answered, without, ("said", "thrown")) == ["op (disappears)"]
     assert changes(without, without) == []
     assert changes(answered, Outcome("ok", record={"said": "y"}), ("said", "thrown")) == ["said"]
+    threw = Outcome("ok", record={"thrown": "Error: a"})  # an op case's thrown message is a record field
+    assert changes(threw, Outcome("ok", record={"thrown": "Error: b"}), ("said", "thrown")) == ["thrown"]
+    assert changes(answered, threw, ("said", "thrown")) == ["said (removed)", "thrown (now throws)"]

@@ -63,13 +63,17 @@ def change_details(
     if "unsupported" in (before.status, after.status):  # an op case: a release without the op's code
         if before.status == after.status:
             return []
-        appears = before.status == "unsupported"
-        diff = FieldDiff("op", before.error, after.error, 0, not appears, appears)
-        return [(f"op ({'appears' if appears else 'disappears'})", diff)]
+        said = [f"unsupported: {o.error}" if o.status == "unsupported" else "answers" for o in (before, after)]
+        offset = first_diff_offset(*(text.encode("utf-8") for text in said)) or 0
+        return [
+            (f"op ({'appears' if before.status == 'unsupported' else 'disappears'})", FieldDiff("op", *said, offset))
+        ]
     found: list[tuple[str, FieldDiff]] = []
     for diff in outcome_diff(before, after, fields):
-        if diff.field == "thrown":
-            found.append(("thrown (now throws)" if after.status == "thrown" else "thrown (no longer throws)", diff))
+        if diff.field == "thrown" and diff.reference_present and diff.impl_present:
+            found.append(("thrown", diff))  # both threw, another message: an op case compares the text
+        elif diff.field == "thrown":
+            found.append(("thrown (now throws)" if diff.impl_present else "thrown (no longer throws)", diff))
         elif diff.reference_present != diff.impl_present:
             found.append((f"{diff.field} ({'added' if diff.impl_present else 'removed'})", diff))
         elif diff.field in TEXT_FIELDS and isinstance(diff.reference, str) and isinstance(diff.impl, str):
