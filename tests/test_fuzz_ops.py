@@ -122,6 +122,14 @@ def test_a_port_that_lists_entries_by_name_is_found_and_saved_as_an_op_case(
     assert cli.main(argv) == 1  # the saved case alone shows the divergence again
     [result] = json.loads((report / "report.json").read_text())["results"]
     assert result["status"] == "fail" and result["case"] == scenario.id, result
+    # with that case in the corpus (`--cases`), the same divergence is known: counted, not saved again
+    argv = ["fuzz", "--op", "memory_view", "--seed", "5", "--reference", port_reference, "--impl", impl]
+    (ops.parent / "compile").mkdir(exist_ok=True)
+    argv += ["--out", str(tmp_path / "again" / "compile"), "--cases", str(ops.parent / "compile")]
+    capsys.readouterr()
+    code = cli.main([*argv, "--max-examples", "6", "--seconds", "60"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "known: 0;" not in printed and "new divergences: 0" in printed, printed
 
 
 def test_the_honest_port_agrees_with_itself(
