@@ -55,6 +55,10 @@ class Profile:
     # write that changes nothing is a message), `noop-error` (0.30.28: an error; git runs with signing off),
     # `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its description).
     memory_write: str = ""
+    # The post-turn memory reminders' texts (memfs_prompt.memory_reminders, src/reminders/memory-git-sync.ts): ""
+    # (0.25.x: no post-turn sync), "0.30.28", "0.33.0" (new conflict headline; "staging only the files you changed")
+    # or "0.33.3" (a conflict is left to the background repair: "Leave the repository unchanged").
+    memory_reminders: str = "0.33.3"
 
     @property
     def releases(self) -> tuple[str, ...]:
@@ -64,6 +68,8 @@ class Profile:
 
 # `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"`.
 _OPUS: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
+_REMINDERS_0_30: dict = {"memory_reminders": "0.30.28"}
+_WRITE_0_31: dict = {"memory_write": "format-aware"}
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -80,6 +86,7 @@ PROFILES: dict[str, Profile] = {
             turn_clock="git-log",
             normalizes_model_handles=False,
             memory_write="noop-message",
+            memory_reminders="",
         ),
         Profile(
             "letta-code@0.25.9",
@@ -93,6 +100,7 @@ PROFILES: dict[str, Profile] = {
             turn_clock="git-log",
             normalizes_model_handles=False,
             memory_write="noop-message",
+            memory_reminders="",
         ),
         Profile(
             "letta-code@0.30.28",
@@ -102,12 +110,15 @@ PROFILES: dict[str, Profile] = {
             False,
             skills_block="tree",
             memory_write="noop-error",
+            memory_reminders="0.30.28",
             **_OPUS,
         ),
-        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, memory_write="format-aware", **_OPUS),
+        Profile("letta-code@0.31.12", Dialect.V0_31, True, True, False, **_OPUS, **_WRITE_0_31, **_REMINDERS_0_30),
         # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
-        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, memory_write="format-aware", **_OPUS),
-        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False, memory_write="format-aware"),
+        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS, **_WRITE_0_31, **_REMINDERS_0_30),
+        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False, **_WRITE_0_31, **_REMINDERS_0_30),
+        # Compiles as 0.32.14; the post-turn memory reminders' texts change here (memfs_prompt.memory_reminders).
+        Profile("letta-code@0.33.0", Dialect.V0_32_17, True, True, False, **_WRITE_0_31, memory_reminders="0.33.0"),
         Profile("letta-code@0.33.3", Dialect.V0_32_17, True, True, False, memfs_v2=True),
         Profile(
             "letta-code@0.33.6",
@@ -131,7 +142,7 @@ PROFILES: dict[str, Profile] = {
             failed_turn_keeps_run=True,
             memory_view=True,
         ),
-        Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True),
+        Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True, memory_reminders=""),
     )
 }
 

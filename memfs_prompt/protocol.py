@@ -22,6 +22,7 @@ from .collation import info as collation_info
 from .compiler import compile_system_prompt
 from .conversation import Conversation, Delivery, LocalConversations, ModelInput
 from .jsvalues import JsDate, parse_js_date
+from .memory_reminders import memory_reminder_record
 from .memory_view import memory_view
 from .memory_write import DEFAULT_AGENT_ID as WRITE_AGENT_ID
 from .memory_write import WriteCall, memory_write
@@ -40,6 +41,7 @@ OPS = (
     "lifecycle_close",
     "memory_view",
     "memory_write",
+    "memory_reminder",
 )
 # The layout features (the feature rules of cases/rules.yaml) this port implements, declared in hello.
 FEATURES = ("memfs-v1", "memfs-v2", "skills-block", "client-skills", "metadata-block", "memory-update")
@@ -117,6 +119,7 @@ class Server:
             "lifecycle_close": self._lifecycle_close,
             "memory_view": self._memory_view,
             "memory_write": self._memory_write,
+            "memory_reminder": self._memory_reminder,
         }
 
     def handle(self, request: Any) -> dict[str, Any]:
@@ -327,6 +330,16 @@ class Server:
             return {"thrown": str(error)}
         except NotImplementedError as error:
             raise Unsupported(f"the port does not reproduce {error}") from None
+
+    def _memory_reminder(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The post-turn memory sync of a local memory repository (memfs_prompt.memory_reminders)."""
+        profile = self._profile_of(request)
+        if not profile.memory_reminders:
+            raise Unsupported(f"profile {profile.name} has no post-turn memory sync (letta-code 0.30.28+)")
+        try:
+            return memory_reminder_record(_string(request, "memoryDir"), profile, self.git_env)
+        except UpstreamError as error:
+            return {"thrown": str(error)}
 
     # --- fields ----------------------------------------------------------------------------------
 

@@ -48,7 +48,8 @@
 // from this process could depend on this case: the driver puts every watched built-in back as it was at
 // start and answers "restored": true, or, where that cannot be done, leaves "restored" out and exits.
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync, existsSync, renameSync, statSync } from "node:fs";
+import { readFileSync, writeFileSync, existsSync, renameSync, statSync, mkdtempSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 const bundlePath = process.argv[2];
@@ -112,10 +113,6 @@ const SYMBOLS = {
     modules: ["src/backend/backend.ts"],
     pattern: /^function (__testSetBackend\d*)\(/m,
   },
-  getBackend: {
-    modules: ["src/backend/backend.ts"],
-    pattern: /^function (getBackend\d*)\(\) \{/m,
-  },
   DeterministicPongExecutor: {
     modules: ["src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts"],
     pattern: /^class (DeterministicPongExecutor\d*) /m,
@@ -135,7 +132,8 @@ const SYMBOLS = {
     modules: ["src/tools/impl/memory.ts", "src/tools/impl/Memory.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
   },
-  // The tool asks the active backend whether memory is local (commit only) and for the agent's name.
+  // The write tool asks the active backend whether memory is local (commit only) and for the agent's name; the
+  // view tool's backend is swapped with testSetBackend and put back as getBackend found it.
   getBackend: {
     modules: ["src/backend/backend.ts"],
     pattern: /^function (getBackend\d*)\(\)/m,
@@ -143,6 +141,19 @@ const SYMBOLS = {
   initBackend: {
     modules: ["src/backend/backend.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  // The post-turn memory sync and its reminders (0.30.28 and later; memory_reminder).
+  runPostTurnMemorySync: {
+    modules: ["src/reminders/memory-git-sync.ts"],
+    pattern: /^async function (runPostTurnMemorySync\d*)\(/m,
+  },
+  initMemoryGitSync: {
+    modules: ["src/reminders/memory-git-sync.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  syncPendingMemoryCommitsAfterTurn: {
+    modules: ["src/agent/memory-git.ts"],
+    pattern: /^async function (syncPendingMemoryCommitsAfterTurn\d*)\(/m,
   },
 };
 
@@ -746,6 +757,91 @@ async function memoryWrite(request) {
   }
 }
 
+// --- memory_reminder: upstream's post-turn memory sync of a local memory repository ----------------
+// runPostTurnMemorySync (src/reminders/memory-git-sync.ts, 0.30.28+) takes an agent id and finds its memory
+// directory as a local-backend agent's: getScopedMemoryFilesystemRoot = <LETTA_LOCAL_BACKEND_DIR>/memfs/<id>/memory
+// with LETTA_LOCAL_BACKEND_EXPERIMENTAL=1. The driver keeps one storage directory per process, links the request's
+// memoryDir there under a fixed agent id, sets those two variables for the call and restores them after. The backend
+// is set with upstream's own test hook to what its test of a local agent sets (`__testSetBackend({capabilities:
+// {localMemfs: true, remoteMemfs: false}})`: `localOnly`, nothing pushed, no network) and restored after, so no
+// other op's backend (memory_view's) decides it.
+// Upstream's texts name the directory it resolved (the link); the answer names the request's memoryDir there.
+const REMINDER_AGENT = "agent-conformance";
+const REMINDER_SYMBOLS = [
+  "runPostTurnMemorySync",
+  "initMemoryGitSync",
+  "syncPendingMemoryCommitsAfterTurn",
+  "getBackend",
+  "testSetBackend",
+];
+const LOCAL_AGENT_BACKEND = { capabilities: { localMemfs: true, remoteMemfs: false } };
+let reminderStorage = null;
+
+function reminderStorageDir() {
+  if (!reminderStorage) {
+    reminderStorage = mkdtempSync(join(tmpdir(), "conformance-reminder-"));
+    process.once("exit", () => rmSync(reminderStorage, { recursive: true, force: true }));
+  }
+  return reminderStorage;
+}
+
+// Upstream's own dependency hooks (runPostTurnMemorySync's second argument; 0.30.28 takes none): the background
+// repair worker (0.33.0 `repairConflict`, 0.33.3+ `repairMemory`) is a spawned subagent, so it is reported as not
+// started and the reminder is formatMemoryPostTurnSyncReminder's. Everything else is upstream's: the operation lock
+// (0.32.18+, a file in the git directory) and the attached shared-memory sync (0.31.12+; none without remote MemFS).
+const REMINDER_HOOKS = { repairConflict: async () => false, repairMemory: async () => false };
+
+async function withLocalAgentMemory(memoryDir, work) {
+  const storage = reminderStorageDir();
+  const resolved = join(storage, "memfs", REMINDER_AGENT, "memory");
+  mkdirSync(dirname(resolved), { recursive: true });
+  rmSync(resolved, { force: true });
+  symlinkSync(memoryDir, resolved);
+  // taken before the variables are set: a first getBackend() then makes the API backend, which constructs nothing
+  // of the local backend's (a LocalBackend made here would need its module initialised)
+  const savedBackend = need("getBackend")();
+  const names = ["LETTA_LOCAL_BACKEND_EXPERIMENTAL", "LETTA_LOCAL_BACKEND_DIR", "LETTA_MEMORY_WORKER_SESSION"];
+  const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
+  process.env.LETTA_LOCAL_BACKEND_EXPERIMENTAL = "1";
+  process.env.LETTA_LOCAL_BACKEND_DIR = storage;
+  delete process.env.LETTA_MEMORY_WORKER_SESSION;
+  need("testSetBackend")(LOCAL_AGENT_BACKEND);
+  try {
+    return await work(resolved);
+  } finally {
+    need("testSetBackend")(savedBackend);
+    for (const name of names) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+    rmSync(resolved, { force: true });
+  }
+}
+
+async function memoryReminder(request) {
+  const missing = REMINDER_SYMBOLS.filter((name) => typeof upstream[name] !== "function");
+  if (missing.length > 0) {
+    const version = packageVersion() ?? "(unknown version)";
+    throw new Unsupported(`letta-code ${version} has no post-turn memory sync (src/reminders/memory-git-sync.ts: ${missing.join(", ")})`);
+  }
+  if (typeof request.memoryDir !== "string" || request.memoryDir === "") throw new Error("memory_reminder needs memoryDir");
+  await need("initMemoryGitSync")(); // async from 0.34.6
+  return withLocalAgentMemory(request.memoryDir, async (resolved) => {
+    const marked = (text) => (typeof text === "string" ? text.replaceAll(resolved, request.memoryDir) : text);
+    let result;
+    try {
+      result = await need("syncPendingMemoryCommitsAfterTurn")(REMINDER_AGENT);
+    } catch (error) {
+      return { thrown: marked(thrownText(error)) };
+    }
+    const reminders = [];
+    const params = { agentId: REMINDER_AGENT, enqueueReminder: (text) => reminders.push(text) };
+    await need("runPostTurnMemorySync")(params, REMINDER_HOOKS);
+    if (reminders.length > 1) throw new Error(`the post-turn sync queued ${reminders.length} reminders`);
+    return { syncStatus: result.status, syncSummary: marked(result.summary), reminder: marked(reminders[0] ?? null) };
+  });
+}
+
 const PROTOCOL_VERSION = 1;
 const HANDLERS = {
   hello: () => ({
@@ -796,6 +892,7 @@ const HANDLERS = {
   lifecycle_close: (request) => lifecycleClose(request),
   memory_view: (request) => memoryView(request),
   memory_write: (request) => memoryWrite(request),
+  memory_reminder: (request) => memoryReminder(request),
 };
 
 async function answer(line) {

@@ -251,6 +251,16 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
         )
     deleted = {_path_bytes(gone) for gone in worktree.get("delete", ())}
     _check_mtimes(checker, worktree.get("mtimes") or {}, (head | written) - deleted)
+    if isinstance(worktree.get("stage"), list):
+        for index, staged in enumerate(worktree["stage"]):
+            if _path_bytes(staged) not in written | deleted:
+                raise checker.fail(
+                    ["repo", "worktree", "stage", index],
+                    f"worktree stage: {_shown(_path_bytes(staged))} is not written or deleted by this `worktree`; "
+                    "stage only paths listed under its `files` or `delete`",
+                )
+    if "in_progress" in repo:
+        _check_in_progress(checker, repo, kind)
     if kind == "lifecycle":
         _check_steps(checker, data["steps"])
 
@@ -275,6 +285,30 @@ def _check_mtimes(checker: _Checker, mtimes: dict[str, Any], files: set[bytes]) 
                 f"worktree mtimes: {_shown(path)}: {value!r} is not a time ({error}); give seconds since the "
                 "epoch (1767225660) or an ISO 8601 time with its zone (2026-01-01T00:01:00Z)",
             ) from None
+
+
+def _check_in_progress(checker: _Checker, repo: dict[str, Any], kind: str) -> None:
+    """`in_progress` (harness.repo.in_progress): an op case's work-tree repository, another commit than HEAD."""
+    started, where = repo["in_progress"], ["repo", "in_progress"]
+    if kind != "op":
+        raise checker.fail(
+            where, "in_progress: only op cases take it (compilers read HEAD); move the file to cases/ops/"
+        )
+    if repo.get("kind", "git") != "git" or repo.get("layout", "work-tree") != "work-tree":
+        raise checker.fail(
+            where, "in_progress: git stops a merge or rebase in a work tree: use kind git and layout work-tree"
+        )
+    checker.earlier([*where, "commit"], started["commit"], "in_progress commit")
+    if started["commit"] == checker.commits:
+        raise checker.fail(
+            [*where, "commit"],
+            f"in_progress: commit {started['commit']} is HEAD itself (the last commit); name a commit on another "
+            "line of the history (give the last commit `parents` that leave it out)",
+        )
+    if "backend" in started and started["kind"] != "rebase":
+        raise checker.fail(
+            [*where, "backend"], f"in_progress: backend is a rebase's; remove it from a {started['kind']}"
+        )
 
 
 def _check_missing_object(checker: _Checker, where: list[Any], name: str, head: set[bytes]) -> None:

@@ -183,8 +183,14 @@ def repo_spec(model: RepoModel) -> dict[str, Any]:
         if noise.delete:
             worktree["delete"] = [encode_path(name) for name in noise.delete]
         if noise.stage:
-            worktree["stage"] = True
+            staged = noise.stage
+            worktree["stage"] = [encode_path(name) for name in staged] if isinstance(staged, tuple) else True
         spec["worktree"] = worktree
+    if model.in_progress is not None:
+        started = model.in_progress
+        spec["in_progress"] = {"kind": started.kind, "commit": started.commit}
+        if started.kind == "rebase" and started.backend != "merge":
+            spec["in_progress"]["backend"] = started.backend
     spec.update(shape_spec(model.shape))
     return spec
 

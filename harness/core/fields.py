@@ -66,6 +66,11 @@ FIELDS: tuple[Field, ...] = (
         False,
     ),
     Field("memory", "the memory rendering two products promise alike (the product view)", "product-view", True),
+    Field("syncStatus", "memory_reminder: the post-turn sync's status (skipped, dirty, conflict)", "op-record", False),
+    Field("syncSummary", "memory_reminder: the post-turn sync's status summary", "op-record", False),
+    Field(
+        "reminder", "memory_reminder: the system reminder a turn queues for the next one, or null", "op-record", False
+    ),
     Field(
         "repoAfter",
         "an op case's repository after a writing op: HEAD, its tree, the index, the files",

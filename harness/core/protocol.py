@@ -77,6 +77,7 @@ OPS: dict[str, Op] = {
         Op("lifecycle_close", record=("closed",), nested=True, scalar=True, lifecycle=True),
         Op("memory_view", record=("view",), nested=True, scalar=True, case=True),
         Op("memory_write", record=("written",), nested=True, scalar=True, case=True, compares_repo=True),
+        Op("memory_reminder", record=("syncStatus", "syncSummary", "reminder"), nested=True, scalar=True, case=True),
     )
 }
 #: the schema definitions every answer may be, whatever its op

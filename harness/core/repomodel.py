@@ -43,7 +43,7 @@ class WorktreeNoise:
 
     files: dict[bytes, Blob] = field(default_factory=dict)
     delete: tuple[bytes, ...] = ()
-    stage: bool = False
+    stage: bool | tuple[bytes, ...] = False  # everything, or only these paths (written or deleted)
     # a work-tree file's modification time (nanoseconds since the epoch); every other file the builder writes
     # is dated DEFAULT_MTIME_NS, so that a build is the same bytes and times on every machine
     mtimes: dict[bytes, int] = field(default_factory=dict)
@@ -69,6 +69,16 @@ class RepoShape:
     missing_objects: tuple[str, ...] = ()  # HEAD, HEAD: or HEAD:<path> of the last commit, deleted after the build
 
 
+@dataclass(frozen=True)
+class InProgress:
+    """A merge, rebase or cherry-pick left stopped on its conflicts after the commits (`repo.in_progress`):
+    `commit` (1-based) is merged into HEAD, rebased onto, or picked; `backend` is the rebase's (merge or apply)."""
+
+    kind: str  # merge, rebase, cherry-pick
+    commit: int
+    backend: str = "merge"
+
+
 @dataclass
 class RepoModel:
     """A scenario's repository as trees of exact bytes: what `kind` it is, each commit, the work tree noise."""
@@ -78,6 +88,7 @@ class RepoModel:
     memory_subdir: str | None = None
     worktree: WorktreeNoise = field(default_factory=WorktreeNoise)
     shape: RepoShape = field(default_factory=RepoShape)
+    in_progress: InProgress | None = None
 
     @property
     def head(self) -> dict[bytes, Blob]:

@@ -26,6 +26,7 @@ from harness.core.repomodel import (
     MODE_LINK,
     Blob,
     CommitModel,
+    InProgress,
     RepoModel,
     RepoShape,
     WorktreeNoise,
@@ -204,6 +205,13 @@ def mtime_ns(value: Any) -> int:
     return int(value) * 1_000_000_000 if isinstance(value, int) else round(value * 1_000_000) * 1000
 
 
+def _staged(stage: bool | list[str | dict[str, str]] | None) -> bool | tuple[bytes, ...]:
+    """`worktree.stage`: true (everything), false or absent, or the paths `git add` is given."""
+    if isinstance(stage, list):
+        return tuple(path_bytes(p) for p in stage)
+    return bool(stage)
+
+
 def model_of(scenario: Scenario) -> RepoModel:
     """The trees a scenario's repository holds after each commit, and its work tree noise."""
     spec = scenario.repo
@@ -213,7 +221,7 @@ def model_of(scenario: Scenario) -> RepoModel:
     worktree = WorktreeNoise(
         dict(file_entries(noise.get("files", {}))),
         tuple(path_bytes(p) for p in noise.get("delete", ())),
-        bool(noise.get("stage")),
+        _staged(noise.get("stage")),
         {path_bytes(p): mtime_ns(value) for p, value in (noise.get("mtimes") or {}).items()},
     )
     if kind != "git":
@@ -223,7 +231,9 @@ def model_of(scenario: Scenario) -> RepoModel:
         CommitModel(state, commit.get("message"), commit.get("author"), commit.get("committer"), commit_parents(commit))
         for commit, state in zip(commits, commit_states(spec), strict=True)
     ]
-    return RepoModel(models, kind, spec.get("memory_subdir"), worktree, shape_of(spec))
+    started = spec.get("in_progress")
+    in_progress = InProgress(started["kind"], started["commit"], started.get("backend", "merge")) if started else None
+    return RepoModel(models, kind, spec.get("memory_subdir"), worktree, shape_of(spec), in_progress)
 
 
 def repo_digest(spec: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from harness.core.repomodel import (
     WorktreeNoise,
 )
 from harness.core.repospec import model_of, path_problem, repo_digest, shape_of
+from harness.repo import in_progress
 from harness.repo import shape as shapes
 from harness.repo.gitenv import isolated_env
 from harness.repo.objects import ObjectWriter, nested_tree
@@ -112,7 +113,7 @@ def needs_worktree(model: RepoModel, checkout: bool) -> bool:
     """Compilers read HEAD: a work tree is written only when the case has one (uncommitted noise, no
     commits at all), or for a case that works in the checkout (`checkout`: a lifecycle probe, whose turn loop
     works there, or an op case, whose ops read and write the files)."""
-    return checkout or model.kind in ("no-git", "unborn") or bool(model.worktree)
+    return checkout or model.kind in ("no-git", "unborn") or bool(model.worktree) or model.in_progress is not None
 
 
 def _refuse_escapes(model: RepoModel) -> None:
@@ -143,15 +144,18 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
         memory_dir.mkdir(parents=True, exist_ok=True)
         return MaterializedRepo(dest, memory_dir, None)
     writer = ObjectWriter(shapes.init(repo_dir, shape, env), shape.object_format)
-    head = None
+    head, ids = None, []
     if model.kind == "git":
-        head = write_commits(writer, model.commits)[-1]
+        ids = write_commits(writer, model.commits)
+        head = ids[-1]
         shapes.set_head(writer, shape, head)
     worktree = worktree and shapes.has_work_tree(shape.layout)
     if worktree and model.kind == "git":
         subprocess.run(["git", "read-tree", "HEAD"], cwd=repo_dir, env=env, check=True, capture_output=True)
     if worktree:
         write_worktree(repo_dir, model.head)
+        if model.in_progress is not None:  # before the noise: git refuses to merge over uncommitted changes
+            in_progress.start(repo_dir, writer.git_dir, model.in_progress, ids, env)
         _apply_worktree_noise(repo_dir, model.worktree, env)
         date_worktree(repo_dir, [*model.head, *model.worktree.files], model.worktree.mtimes)
     shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
@@ -187,8 +191,9 @@ def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, s
     """Uncommitted edits, deletions and untracked files: compilers read HEAD, so they must not matter."""
     write_worktree(repo_dir, noise.files)
     remove_from_worktree(repo_dir, list(noise.delete))
-    if noise.stage and noise:
-        subprocess.run(["git", "add", "-A"], cwd=repo_dir, env=env, check=True, capture_output=True)
+    if noise.stage and noise:  # everything (`stage: true`) or the paths listed (`stage: [...]`)
+        paths = ["--", *(os.fsdecode(name) for name in noise.stage)] if isinstance(noise.stage, tuple) else []
+        subprocess.run(["git", "add", "-A", *paths], cwd=repo_dir, env=env, check=True, capture_output=True)
 
 
 def materialize_repo(scenario: Scenario, cache_root: Path) -> MaterializedRepo:

@@ -63,10 +63,10 @@ def change_details(
     if "unsupported" in (before.status, after.status):  # an op case: a release without the op's code
         if before.status == after.status:
             return []
-        said = [f"unsupported: {o.error}" if o.status == "unsupported" else "answers" for o in (before, after)]
-        offset = first_diff_offset(*(text.encode("utf-8") for text in said)) or 0
+        old, new = (f"unsupported: {o.error}" if o.status == "unsupported" else "answers" for o in (before, after))
+        offset = first_diff_offset(old.encode("utf-8"), new.encode("utf-8")) or 0
         return [
-            (f"op ({'appears' if before.status == 'unsupported' else 'disappears'})", FieldDiff("op", *said, offset))
+            (f"op ({'appears' if before.status == 'unsupported' else 'disappears'})", FieldDiff("op", old, new, offset))
         ]
     found: list[tuple[str, FieldDiff]] = []
     for diff in outcome_diff(before, after, fields):
