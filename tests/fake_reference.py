@@ -17,7 +17,8 @@ fake does not sabotage passes; a case whose `inputs.system` contains `FAULT:<mod
     huge         an answer line of LINE_LIMIT_FOR_TESTS bytes of garbage without a newline
 
 `--version` prints the version written in `fake-bun.json` beside the script (default: the pinned one); its
-`mode` (install_fake_bun(..., mode="wrong")) is the fault of every request that names none.
+`mode` (install_fake_bun(..., mode="wrong")) is the fault of every request that names none. Requests of
+other ops than compile (memory_view, ...) get the port's honest answer (`memfs_prompt.protocol.Server`).
 Every process writes its pid to `pids/<pid>` beside the script, and `hang` writes `hanging`.
 """
 
@@ -45,6 +46,7 @@ sys.path.insert(0, {repo_root!r})
 (HERE / "pids" / str(os.getpid())).write_text("")
 from memfs_prompt import compile_system_prompt, profile_for_release
 from memfs_prompt.cli import parse_now
+from memfs_prompt.protocol import Server
 
 args = [a for a in sys.argv[1:] if a != "--no-install"]  # the runner never lets bun fetch packages
 bundle = Path(args[1])
@@ -83,6 +85,9 @@ for line in sys.stdin:
     rid = req["id"]
     if req["op"] == "hello":
         send({{"id": rid, "ok": True, "info": {{"bun": "fake", "version": version}}}})
+        continue
+    if req["op"] != "compile":  # the other ops (memory_view, ...): the port's honest answer, no fault
+        send(Server(profile).handle(req))
         continue
     mode = req["system"].partition("FAULT:")[2].split()[0] if "FAULT:" in req["system"] else CONFIG.get("mode", "")
     if mode == "crash":

@@ -13,6 +13,7 @@ from harness.cli.common import Commands, add_impl, add_no_cache, add_timeout, ca
 from harness.cli.impl_options import add_impl_env, impl_env
 from harness.core.fields import COMPARED_FIELDS
 from harness.core.model import Outcome
+from harness.core.protocol import OPS
 from harness.core.reference import DEFAULT_RUNTIME, RUNTIMES, ReferenceSpec
 from harness.runners.git_reference import GitReference
 from harness.tools.releases.bisect import (
@@ -61,7 +62,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             return verdict_outcome(scenario, spec, impl, args.timeout, impl_env(args))
         return reference_outcome(scenario, spec, args.timeout)
 
-    searched = VERDICT_FIELDS if impl else COMPARED_FIELDS
+    # an op case's record is its op's fields (core.protocol), a compile's the compile record's
+    searched = VERDICT_FIELDS if impl else OPS[scenario.op].case_fields if scenario.op else COMPARED_FIELDS
     seen: dict[str, Outcome] = {}
     try:
         candidates, outcome_of = _candidates(args, judged)
@@ -71,7 +73,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                 seen[candidate] = outcome_of(candidate)
             return seen[candidate]
 
-        result = first_change(candidates, remembered, tuple(args.field or (searched if impl else ())))
+        result = first_change(candidates, remembered, tuple(args.field or (searched if impl or scenario.op else ())))
         per_field = {name: first_change(candidates, remembered, (name,)) for name in args.field or searched}
     except (ValueError, BisectError) as error:
         print(f"error: {error}", file=sys.stderr)

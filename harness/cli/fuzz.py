@@ -31,11 +31,16 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.tools.batch_compile import Oracle, scratch_parent
     from harness.tools.fuzz.campaign import fuzz, known_signatures
     from harness.tools.fuzz.lifecycle import fuzz_lifecycle, known_lifecycle_signatures
+    from harness.tools.fuzz.ops import OP_STRATEGIES, fuzz_op, known_op_signatures
 
     specs = reference_specs(args)
     impls = impl_specs(args)
     if args.seconds <= 0:
         raise UsageError(f"--seconds {args.seconds}: give a positive number")
+    if args.op is not None and args.op not in OP_STRATEGIES:
+        raise UsageError(f"--op {args.op}: no strategy draws its cases; choose from {', '.join(OP_STRATEGIES)}")
+    if args.op is not None and args.lifecycle:
+        raise UsageError("--op and --lifecycle: give one (op cases or conversations)")
     args.cases = str(existing(Path(args.cases), "--cases") if args.cases else cases_dir("compile", "--cases DIR"))
     args.out = args.out or str(cases_dir("compile", "--out DIR"))
     if Path(args.out).exists() and not Path(args.out).is_dir():
@@ -62,6 +67,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
             print(lifecycle.summary())
             print_rules_notes(lifecycle.findings)
             return 1 if lifecycle.findings else 0
+        if args.op is not None:
+            return fuzz_ops(session, args, fuzz_op, known_op_signatures)
         started = time.monotonic()  # the budget counts from here: the known divergences are part of it
         oracle = Oracle(session)
         known = known_signatures(oracle, [Path(args.cases)])
@@ -70,6 +77,25 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         report = fuzz(
             session, seconds=left, seed=args.seed, out_dir=Path(args.out), known=known, max_examples=args.max_examples
         )
+    print(report.summary())
+    print_rules_notes(report.findings)
+    return 1 if report.findings else 0
+
+
+def fuzz_ops(session: Any, args: argparse.Namespace, fuzz_op: Any, known_op_signatures: Any) -> int:
+    """`--op`: generated op cases; the known divergences are those of <cases>/../ops, new ones go to <out>/../ops."""
+    started = time.monotonic()  # the budget counts from here, as for compile cases
+    known = known_op_signatures(session, args.op, [Path(args.cases).parent / "ops"])
+    left = max(args.seconds - (time.monotonic() - started), 0.0)
+    report = fuzz_op(
+        session,
+        args.op,
+        seconds=left,
+        seed=args.seed,
+        out_dir=Path(args.out).parent / "ops",
+        known=known,
+        max_runs=args.max_examples,
+    )
     print(report.summary())
     print_rules_notes(report.findings)
     return 1 if report.findings else 0
@@ -107,5 +133,11 @@ def register(commands: Commands) -> None:
     )
     parser.add_argument(
         "--lifecycle", action="store_true", help="fuzz conversations (step sequences); cases go to <out>/../lifecycle"
+    )
+    parser.add_argument(
+        "--op",
+        metavar="OP",
+        help="fuzz op cases of this protocol op (memory_view, memory_write): generated repositories, work-tree "
+        "states and arguments; cases go to <out>/../ops",
     )
     parser.set_defaults(func=cmd_fuzz)
