@@ -15,8 +15,11 @@ tool a release has: `""` none, `noop-message` (0.25.x: a write that changes noth
 with `-c commit.gpgsign=false`), `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its
 description).
 
-What the port leaves out: upstream installs its pre-commit and post-commit hooks before committing; the
-port writes none, and so commits what upstream's pre-commit hook would refuse (docs/quirks.md).
+Upstream installs its pre-commit and post-commit hooks before committing; the port writes none but runs the
+pre-commit hook's rules (memfs_prompt.commit_validation, the `legacy-only` policy the tool installs) where git
+would run the hook, and a refusal fails the commit as upstream's does: the touched paths unstaged again, the
+work tree keeping the write, the thrown text git's `Command failed` with the hook's lines. Left out: the
+post-commit hook (it pushes only where a memory-repository remote is configured, which a local backend has not).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .commit_validation import NotPorted, validate_staged
 from .errors import UpstreamError
 from .memory_repo import _install_hooks
 from .profiles import Profile
@@ -427,15 +431,28 @@ def _commit(tool: _Tool, paths: list[str], reason: str, agent_id: str, author: s
             "The resulting content matched what was already on disk.",
             f"Memory {command} made no effective changes; skipped commit.",
         )
+    commit = ("-c", f"user.name={js_trim(author) or agent_id}", "-c", f"user.email={email}", "commit", "-m", reason)
     try:
-        _git(
-            tool, "-c", f"user.name={js_trim(author) or agent_id}", "-c", f"user.email={email}", "commit", "-m", reason
-        )
+        _run_hook(tool, commit)
+        _git(tool, *commit)
     except UpstreamError:
-        _git_or_none(tool, "reset", "HEAD", "--", *pathspecs)
+        _git_or_none(tool, "reset", "HEAD", "--", *pathspecs)  # unstageMemoryPaths: the work tree keeps the write
         raise
     sha = js_trim(_git(tool, "rev-parse", "HEAD"))
     return f"Memory {command} committed locally ({sha[:7]})."
+
+
+def _run_hook(tool: _Tool, commit: tuple[str, ...]) -> None:
+    """The pre-commit hook `git commit` runs, as prepareLocalOnlyMemoryRepoForGitOps installed it (installPreCommitHook
+    without a root layout: the `legacy-only` policy from 0.31.12). A refusal fails the commit: node's `Command failed:
+    git <arguments>`, then git's stderr, which is all the hook printed (git adds nothing of its own)."""
+    try:
+        validation = validate_staged(Path(tool.memory_dir), tool.profile, tool.git_env, policy="legacy-only")
+    except NotPorted as what:
+        raise NotImplementedError(str(what)) from None
+    if not validation.accepted:
+        printed = "".join(line + "\n" for line in validation.messages)
+        raise UpstreamError(f"Error: Command failed: git {' '.join((*tool.git_prefix, *commit))}\n{printed}")
 
 
 def _no_change(tool: _Tool, error: str, message: str) -> str:
