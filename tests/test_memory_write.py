@@ -75,6 +75,18 @@ def test_a_profile_without_the_tool_answers_unsupported_with_the_release_that_re
     assert answer["ok"] is False and "has no memory write tool" in answer["unsupported"]
 
 
+def test_a_write_whose_commit_meets_memfs_config_constraints_is_unsupported(tmp_path: Path) -> None:
+    # the hook's .memfs.config.json constraints are not ported: the port says so rather than guess a verdict
+    repo = {"commits": [{"files": {**REPO["commits"][0]["files"], ".memfs.config.json": "{}\n"}}]}
+    path = write_case(tmp_path, {"command": "str_replace", "args": TOOL})
+    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "repo": repo}, sort_keys=False))
+    built = materialize_repo(load_scenario(path), tmp_path / "cache")
+    server = Server(resolve_profile("letta-code@0.30.28"))
+    request = {"id": 1, "op": "memory_write", "memoryDir": str(built.memory_dir), "command": "str_replace"}
+    answer = server.handle({**request, "args": TOOL})
+    assert answer["ok"] is False and ".memfs.config.json constraints" in answer["unsupported"]
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize(
     ("release", "says"),
