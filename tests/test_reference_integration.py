@@ -63,6 +63,11 @@ def test_hello_names_the_upstream_symbols(reference: BunReferenceRunner) -> None
         "syncPendingMemoryCommitsAfterTurn",
         "runPostTurnMemorySync",
         "initMemoryGitSync",
+        # the pre-commit hook the validate op installs, and the tree-constraints validator it runs
+        "PRE_COMMIT_HOOK_SCRIPT",
+        "MEMORY_CONSTRAINTS_VALIDATOR_SCRIPT",
+        "MEMORY_CONSTRAINTS_VALIDATOR_NAME",
+        "initMemoryGitHooks",
     }
     assert symbols["compileLocalSystemPrompt"].startswith("compileLocalSystemPrompt")
     # the Memory view appears in 0.34.7: this release's memory.ts is the write tool

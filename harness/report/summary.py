@@ -66,7 +66,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "system-prompt",
         "agent-free",
     ),
-    "memory-tools": ("op", "memory-view", "memory-write", "reminder"),
+    "memory-tools": ("op", "memory-view", "memory-write", "reminder", "commit-validation"),
     "provenance": ("spec", "spec-v2", "golden", "snapshot", "reduced", "fuzz", "product-difference"),
 }
 OTHER = "other"  # the family of a tag FAMILIES does not hold
