@@ -121,6 +121,7 @@ def test_the_sdist_keeps_the_checkout_s_layout(installed: Installed) -> None:
     assert {name.split("/")[1] for name in names if name.startswith("cases/") and name.endswith(".yaml")} == {
         "compile",
         "lifecycle",
+        "ops",
     } | ({"rules.yaml"} if (ROOT / "cases" / "rules.yaml").is_file() else set())
 
 
@@ -129,7 +130,7 @@ def test_list_from_an_empty_directory_reads_the_corpus_installed_with_the_tool(i
     assert done.returncode == 0, done.stderr
     corpus = installed.site / "letta_conformance" / "cases"
     assert f"reading the tool's corpus, {corpus}" in done.stderr
-    expected = len(list((corpus / "compile").glob("*.yaml"))) + len(list((corpus / "lifecycle").glob("*.yaml")))
+    expected = sum(len(list((corpus / folder).glob("*.yaml"))) for folder in ("compile", "lifecycle", "ops"))
     assert len(done.stdout.splitlines()) == expected > 400
 
 
