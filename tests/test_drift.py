@@ -83,6 +83,33 @@ def test_a_change_is_explained_by_a_case_that_pins_it_and_covers_the_others_in_i
     assert "0.30.28 -> 0.31.12 (release): 0 case(s) changed" in text
 
 
+def test_rules_by_release_name_where_each_rule_first_ran_and_where_its_output_changed() -> None:
+    appears = Scenario("op-appears", "d", Path("cases/ops/op-appears.yaml"), (), {}, {}, rules=("late-rule",))
+    steady = Scenario("steady", "d", Path("cases/compile/steady.yaml"), (), {}, {}, rules=("old-rule",))
+    absent = Scenario("absent", "d", Path("cases/ops/absent.yaml"), (), {}, {}, rules=("never-rule",))
+    skipped = Scenario("not-run", "d", Path("cases/ops/not-run.yaml"), (), {}, {}, rules=("unselected-rule",))
+    unsupported = Outcome("unsupported", error="this release has no such op")
+    outcomes = {
+        ("op-appears", "0.25.9"): unsupported,
+        ("op-appears", "0.30.28"): record(NEW_TEXT),
+        ("op-appears", "0.31.12"): record(NEW_TEXT),
+        **{("steady", v): record(NEW_TEXT) for v in ORDER},
+        **{("absent", v): unsupported for v in ORDER},
+    }
+    report = drift_report(outcomes, [appears, steady, absent, skipped], specs(*(f"npm:{v}" for v in ORDER)), ORDER)
+    rules = {r.rule: r for r in report.rules}
+    assert set(rules) == {"late-rule", "old-rule", "never-rule"}  # a case the run did not hold names no rule
+    assert rules["late-rule"].first == "0.30.28"
+    assert [(c["from"], c["to"], c["cases"]) for c in rules["late-rule"].changes] == [
+        ("0.25.9", "0.30.28", ["op-appears"])
+    ]
+    assert rules["old-rule"].first == "0.25.9" and rules["old-rule"].changes == []
+    assert rules["never-rule"].first is None
+    text = drift_markdown(report.to_json())
+    assert "- `late-rule` (1 case(s)): first ran on 0.30.28; changed 0.25.9 -> 0.30.28 (" in text
+    assert "- `never-rule` (1 case(s)): never ran (every reference unsupported)" in text
+
+
 def test_an_explanation_whose_change_did_not_happen_is_stale() -> None:
     claims = case("claims", Explanation("said to change", since="0.31.12"))
     outcomes = {("claims", v): record(NEW_TEXT) for v in ORDER}

@@ -39,6 +39,20 @@ def _group_lines(group: dict[str, Any], max_cases: int) -> list[str]:
     return lines
 
 
+def _rule_lines(rules: list[dict[str, Any]]) -> list[str]:
+    """The same changes by rule: where each rule's cases first ran, and each pair where their output changed."""
+    if not rules:
+        return []
+    lines = ["## Rules by release (first reference where a case of the rule ran; where its output changed)"]
+    for rule in rules:
+        first = f"first ran on {rule['first']}" if rule["first"] else "never ran (every reference unsupported)"
+        changed = "; ".join(f"{c['from']} -> {c['to']} ({', '.join(c['changes'])})" for c in rule["changes"])
+        lines.append(
+            f"- `{rule['rule']}` ({len(rule['cases'])} case(s)): {first}" + (f"; changed {changed}" if changed else "")
+        )
+    return lines + [""]
+
+
 def drift_markdown(drift: dict[str, Any], max_cases: int = 8) -> str:
     """A readable summary of a drift report's JSON: one section per neighbouring pair, one bullet per change."""
     lines = ["# Drift between neighbouring references", ""]
@@ -61,6 +75,7 @@ def drift_markdown(drift: dict[str, Any], max_cases: int = 8) -> str:
         lines.append("## Not compared (a reference could not run)")
         lines += [f"- `{u['case']}` {u['from']} -> {u['to']}" for u in unknown]
         lines.append("")
+    lines += _rule_lines(drift.get("rules", []))
     total, unexplained = len(drift["groups"]), len(drift["unexplained"])
     lines.append(
         f"{total} change group(s), {total - unexplained} explained, {unexplained} unexplained, "

@@ -9,6 +9,11 @@ variant of the other (`0.32.18` -> `0.32.18@node/da_DK.UTF-8`). For each pair, e
 change in its `explains` list (docs/cases.md); a group no case explains is listed as unexplained,
 and an `explains` entry whose change did not happen is listed as stale. Its Markdown (drift.md) is
 harness.report.drift's, from `DriftReport.to_json`.
+
+The same data read by rule (`RuleHistory`, `rule_histories`): for each rule its cases name (cases/rules.yaml),
+the first release in that order where one of its cases ran (its reference did not answer `unsupported`) and
+every release pair where one of its cases' reference output changed. That is where a rule of upstream's first
+appears and where it changes, from the releases themselves; `conformance bisect` narrows a pair further.
 """
 
 from __future__ import annotations
@@ -197,11 +202,64 @@ class DriftGroup:
 
 
 @dataclass
+class RuleHistory:
+    """One rule across the references: where its cases first ran and every pair where their output changed."""
+
+    rule: str
+    cases: list[str]
+    first: str | None  # the first reference (pair order) where one of its cases ran; None: it never ran
+    changes: list[dict[str, Any]] = field(default_factory=list)  # {from, to, kind, changes, cases}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "cases": self.cases, "first": self.first, "changes": self.changes}
+
+
+def _ran(outcome: Outcome | None) -> bool:
+    return outcome is not None and outcome.status not in ("unsupported", "error")
+
+
+def rule_histories(
+    outcomes: dict[tuple[str, str], Outcome],
+    scenarios: Iterable[Scenario],
+    order: list[str],
+    pairs: list[Pair],
+    groups: list[DriftGroup],
+) -> list[RuleHistory]:
+    """Each rule named by a case, in rule-id order, with the first reference of `order` (the baselines in pair
+    order) where one of its cases ran, and the pairs where their output changed (from `groups`)."""
+    by_rule: dict[str, list[str]] = {}
+    for scenario in scenarios:
+        if not any((scenario.id, label) in outcomes for label in order):
+            continue  # not in this run (not selected, or another kind's case)
+        for rule in scenario.rules:
+            by_rule.setdefault(rule, []).append(scenario.id)
+    histories = []
+    for rule, cases in sorted(by_rule.items()):
+        first = next((label for label in order if any(_ran(outcomes.get((c, label))) for c in cases)), None)
+        changes = []
+        for pair in pairs:
+            touched = [g for g in groups if g.pair == pair and set(g.cases) & set(cases)]
+            if touched:
+                changes.append(
+                    {
+                        "from": pair.before.label,
+                        "to": pair.after.label,
+                        "kind": pair.kind,
+                        "changes": [g.change for g in touched],
+                        "cases": sorted({c for g in touched for c in g.cases if c in cases}),
+                    }
+                )
+        histories.append(RuleHistory(rule, sorted(cases), first, changes))
+    return histories
+
+
+@dataclass
 class DriftReport:
     pairs: list[Pair]
     groups: list[DriftGroup]
     stale: list[dict[str, str]]  # explains entries whose change did not happen
     unknown: list[dict[str, str]]  # cases whose output could not be compared (an error on one side)
+    rules: list[RuleHistory] = field(default_factory=list)  # the same changes, read by rule
 
     @property
     def unexplained(self) -> list[DriftGroup]:
@@ -227,6 +285,7 @@ class DriftReport:
             "unexplained": [g.to_json() for g in self.unexplained],
             "stale_explanations": self.stale,
             "not_compared": self.unknown,
+            "rules": [r.to_json() for r in self.rules],
         }
 
 
@@ -241,7 +300,8 @@ def drift_report(
     groups: dict[tuple[Pair, str], DriftGroup] = {}
     stale: list[dict[str, str]] = []
     unknown: list[dict[str, str]] = []
-    for scenario in sorted(scenarios, key=lambda s: s.id):
+    scenarios = sorted(scenarios, key=lambda s: s.id)
+    for scenario in scenarios:
         for pair in pairs:
             before = outcomes.get((scenario.id, pair.before.label))
             after = outcomes.get((scenario.id, pair.after.label))
@@ -273,4 +333,6 @@ def drift_report(
                         }
                     )
     ordered = sorted(groups.values(), key=lambda g: (pairs.index(g.pair), g.change))
-    return DriftReport(pairs, ordered, stale, unknown)
+    chain = [p for p in pairs if p.kind == "release"]
+    order = [chain[0].before.label, *(p.after.label for p in chain)] if chain else [s.label for s in specs]
+    return DriftReport(pairs, ordered, stale, unknown, rule_histories(outcomes, scenarios, order, pairs, ordered))
