@@ -50,7 +50,7 @@ def _rule_lines(rules: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"- `{rule['rule']}` ({len(rule['cases'])} case(s)): {first}" + (f"; changed {changed}" if changed else "")
         )
-    return lines + [""]
+    return [*lines, ""]
 
 
 def drift_markdown(drift: dict[str, Any], max_cases: int = 8) -> str:
