@@ -63,8 +63,8 @@ class Profile:
     # The pre-commit hook upstream installs in a memory repository (memfs_prompt.commit_validation): `legacy`
     # (0.25.3 to 0.30.28: bash, system/ and reference/ files only), `policy-bash` (0.31.12: the layout policy file
     # chooses bash v1 or v2 checks), `policy-node` (0.32.8+: bash passes the file names to
-    # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself; 0.34.1 to
-    # 0.34.6 still share letta-code@0.33.6 with 0.33.6 to 0.34.0, so they are reproduced as `policy-node` there).
+    # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself with
+    # `git ls-files -z`, so names git quotes, non-ASCII ones among them, are checked under their own name).
     commit_hook: str = "policy-node"
     # The layout policy the local backend installs with its hook (prepareLocalOnlyMemoryRepoForGitOps):
     # `legacy-only` (`installPreCommitHook(dir)`, 0.31.12 to 0.33.2; the hook reads none before) or
@@ -164,7 +164,20 @@ PROFILES: dict[str, Profile] = {
             failed_turn_keeps_run=True,
             local_hook_policy="root-marker-if-root",
         ),
-        # Compiles as 0.33.6; the Memory tool's read-only view (src/tools/impl/memory.ts) appears here.
+        # Compiles as 0.33.6; the pre-commit hook's v2 checks list the tree in node (unquoted names) from here.
+        Profile(
+            "letta-code@0.34.1",
+            Dialect.V0_32_17,
+            True,
+            True,
+            False,
+            memfs_v2=True,
+            agent_free_conversations=True,
+            failed_turn_keeps_run=True,
+            commit_hook="node-tree",
+            local_hook_policy="root-marker-if-root",
+        ),
+        # Compiles as 0.34.1; the Memory tool's read-only view (src/tools/impl/memory.ts) appears here.
         Profile(
             "letta-code@0.34.7",
             Dialect.V0_32_17,

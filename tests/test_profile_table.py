@@ -43,6 +43,8 @@ def test_the_default_profile_is_the_one_covering_the_default_release() -> None:
         ("0.25.3", "letta-code@0.25.3"),
         ("spec-v2", "spec-v2"),
         ("letta-code@0.34.12", "letta-code@0.34.7"),
+        ("letta-code@0.34.6", "letta-code@0.34.1"),
+        ("0.34.0", "letta-code@0.33.6"),
     ],
 )
 def test_a_profile_name_a_covered_release_or_a_bare_version_resolves(name: str, profile: str) -> None:
