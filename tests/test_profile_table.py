@@ -74,3 +74,14 @@ def test_the_table_loads_without_the_port_or_the_harness() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_every_profile_behaves_differently_from_the_one_before_it() -> None:
+    """One profile per distinct behaviour: a row built from its predecessor (dataclasses.replace) changes something."""
+    from dataclasses import asdict
+    from itertools import pairwise
+
+    from memfs_prompt.profiles import PROFILES
+
+    rows = [{k: v for k, v in asdict(profile).items() if k != "name"} for profile in PROFILES.values()]
+    assert all(before != after for before, after in pairwise(rows))
