@@ -63,7 +63,8 @@ PROFILE_RELEASES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "letta-code@0.32.14": _releases("0.32.14", "0.32.19"),
         "letta-code@0.33.0": _releases("0.33.0", "0.33.2"),
         "letta-code@0.33.3": _releases("0.33.3", "0.33.5"),
-        "letta-code@0.33.6": _releases("0.33.6", "0.34.6"),
+        "letta-code@0.33.6": _releases("0.33.6", "0.34.0"),
+        "letta-code@0.34.1": _releases("0.34.1", "0.34.6"),
         "letta-code@0.34.7": _releases("0.34.7", "0.34.12"),
         "spec-v2": (),
     }

@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .compiler import compile_system_prompt
+from .git_command import run_git
 from .jsvalues import JsDate, UnsupportedJsValue, js_number, parse_js_date
 from .profiles import DEFAULT, PROFILES, resolve_profile
 from .render_v1 import UpstreamError
@@ -50,9 +50,9 @@ def why_memory_is_empty(memory_dir: Path) -> str | None:
         return f"{memory_dir} does not exist"
     if not memory_dir.is_dir():
         return f"{memory_dir} is not a directory"
-    probe = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=memory_dir, capture_output=True, check=False)
+    probe = run_git(memory_dir, None, "rev-parse", "--verify", "HEAD")
     if probe.returncode != 0:
-        inside = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=memory_dir, capture_output=True, check=False)
+        inside = run_git(memory_dir, None, "rev-parse", "--git-dir")
         if inside.returncode != 0:
             return f"{memory_dir} is not inside a git repository"
         return f"{memory_dir} is a git repository with no commits"

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import glob
 import re
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .git_command import run_git
 from .profiles import Profile
 
 POLICY_FILE = "letta-memory-layout-policy"
@@ -84,13 +84,7 @@ class _Hook:
 
     def git(self, *args: str, quiet: bool = False) -> tuple[int, bytes]:
         """A git command of the hook: its status and stdout; its stderr printed unless sent to /dev/null."""
-        done = subprocess.run(
-            ["git", *args],
-            cwd=self.cwd,
-            env=dict(self.env) if self.env is not None else None,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-        )
+        done = run_git(self.cwd, self.env, *args)
         if done.stderr and not quiet:
             self.printed.append(done.stderr.decode("utf-8", "surrogateescape"))
         return done.returncode, done.stdout

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
 
+from .git_command import run_git
+
 
 @dataclass(frozen=True)
 class TreeEntry:
@@ -183,15 +185,7 @@ def work_tree_is_ambiguous(memory_dir: Path) -> bool:
 def git_show(memory_dir: Path, path: str, env: Mapping[str, str] | None) -> bytes | None:
     """Upstream's own read: `git show HEAD:<path>` in `memory_dir`; None where it exits non-zero."""
     try:
-        done = subprocess.run(
-            ["git", "show", f"HEAD:{path}"],
-            cwd=memory_dir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        done = run_git(memory_dir, env, "show", f"HEAD:{path}")
     except OSError:
         return None
     return done.stdout if done.returncode == 0 else None
@@ -389,11 +383,6 @@ def committed_revision(memory_dir: Path, env: Mapping[str, str] | None = None) -
     """Upstream `getCommittedMemfsRevision`: `git rev-parse --verify HEAD` in `memory_dir`, None if none."""
     if not os.path.isdir(memory_dir):
         return None
-    result = subprocess.run(
-        ["git", "rev-parse", "--verify", "HEAD"],
-        cwd=memory_dir,
-        env=dict(env) if env is not None else None,
-        capture_output=True,
-    )
+    result = run_git(memory_dir, env, "rev-parse", "--verify", "HEAD")
     revision = result.stdout.decode("utf-8", "replace").strip()
     return revision if result.returncode == 0 and revision else None

@@ -20,13 +20,13 @@ reminders are the ones upstream formats when no repair starts (the driver inject
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from .errors import UpstreamError
+from .git_command import run_git
 from .profiles import Profile
 from .quirks import decode_utf8_lossy, js_trim, js_trim_end
 
@@ -87,7 +87,7 @@ def _is_unmerged(code: str) -> bool:
 
 def _operation_in_progress(memory_dir: Path, env: Mapping[str, str] | None) -> str | None:
     """What upstream finds in `git rev-parse --git-dir` (relative to the memory directory); a failure is none."""
-    done = _git(memory_dir, env, "rev-parse", "--git-dir")
+    done = run_git(memory_dir, env, "rev-parse", "--git-dir")
     if done.returncode != 0:
         return None
     git_dir = Path(js_trim(decode_utf8_lossy(done.stdout)) or ".git")
@@ -101,22 +101,11 @@ def _operation_in_progress(memory_dir: Path, env: Mapping[str, str] | None) -> s
 
 def _status_porcelain(memory_dir: Path, env: Mapping[str, str] | None) -> str:
     """`runGit(memoryDir, ["status", "--porcelain"])`'s stdout (execFile's UTF-8 decoding); a failure throws."""
-    done = _git(memory_dir, env, "-c", "commit.gpgsign=false", "status", "--porcelain")
+    done = run_git(memory_dir, env, "-c", "commit.gpgsign=false", "status", "--porcelain")
     if done.returncode != 0:
         detail = decode_utf8_lossy(done.stderr).strip()
         raise UpstreamError(f"Error: Command failed: git -c commit.gpgsign=false status --porcelain\n{detail}")
     return decode_utf8_lossy(done.stdout)
-
-
-def _git(memory_dir: Path, env: Mapping[str, str] | None, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", *args],
-        cwd=memory_dir,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
 
 
 class _Texts(NamedTuple):

@@ -18,12 +18,12 @@ file).
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from .commit_validation import validate_staged
 from .errors import UpstreamError
+from .git_command import run_git
 from .git_head import committed_revision
 from .profiles import DEFAULT, Profile
 
@@ -39,7 +39,7 @@ def ensure_memory_repo(
     if not (memory_dir / ".git").exists():
         _git(memory_dir, env, "init")
         _git(memory_dir, env, "symbolic-ref", "HEAD", "refs/heads/main")
-    _install_hooks(memory_dir)
+    install_hooks(memory_dir)
     if committed_revision(memory_dir, env) is not None:
         return
     name = (agent_name or "").strip() or DEFAULT_AUTHOR_NAME
@@ -65,19 +65,18 @@ def _installed_policy(memory_dir: Path, profile: Profile, env: Mapping[str, str]
     0.33.3+ installLocalMemoryPreCommitHook: root-marker when MEMORY.md is in the work tree or HEAD)."""
     if profile.local_hook_policy != "root-marker-if-root":
         return "legacy-only"
-    head = subprocess.run(
-        ["git", "cat-file", "-e", "HEAD:MEMORY.md"],
-        cwd=memory_dir,
-        env=dict(env) if env is not None else None,
-        capture_output=True,
-    )
+    head = run_git(memory_dir, env, "cat-file", "-e", "HEAD:MEMORY.md")
     return "root-marker" if (memory_dir / "MEMORY.md").exists() or head.returncode == 0 else "legacy-only"
 
 
-def _install_hooks(memory_dir: Path) -> None:
-    """`installPreCommitHook` (memory-git-hooks.ts): `mkdirSync(join(dir, ".git", "hooks"), {recursive: true})`
-    when it does not exist. The port writes no hook, but a `.git` that is a file (a linked work tree,
-    `--separate-git-dir`) has no directory to make one in: node's ENOTDIR, on every release."""
+def install_hooks(memory_dir: Path) -> None:
+    """What installing upstream's pre-commit hook can do to the caller: `installPreCommitHook` (memory-git-hooks.ts)
+    runs `mkdirSync(join(dir, ".git", "hooks"), {recursive: true})` when it does not exist, before a memory
+    repository's first commit (ensure_memory_repo) and before each commit of the memory write tool
+    (`prepareLocalOnlyMemoryRepoForGitOps`, memfs_prompt.memory_write). The port writes no hook (it checks commits
+    with memfs_prompt.commit_validation instead), but a `.git` that is a file (a linked work tree,
+    `--separate-git-dir`) has no directory to make one in: raises UpstreamError with node's ENOTDIR, as every
+    release throws there."""
     git = memory_dir / ".git"
     if not git.is_dir():
         raise UpstreamError(f"Error: ENOTDIR: not a directory, mkdir '{git / 'hooks'}'")
@@ -85,13 +84,7 @@ def _install_hooks(memory_dir: Path) -> None:
 
 def _git(memory_dir: Path, env: Mapping[str, str] | None, *args: str) -> None:
     """`runGit`: signing off (`-c commit.gpgsign=false`); a failure is upstream's `Command failed`."""
-    done = subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args],
-        cwd=memory_dir,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
+    done = run_git(memory_dir, env, "-c", "commit.gpgsign=false", *args)
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip()
         raise UpstreamError(f"Error: Command failed: git {' '.join(args)}\n{detail}")

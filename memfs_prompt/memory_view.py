@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from .collation import locale_compare_key
 from .errors import UpstreamError
 from .frontmatter import parse_frontmatter
+from .git_command import run_git
 from .profiles import Profile
 from .quirks import JS_WHITESPACE, decode_utf8_lossy, js_trim, js_trim_end
 
@@ -168,14 +169,7 @@ def clamp_content(content: str, full_path: str, max_chars: int) -> str:
 
 def _git(directory: str, env: Mapping[str, str] | None, *args: str) -> str:
     """`execFileSync("git", ["-C", dir, ...args], {encoding: "utf8"})`; CalledProcessError where it throws."""
-    done = subprocess.run(
-        ["git", "-C", directory, *args],
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=True,
-        timeout=5,
-    )
+    done = run_git(None, env, "-C", directory, *args, check=True, timeout=5)
     return decode_utf8_lossy(done.stdout)
 
 

@@ -28,7 +28,6 @@ import math
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,8 @@ from typing import Any
 
 from .commit_validation import NotPorted, validate_staged
 from .errors import UpstreamError
-from .memory_repo import _install_hooks
+from .git_command import run_git
+from .memory_repo import install_hooks
 from .profiles import Profile
 from .quirks import js_trim, js_utf8_encode
 
@@ -416,7 +416,7 @@ def _commit(tool: _Tool, paths: list[str], reason: str, agent_id: str, author: s
             "Verify the command targets the intended file(s) and actually modifies content.",
             f"Memory {command} completed with no changed paths.",
         )
-    _install_hooks(Path(tool.memory_dir))  # prepareLocalOnlyMemoryRepoForGitOps: a `.git` file cannot take hooks
+    install_hooks(Path(tool.memory_dir))  # prepareLocalOnlyMemoryRepoForGitOps: a `.git` file cannot take hooks
     email = f"{agent_id}@letta.com"
     _git(tool, "config", "--local", "letta.agentId", agent_id)
     _git(tool, "config", "--local", "user.email", email)
@@ -465,13 +465,7 @@ def _no_change(tool: _Tool, error: str, message: str) -> str:
 def _git(tool: _Tool, *args: str) -> str:
     """`runGit` in the memory directory: its stdout; a failure is node's `Command failed: git ...` and stderr."""
     argv = (*tool.git_prefix, *args)
-    done = subprocess.run(
-        ["git", *argv],
-        cwd=tool.memory_dir,
-        env=dict(tool.git_env) if tool.git_env is not None else None,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
+    done = run_git(tool.memory_dir, tool.git_env, *argv)
     if done.returncode != 0:
         stderr = done.stderr.decode("utf-8", "replace")
         raise UpstreamError(f"Error: Command failed: git {' '.join(argv)}\n{stderr}")

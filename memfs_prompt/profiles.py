@@ -8,7 +8,7 @@ the release bundles and confirmed by running the whole corpus against each relea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from letta_profiles import (
     DEFAULT_PROFILE,
@@ -63,8 +63,8 @@ class Profile:
     # The pre-commit hook upstream installs in a memory repository (memfs_prompt.commit_validation): `legacy`
     # (0.25.3 to 0.30.28: bash, system/ and reference/ files only), `policy-bash` (0.31.12: the layout policy file
     # chooses bash v1 or v2 checks), `policy-node` (0.32.8+: bash passes the file names to
-    # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself; 0.34.1 to
-    # 0.34.6 still share letta-code@0.33.6 with 0.33.6 to 0.34.0, so they are reproduced as `policy-node` there).
+    # validateMemoryFileFrontmatter under node), `node-tree` (0.34.1+: node lists the v2 tree itself with
+    # `git ls-files -z`, so names git quotes, non-ASCII ones among them, are checked under their own name).
     commit_hook: str = "policy-node"
     # The layout policy the local backend installs with its hook (prepareLocalOnlyMemoryRepoForGitOps):
     # `legacy-only` (`installPreCommitHook(dir)`, 0.31.12 to 0.33.2; the hook reads none before) or
@@ -78,107 +78,107 @@ class Profile:
         return PROFILE_RELEASES[self.name]
 
 
-# `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"`.
-_OPUS: dict = {"lifecycle": "update-for-models", "update_models": ("anthropic/claude-opus-4-8",)}
-_REMINDERS_0_30: dict = {"memory_reminders": "0.30.28"}
-_WRITE_0_31: dict = {"memory_write": "format-aware"}
+# The table, in letta_profiles' order. The first profile states every behaviour; each later one is built from the
+# profile before it (`dataclasses.replace`) and states only what changed there, so a row reads as its release's notes.
+_0_25_3 = Profile(
+    "letta-code@0.25.3",
+    Dialect.V0_25,
+    honours_include_memfs=False,
+    returns_core_memory=False,
+    pragma_latin1_literals=True,
+    memfs_v2=False,
+    lifecycle="recompile",
+    update_models=(),
+    recompiles_after_compaction=False,
+    skills_block="tree",
+    agent_free_conversations=False,
+    turn_clock="git-log",
+    failed_turn_keeps_run=False,
+    normalizes_model_handles=False,
+    memory_view=False,
+    memory_write="noop-message",
+    memory_reminders="",
+    commit_hook="legacy",
+    local_hook_policy="legacy-only",
+)
+# Honours `includeMemfs: false`.
+_0_25_9 = replace(_0_25_3, name="letta-code@0.25.9", honours_include_memfs=True)
+# The new frontmatter regex, `coreMemory` in the record, no pragma; `<memory_update>` only where
+# `supportsMidConversationSystemMessages(agent)`: `agent.model === "anthropic/claude-opus-4-8"` (until 0.32.14).
+_0_30_28 = replace(
+    _0_25_9,
+    name="letta-code@0.30.28",
+    frontmatter=Dialect.V0_30,
+    returns_core_memory=True,
+    pragma_latin1_literals=False,
+    lifecycle="update-for-models",
+    update_models=("anthropic/claude-opus-4-8",),
+    recompiles_after_compaction=True,
+    turn_clock="user-message",
+    normalizes_model_handles=True,
+    memory_write="noop-error",
+    memory_reminders="0.30.28",
+)
+# Indented frontmatter lines are ignored; the `list` skills block; the hook reads the layout policy file.
+_0_31_12 = replace(
+    _0_30_28,
+    name="letta-code@0.31.12",
+    frontmatter=Dialect.V0_31,
+    skills_block="list",
+    memory_write="format-aware",
+    commit_hook="policy-bash",
+)
+# Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
+_0_32_8 = replace(_0_31_12, name="letta-code@0.32.8", commit_hook="policy-node")
+# YAML block scalars in frontmatter; `<memory_update>` for every model.
+_0_32_14 = replace(
+    _0_32_8, name="letta-code@0.32.14", frontmatter=Dialect.V0_32_17, lifecycle="update", update_models=()
+)
+# Compiles as 0.32.14; the post-turn memory reminders' texts change here (memfs_prompt.memory_reminders).
+_0_33_0 = replace(_0_32_14, name="letta-code@0.33.0", memory_reminders="0.33.0")
+# memfs-v2 in the local compiler; no memory write tool; the local backend installs the root-marker policy.
+_0_33_3 = replace(
+    _0_33_0,
+    name="letta-code@0.33.3",
+    memfs_v2=True,
+    memory_write="",
+    memory_reminders="0.33.3",
+    local_hook_policy="root-marker-if-root",
+)
+# Agent-free conversations; a failed turn's run stays active.
+_0_33_6 = replace(_0_33_3, name="letta-code@0.33.6", agent_free_conversations=True, failed_turn_keeps_run=True)
+# Compiles as 0.33.6; the pre-commit hook's v2 checks list the tree in node (unquoted names) from here.
+_0_34_1 = replace(_0_33_6, name="letta-code@0.34.1", commit_hook="node-tree")
+# Compiles as 0.34.1; the Memory tool's read-only view (src/tools/impl/memory.ts) appears here.
+_0_34_7 = replace(_0_34_1, name="letta-code@0.34.7", memory_view=True)
+# The spec's chapter 8 (no release; its golden bytes only): memfs-v2 as 0.33.3+ compile it, without the releases'
+# conversation, tool, reminder and hook additions.
+_SPEC_V2 = replace(
+    _0_34_7,
+    name="spec-v2",
+    agent_free_conversations=False,
+    failed_turn_keeps_run=False,
+    memory_view=False,
+    memory_reminders="",
+    commit_hook="policy-node",
+    local_hook_policy="legacy-only",
+)
 
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        Profile(
-            "letta-code@0.25.3",
-            Dialect.V0_25,
-            False,
-            False,
-            True,
-            lifecycle="recompile",
-            recompiles_after_compaction=False,
-            skills_block="tree",
-            turn_clock="git-log",
-            normalizes_model_handles=False,
-            memory_write="noop-message",
-            memory_reminders="",
-            commit_hook="legacy",
-        ),
-        Profile(
-            "letta-code@0.25.9",
-            Dialect.V0_25,
-            True,
-            False,
-            True,
-            lifecycle="recompile",
-            recompiles_after_compaction=False,
-            skills_block="tree",
-            turn_clock="git-log",
-            normalizes_model_handles=False,
-            memory_write="noop-message",
-            memory_reminders="",
-            commit_hook="legacy",
-        ),
-        Profile(
-            "letta-code@0.30.28",
-            Dialect.V0_30,
-            True,
-            True,
-            False,
-            skills_block="tree",
-            memory_write="noop-error",
-            memory_reminders="0.30.28",
-            commit_hook="legacy",
-            **_OPUS,
-        ),
-        Profile(
-            "letta-code@0.31.12",
-            Dialect.V0_31,
-            True,
-            True,
-            False,
-            commit_hook="policy-bash",
-            **_OPUS,
-            **_WRITE_0_31,
-            **_REMINDERS_0_30,
-        ),
-        # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
-        Profile("letta-code@0.32.8", Dialect.V0_31, True, True, False, **_OPUS, **_WRITE_0_31, **_REMINDERS_0_30),
-        Profile("letta-code@0.32.14", Dialect.V0_32_17, True, True, False, **_WRITE_0_31, **_REMINDERS_0_30),
-        # Compiles as 0.32.14; the post-turn memory reminders' texts change here (memfs_prompt.memory_reminders).
-        Profile("letta-code@0.33.0", Dialect.V0_32_17, True, True, False, **_WRITE_0_31, memory_reminders="0.33.0"),
-        Profile(
-            "letta-code@0.33.3",
-            Dialect.V0_32_17,
-            True,
-            True,
-            False,
-            memfs_v2=True,
-            local_hook_policy="root-marker-if-root",
-        ),
-        Profile(
-            "letta-code@0.33.6",
-            Dialect.V0_32_17,
-            True,
-            True,
-            False,
-            memfs_v2=True,
-            agent_free_conversations=True,
-            failed_turn_keeps_run=True,
-            local_hook_policy="root-marker-if-root",
-        ),
-        # Compiles as 0.33.6; the Memory tool's read-only view (src/tools/impl/memory.ts) appears here.
-        Profile(
-            "letta-code@0.34.7",
-            Dialect.V0_32_17,
-            True,
-            True,
-            False,
-            memfs_v2=True,
-            agent_free_conversations=True,
-            failed_turn_keeps_run=True,
-            memory_view=True,
-            commit_hook="node-tree",
-            local_hook_policy="root-marker-if-root",
-        ),
-        Profile("spec-v2", Dialect.V0_32_17, True, True, False, memfs_v2=True, memory_reminders=""),
+        _0_25_3,
+        _0_25_9,
+        _0_30_28,
+        _0_31_12,
+        _0_32_8,
+        _0_32_14,
+        _0_33_0,
+        _0_33_3,
+        _0_33_6,
+        _0_34_1,
+        _0_34_7,
+        _SPEC_V2,
     )
 }
 

@@ -136,7 +136,9 @@ def test_the_one_diff_compares_the_prompt_with_skills_when_either_side_has_it() 
 
 def test_profiles_split_at_agent_free_conversations() -> None:
     assert profile_for_release("0.33.5").name == "letta-code@0.33.3"
-    assert profile_for_release("0.33.6").name == profile_for_release("0.34.6").name == "letta-code@0.33.6"
+    assert profile_for_release("0.33.6").name == profile_for_release("0.34.0").name == "letta-code@0.33.6"
+    assert profile_for_release("0.34.1").name == profile_for_release("0.34.6").name == "letta-code@0.34.1"
+    assert profile_for_release("0.34.1").agent_free_conversations
     assert profile_for_release("0.34.7").name == profile_for_release("0.34.12").name == "letta-code@0.34.7"
     assert not profile_for_release("0.33.5").agent_free_conversations
     assert profile_for_release("0.33.6").agent_free_conversations and profile_for_release("0.33.6").memfs_v2

@@ -191,7 +191,7 @@ def counting_opens(opened: list[str]) -> Callable[[ImplSpec, str, ImplContext], 
 def test_an_implementation_replays_a_probe_once_per_profile_and_handoff(tmp_path) -> None:
     """Three releases under one profile hand the port the same ids: its side of the probe runs once for them."""
     opened: list[str] = []
-    versions = ("0.32.18", "0.33.6", "0.34.0", "0.34.6")  # profiles: letta-code@0.32.14, then 0.33.6 three times
+    versions = ("0.32.18", "0.33.6", "0.33.8", "0.34.0")  # profiles: letta-code@0.32.14, then 0.33.6 three times
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
     specs = [ReferenceSpec.parse(f"npm:{v}") for v in versions]
     runs = []
@@ -361,7 +361,7 @@ def test_sides_kept_across_runs_replay_a_probe_once_for_every_session(tmp_path) 
     probe = load_scenario(Path(__file__).parents[1] / "cases" / "lifecycle" / "probe-spec-chapter9.yaml")
     across = ComputedOnce()
     statuses = []
-    for version in ("0.34.0", "0.34.6"):  # one profile (letta-code@0.33.6), a session each
+    for version in ("0.33.8", "0.34.0"):  # one profile (letta-code@0.33.6), a session each
         made = {version: PortAsReference(f"letta-code@{version}", version)}
         with Session(
             [ReferenceSpec.parse(f"npm:{version}")],

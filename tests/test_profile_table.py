@@ -43,6 +43,8 @@ def test_the_default_profile_is_the_one_covering_the_default_release() -> None:
         ("0.25.3", "letta-code@0.25.3"),
         ("spec-v2", "spec-v2"),
         ("letta-code@0.34.12", "letta-code@0.34.7"),
+        ("letta-code@0.34.6", "letta-code@0.34.1"),
+        ("0.34.0", "letta-code@0.33.6"),
     ],
 )
 def test_a_profile_name_a_covered_release_or_a_bare_version_resolves(name: str, profile: str) -> None:
@@ -72,3 +74,14 @@ def test_the_table_loads_without_the_port_or_the_harness() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_every_profile_behaves_differently_from_the_one_before_it() -> None:
+    """One profile per distinct behaviour: a row built from its predecessor (dataclasses.replace) changes something."""
+    from dataclasses import asdict
+    from itertools import pairwise
+
+    from memfs_prompt.profiles import PROFILES
+
+    rows = [{k: v for k, v in asdict(profile).items() if k != "name"} for profile in PROFILES.values()]
+    assert all(before != after for before, after in pairwise(rows))

@@ -42,7 +42,7 @@ from memfs_prompt.compiler import one_reading_of_head
 
 PROJECT = Path(__file__).resolve().parents[1]
 CORPUS = PROJECT / "cases"
-V2_PROFILES = ("letta-code@0.33.3", "letta-code@0.33.6", "letta-code@0.34.7", "spec-v2")
+V2_PROFILES = ("letta-code@0.33.3", "letta-code@0.33.6", "letta-code@0.34.1", "letta-code@0.34.7", "spec-v2")
 
 
 @pytest.fixture(scope="module")
@@ -365,6 +365,7 @@ AGENT_FREE_GETS_NO_UPDATE = (
 )
 SHOWS_LESS = {
     ("agent-free-conversation", "letta-code@0.33.6"): AGENT_FREE_GETS_NO_UPDATE,
+    ("agent-free-conversation", "letta-code@0.34.1"): AGENT_FREE_GETS_NO_UPDATE,
     ("agent-free-conversation", "letta-code@0.34.7"): AGENT_FREE_GETS_NO_UPDATE,
 }
 
@@ -423,7 +424,7 @@ def test_list_rules_counts_the_selected_cases_naming_each_rule(
     assert rows["memfs-v2"][1:4] == [
         str(sum("memfs-v2" in s.rules for s in corpus)),
         "feature",
-        "0.33.3,0.33.6,0.34.7,spec-v2",
+        "0.33.3,0.33.6,0.34.1,0.34.7,spec-v2",
     ]
     assert rows["js-trim-set"][2:4] == ["rule", "all"]
     assert f"rules (6 features) named by {len(corpus)} cases; cases per rule: min 1" in captured.err
