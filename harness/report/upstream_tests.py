@@ -74,11 +74,13 @@ def revision_json(revision: RevisionResult, timing: bool) -> dict[str, Any]:
         "packages": revision.packages,
         "forwarded": revision.forwarded,
         "kept_upstream": revision.kept,
+        "swaps": revision.swaps,
         "files": [
             {
                 "path": f.path,
                 "reasons": f.reasons,
                 "imports": f.imports,
+                "targets": f.targets,
                 "control": _file_json(control.get(f.path), timing),
                 "shim": _file_json(shim.get(f.path), timing),
             }

@@ -29,7 +29,7 @@ FRONTMATTER_NOTE = (
     "it tests upstream's frontmatter parser directly (src/utils/frontmatter.ts): the protocol has "
     "no op for it, so no call reached the implementation"
 )
-NO_CALL_NOTE = "it made no call to the compiler module's forwarded functions: only upstream's own code ran"
+NO_CALL_NOTE = "it made no call to a forwarded function (of any swapped module): only upstream's own code ran"
 
 
 def unsupported_of(calls: list[dict[str, Any]]) -> str | None:
