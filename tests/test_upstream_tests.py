@@ -22,9 +22,22 @@ from harness.report.upstream_tests import UpstreamReport, report_json, terminal_
 from harness.report.writers import UPSTREAM_TESTS, write_reports
 from harness.runners.git_reference import GitReference
 from harness.runners.implementations import ImplSpec
+from harness.tools.upstream import hook_client
 from harness.tools.upstream import suite as upstream_tests
 from harness.tools.upstream.bun_file import attribute_calls, read_junit
-from harness.tools.upstream.select import bunfig_preloads, path_aliases, resolve, selection_reasons, shim_module
+from harness.tools.upstream.select import (
+    FORWARDED,
+    HOOK_COMMAND,
+    TARGETS,
+    bunfig_preloads,
+    hook_shim,
+    path_aliases,
+    placed_text,
+    resolve,
+    select_tests,
+    selection_reasons,
+    shim_module,
+)
 from harness.tools.upstream.verdict import NO_CALL_NOTE, mojibake_of, producing_call
 
 needs_bun = pytest.mark.skipif(OFFLINE, reason="needs the pinned bun (LETTA_CONFORMANCE_OFFLINE=1)")
@@ -148,6 +161,69 @@ def fixture_files() -> dict[str, str | None]:
     }
 
 
+HOOK_MODULE = """export const PRE_COMMIT_HOOK_SCRIPT = `#!/bin/sh
+for f in $(git diff --cached --name-only); do
+  if git show ":$f" | grep -q BAD; then echo "  $f: refused (BAD)" >&2; exit 1; fi
+done
+exit 0
+`;
+
+export function installPreCommitHook(dir: string): void {
+  void dir;
+}
+"""
+HOOK_TEST_FILE = "src/agent/memory-git.precommit.test.ts"
+HOOK_TESTS = """import { afterEach, beforeEach, expect, test } from "bun:test";
+import { execSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PRE_COMMIT_HOOK_SCRIPT } from "@/agent/memory-git-hooks";
+
+let dir = "";
+const env = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@t" };
+const git = (args: string) => execSync(`git ${args}`, { cwd: dir, encoding: "utf-8", env });
+
+function commit(name: string, content: string): { ok: boolean; out: string } {
+  writeFileSync(join(dir, name), content);
+  git(`add ${name}`);
+  try {
+    git("commit -q -m x");
+    return { ok: true, out: "" };
+  } catch (error) {
+    return { ok: false, out: String((error as { stderr?: string }).stderr) };
+  }
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "hook-"));
+  git("init -q");
+  writeFileSync(join(dir, ".git", "hooks", "pre-commit"), PRE_COMMIT_HOOK_SCRIPT, { mode: 0o755 });
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test("accepts good content", () => {
+  expect(commit("a.md", "good\\n").ok).toBe(true);
+});
+test("refuses BAD content", () => {
+  const result = commit("a.md", "BAD\\n");
+  expect(result.ok).toBe(false);
+  expect(result.out).toContain("a.md: refused (BAD)");
+});
+test("commits without the hook", () => {
+  rmSync(join(dir, ".git", "hooks", "pre-commit"));
+  expect(commit("a.md", "BAD\\n").ok).toBe(true);
+});
+"""
+
+
+def hook_fixture_files() -> dict[str, str | None]:
+    """A look-alike with only the pre-commit hook's module and its test (no compiler)."""
+    files = {k: v for k, v in fixture_files().items() if k in ("package.json", "tsconfig.json", "bun.lock")}
+    return {**files, "src/agent/memory-git-hooks.ts": HOOK_MODULE, HOOK_TEST_FILE: HOOK_TESTS}
+
+
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "cache"
@@ -234,6 +310,70 @@ def test_shim_forwards_the_compiler_and_finds_the_default_memory_dir() -> None:
     )
     bare = shim_module("src/backend/local/systemPromptCompilation.ts", "export function compileLocalSystemPrompt() {}")
     assert bare.default_memory_dir is None and "= undefined;" in bare.text
+
+
+def test_the_target_table() -> None:
+    assert [t.name for t in TARGETS] == ["compiler", "pre-commit-hook"]  # the compiler is the first row
+    assert len(FORWARDED) == len(set(FORWARDED))  # an export is forwarded by one target only
+    compiler, hook = TARGETS
+    assert compiler.forwarded[0] == "compileLocalSystemPrompt" and hook.forwarded == ("PRE_COMMIT_HOOK_SCRIPT",)
+    assert [f.op for f in hook.exports] == ["validate"]
+    # where the hook lives: 0.25.x's memoryGit.ts; later memory-git-hooks.ts (memory-git.ts only re-exports it)
+    v0_25 = {"src/agent/memoryGit.ts": "export const PRE_COMMIT_HOOK_SCRIPT = `#!/bin/sh`;\nexport function x() {}"}
+    v0_30 = {
+        "src/agent/memory-git.ts": 'export { PRE_COMMIT_HOOK_SCRIPT } from "./memory-git-hooks";',
+        "src/agent/memory-git-hooks.ts": HOOK_MODULE,
+    }
+    assert hook.module_of(v0_25.get) == "src/agent/memoryGit.ts"
+    assert hook.module_of(v0_30.get) == "src/agent/memory-git-hooks.ts"
+    assert hook.module_of({}.get) is None and compiler.module_of(v0_30.get) is None
+    assert compiler.module_of({"src/backend/local/systemPromptCompilation.ts": COMPILER}.get) == (
+        "src/backend/local/systemPromptCompilation.ts"
+    )
+
+
+def test_the_hook_shim_forwards_the_constant_only() -> None:
+    shim = hook_shim("src/agent/memory-git-hooks.ts", HOOK_MODULE)
+    assert shim.target == "pre-commit-hook" and shim.upstream == "src/agent/memory-git-hooks.conformance-upstream.ts"
+    assert shim.forwarded == ["PRE_COMMIT_HOOK_SCRIPT"] and shim.kept == ["installPreCommitHook"]
+    assert 'export * from "./memory-git-hooks.conformance-upstream";' in shim.text
+    text = placed_text(shim, {HOOK_COMMAND: "#!/bin/sh\nexec '/py' '/client.py' '/c.json'\n"})
+    assert "export const PRE_COMMIT_HOOK_SCRIPT: string = \"#!/bin/sh\\nexec '/py' '/client.py' '/c.json'\\n\";" in text
+    assert HOOK_COMMAND not in text
+
+
+def test_selection_per_target(tmp_path: Path) -> None:
+    paths = {"src/agent/memoryGit.ts", "src/agent/memory-git-hooks.ts", "src/tools/impl/memory.ts"}
+    aliases = [("@/", "src/")]
+    named = 'import { PRE_COMMIT_HOOK_SCRIPT } from "../../agent/memoryGit";'
+    assert selection_reasons(named, "src/tests/agent/x.test.ts", aliases, paths) == [
+        "imports the pre-commit hook (PRE_COMMIT_HOOK_SCRIPT from src/agent/memoryGit.ts)"
+    ]
+    other = 'import { getMemoryRepoDir } from "../../agent/memoryGit";'  # the module, not the hook: not selected
+    assert selection_reasons(other, "src/tests/agent/x.test.ts", aliases, paths) == []
+    files = {**hook_fixture_files(), **fixture_files()}
+    for path, source in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source or "")
+    selected = {f.path: f for f in select_tests(tmp_path, set(files))}
+    assert selected[HOOK_TEST_FILE].targets == ["pre-commit-hook"]
+    assert selected[HOOK_TEST_FILE].imports == ["PRE_COMMIT_HOOK_SCRIPT"]
+    assert selected[TEST_FILE].targets == ["compiler"]
+    assert [f.path for f in select_tests(tmp_path, set(files), TARGETS[1:])] == [HOOK_TEST_FILE]
+
+
+def test_the_hook_clients_exit_and_lines() -> None:
+    refused = {"ok": True, "validation": {"accepted": False, "messages": ["Frontmatter validation failed:", "  a"]}}
+    assert hook_client.outcome(refused) == (["Frontmatter validation failed:", "  a"], 1)
+    assert hook_client.outcome({"ok": True, "validation": {"accepted": True, "messages": []}}) == ([], 0)
+    assert hook_client.outcome({"ok": False, "unsupported": "op 'validate'"}) == (
+        ["conformance: not applicable: op 'validate'"],
+        1,
+    )
+    lines, code = hook_client.outcome({"ok": False, "error": "boom"})
+    assert lines == ["conformance: the implementation under test failed: boom"] and code == 1
+    lines, code = hook_client.outcome({"ok": True, "validation": {"accepted": "yes", "messages": []}})
+    assert code == 1 and "accepted is not a boolean" in lines[0]  # never a commit on a malformed answer
 
 
 def test_junit_and_call_log_attribution(tmp_path: Path) -> None:
@@ -356,6 +496,43 @@ def test_unsupported_and_failing_implementations(fixture_repo: Upstream, cache: 
         injects[0] == Verdict.FAIL
         and "the implementation failed: compileLocalSystemPrompt: planted failure" in injects[1]
     )
+
+
+@pytest.fixture
+def hook_repo(tmp_path: Path) -> Upstream:
+    upstream = Upstream(tmp_path / "letta-code", git_env_for(tmp_path / "home", tmp_path))
+    upstream.commit("a tiny pre-commit hook and its tests", hook_fixture_files())
+    return upstream
+
+
+@needs_bun
+def test_the_hook_target(hook_repo: Upstream, cache: Path) -> None:
+    before = snapshot(hook_repo.path)
+    result = run_fixture(hook_repo)
+    assert snapshot(hook_repo.path) == before  # nothing written inside the clone
+    assert [s["target"] for s in result.swaps] == ["pre-commit-hook"] and result.forwarded == ["PRE_COMMIT_HOOK_SCRIPT"]
+    found = verdicts(result)
+    assert found[f"{HOOK_TEST_FILE} > accepts good content"][0] == Verdict.PASS
+    assert found[f"{HOOK_TEST_FILE} > refuses BAD content"][0] == Verdict.PASS
+    assert found[f"{HOOK_TEST_FILE} > commits without the hook"] == (Verdict.NOT_APPLICABLE, NO_CALL_NOTE)
+    refused = next(t for t in result.tests if t.name == "refuses BAD content")
+    assert refused.calls == 1  # the hook's call, attributed to the test that committed
+    call = result.shim_runs[0].calls[0]
+    assert call["call"] == "PRE_COMMIT_HOOK_SCRIPT" and call["request"]["op"] == "validate"
+    assert call["request"]["profile"] == "letta-code@0.30.28" and Path(call["request"]["memoryDir"]).name.startswith(
+        "hook-"
+    )
+    tree = upstream_tests.trees_root() / "trees" / upstream_tests.repo_key(hook_repo.path)
+    assert (tree / "src/agent/memory-git-hooks.ts").read_text() == HOOK_MODULE  # the shim undone
+    # a wrong answer fails upstream's assertion; unsupported and error answers never pass
+    bugged = verdicts(run_fixture(hook_repo, "hook-accepts"))[f"{HOOK_TEST_FILE} > refuses BAD content"]
+    assert bugged == (Verdict.FAIL, "upstream's assertion fails on what the implementation answered")
+    unsupported = verdicts(run_fixture(hook_repo, "no-validate"))
+    for name in ("accepts good content", "refuses BAD content"):
+        verdict, reason = unsupported[f"{HOOK_TEST_FILE} > {name}"]
+        assert verdict == Verdict.NOT_APPLICABLE and "does not serve op 'validate'" in reason, (name, reason)
+    failed = verdicts(run_fixture(hook_repo, "error"))[f"{HOOK_TEST_FILE} > accepts good content"]
+    assert failed == (Verdict.FAIL, "the implementation failed: PRE_COMMIT_HOOK_SCRIPT: planted failure")
 
 
 @needs_bun
