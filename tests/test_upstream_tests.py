@@ -376,6 +376,24 @@ def test_the_hook_clients_exit_and_lines() -> None:
     assert code == 1 and "accepted is not a boolean" in lines[0]  # never a commit on a malformed answer
 
 
+def test_the_hook_client_gives_the_implementation_a_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    top = tmp_path / "repo"
+    (top / ".git" / "hooks").mkdir(parents=True)
+    (top / "a.md").write_text("work tree")
+    (top / ".git" / "index").write_bytes(b"old index")
+    (top / ".git" / "index.lock").write_bytes(b"the index being committed")
+    (top / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexec hook_client.py\n")
+    monkeypatch.setenv("GIT_INDEX_FILE", str(top / ".git" / "index.lock"))  # what git sets for its hooks
+    copy = hook_client.snapshot(top, tmp_path / "scratch")
+    assert copy != top and (copy / "a.md").read_text() == "work tree"
+    assert (copy / ".git" / "index").read_bytes() == b"the index being committed"
+    assert not (copy / ".git" / "index.lock").exists() and not (copy / ".git" / "hooks" / "pre-commit").exists()
+    assert (top / ".git" / "hooks" / "pre-commit").exists()  # the test's repository untouched
+    (tmp_path / "worktree").mkdir()
+    (tmp_path / "worktree" / ".git").write_text("gitdir: elsewhere\n")  # not copied: the repository itself
+    assert hook_client.snapshot(tmp_path / "worktree", tmp_path / "scratch2") == tmp_path / "worktree"
+
+
 def test_junit_and_call_log_attribution(tmp_path: Path) -> None:
     junit = tmp_path / "junit.xml"
     junit.write_text(
@@ -519,9 +537,8 @@ def test_the_hook_target(hook_repo: Upstream, cache: Path) -> None:
     assert refused.calls == 1  # the hook's call, attributed to the test that committed
     call = result.shim_runs[0].calls[0]
     assert call["call"] == "PRE_COMMIT_HOOK_SCRIPT" and call["request"]["op"] == "validate"
-    assert call["request"]["profile"] == "letta-code@0.30.28" and Path(call["request"]["memoryDir"]).name.startswith(
-        "hook-"
-    )
+    assert call["request"]["profile"] == "letta-code@0.30.28"
+    assert Path(call["request"]["memoryDir"]).parent.name.startswith("conformance-hook-repo-")  # a copy (snapshot)
     tree = upstream_tests.trees_root() / "trees" / upstream_tests.repo_key(hook_repo.path)
     assert (tree / "src/agent/memory-git-hooks.ts").read_text() == HOOK_MODULE  # the shim undone
     # a wrong answer fails upstream's assertion; unsupported and error answers never pass

@@ -87,7 +87,8 @@ def cmd_upstream_tests(args: argparse.Namespace) -> int:
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "upstream-tests",
-        help="upstream's own tests of the modules it can swap (the compiler, the pre-commit hook, ...) against an implementation",
+        help="upstream's own tests of the modules it can swap (the compiler, the pre-commit hook, ...) against "
+        "the implementation under test",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(

@@ -5,16 +5,25 @@ PRE_COMMIT_HOOK_SCRIPT; docs/upstream-tests.md).
 It runs in git's child process while bun waits in execSync, so it cannot use the shim's FIFO bridge: it starts
 the implementation under test itself, from the configuration the bridge wrote (`Bridge.hook_config`: the same
 argv and environment as the bridge's process, the revision's profile, the timeout), asks `hello` then
-`validate {memoryDir, profile}` with memoryDir the repository's top (git runs a hook there), and
+`validate {memoryDir, profile}` with memoryDir a copy of the repository (`snapshot`), and
 - accepted: prints the messages (to stderr, where git shows a hook's output) and exits 0;
 - refused: prints them and exits 1, so the commit fails with the implementation's lines;
 - unsupported (the op, the profile or the repository): exits 1 with `conformance: not applicable: ...`;
 - an error answer, a crash, a hang or garbage: exits 1 with `conformance: the implementation under test
   failed: ...`.
-So a test can never pass on an answer the implementation did not give. Each call is appended to
-$CONFORMANCE_UPSTREAM_LOG (the shim run's call log, inherited from the test's environment through git) in
-the shim's format, so the verdict rule attributes it to the test and classifies it as it does the compiler
-shim's calls.
+So a test can never pass on an answer the implementation did not give.
+
+Why a copy: git runs the hook at the repository's top in the middle of the commit (its index locked, the index
+being committed named by GIT_INDEX_FILE), and `validate` may change the repository it is given: letta-code
+itself, through reference/driver.mjs, writes its own hook into the hooks directory and commits there. On the
+test's live repository that would replace the shim's hook (later commits of the test would run upstream's hook,
+not the implementation) and commit inside a commit. So the implementation gets a copy of the work tree and git
+directory, with the index being committed as its index, no index lock and no pre-commit hook (nothing runs this
+client again). The hook's messages name files relative to the repository, so the copy's path shows in none.
+
+Each call is appended to $CONFORMANCE_UPSTREAM_LOG (the shim run's call log, inherited from the test's
+environment through git) in the shim's format, so the verdict rule attributes it to the test and classifies
+it as it does the compiler shim's calls.
 
 Run as a file, not a module: the hook knows only absolute paths, so this file puts the harness on sys.path in
 place of its own directory (whose select.py would shadow the standard library's `select`).
@@ -32,8 +41,8 @@ from typing import Any
 
 sys.path[0] = str(Path(__file__).resolve().parents[3])
 
-from harness.runners.jsonl_process import JsonLinesProcess, ProtocolError
-from harness.runners.wire import UnreadableRequest
+from harness.runners.jsonl_process import JsonLinesProcess, ProtocolError  # noqa: E402
+from harness.runners.wire import UnreadableRequest  # noqa: E402
 
 CALL = "PRE_COMMIT_HOOK_SCRIPT"
 SITE = "git commit (the pre-commit hook)"
@@ -89,6 +98,24 @@ def log(request: dict[str, Any], answer: dict[str, Any]) -> None:
             calls.write(json.dumps({"call": CALL, "site": SITE, "request": request, "answer": answer}) + "\n")
 
 
+def snapshot(top: Path, into: Path) -> Path:
+    """A copy of the repository at `top` as the commit sees it (the module docstring), under `into`; `top` itself
+    when its git directory is not a plain `.git` directory (a worktree or submodule: not copied)."""
+    if not (top / ".git").is_dir():
+        return top
+    copy = into / "memory"
+    shutil.copytree(top, copy, symlinks=True)
+    git_dir = copy / ".git"
+    index = os.environ.get("GIT_INDEX_FILE")
+    if index:
+        staged = Path(index) if os.path.isabs(index) else top / index
+        if staged.is_file():
+            shutil.copyfile(staged, git_dir / "index")
+    (git_dir / "index.lock").unlink(missing_ok=True)
+    (git_dir / "hooks" / "pre-commit").unlink(missing_ok=True)
+    return copy
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(FAILED + "usage: hook_client.py CONFIG (the hook shim's command)", file=sys.stderr)
@@ -98,7 +125,16 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError) as error:
         print(FAILED + f"the hook's configuration {argv[0]} is unreadable: {error}", file=sys.stderr)
         return 1
-    request, answer = ask(config, os.getcwd())
+    scratch = Path(tempfile.mkdtemp(prefix="conformance-hook-repo-"))
+    try:
+        try:
+            memory_dir = snapshot(Path.cwd(), scratch)
+        except OSError as error:
+            print(FAILED + f"the hook could not copy the repository {Path.cwd()}: {error}", file=sys.stderr)
+            return 1
+        request, answer = ask(config, str(memory_dir))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     log(request, answer)
     lines, code = outcome(answer)
     if lines:
