@@ -46,6 +46,8 @@ UPSTREAM_SUFFIX = ".conformance-upstream"  # a module moved beside its shim: <na
 SHIM_DIR = REFERENCE_DIR / "upstream-tests"
 SHIM_TEMPLATE = SHIM_DIR / "shim.ts"
 HOOK_SHIM_TEMPLATE = SHIM_DIR / "hook-shim.ts"
+MEMORY_TOOL_SHIM_TEMPLATE = SHIM_DIR / "memory-tool-shim.ts"
+BRIDGE_CLIENT = SHIM_DIR / "bridge-client.ts"  # put after the text of every shim that forwards through the bridge
 PRELOAD = SHIM_DIR / "preload.ts"
 HOOK_CLIENT = Path(__file__).with_name("hook_client.py")
 #: what a shim leaves for the shim run to fill in (values only the run knows: the bridge's files)
@@ -63,6 +65,7 @@ _DESTRUCTURED_IMPORT = re.compile(
 _PATHS = re.compile(r'"([^"*]*)\*"\s*:\s*\[\s*"([^"*]*)\*"')
 _EXPORTS = re.compile(r"^export\s+(?:async\s+)?(?:function\s*\*?|const|let|class)\s+(\w+)", re.M)
 _DEFAULT_MEMORY_DIR = re.compile(r"options\.memoryDir\s*\?\?\s*(\w+)\s*\(")
+_BACKEND_IMPORT = re.compile(r"""\{\s*getBackend\s*\}\s*=\s*await\s+import\s*\(\s*(["'])([^"'\n]+)\1\s*\)""")
 
 
 def is_test_file(path: str) -> bool:
@@ -217,6 +220,17 @@ def _named_reasons(modules: tuple[str, ...], names: tuple[str, ...], what: str) 
     return reasons
 
 
+def named_import(source: str, name: str) -> tuple[str, str] | None:
+    """Where a module imports `name` from: (the imported name, its specifier) for `import { imported as name }`
+    or `import { name }`, else None."""
+    for match in _NAMED_IMPORT.finditer(source):
+        for part in match.group(1).split(","):
+            pieces = [piece.strip() for piece in part.strip().removeprefix("type ").split(" as ")]
+            if pieces[-1] == name:
+                return pieces[0], match.group(3)
+    return None
+
+
 def shim_module(compiler: str, source: str) -> Shim:
     """The compiler's shim (reference/upstream-tests/shim.ts) for the module at `compiler` whose source is
     `source`. When a call leaves `memoryDir` out, the shim asks the same function upstream's compiler asks
@@ -224,22 +238,49 @@ def shim_module(compiler: str, source: str) -> Shim:
     function = _DEFAULT_MEMORY_DIR.search(source)
     default_import = "const conformanceDefaultMemoryDir: ((agentId: string) => string) | undefined = undefined;"
     found = None
-    if function:
-        for match in _NAMED_IMPORT.finditer(source):
-            names = [part.strip().split(" as ") for part in match.group(1).split(",")]
-            for name in names:
-                if name[-1].strip() == function.group(1):
-                    found = function.group(1)
-                    local = f"{name[0].strip()} as conformanceDefaultMemoryDir"
-                    default_import = f'import {{ {local} }} from "{match.group(3)}";'
+    imported = named_import(source, function.group(1)) if function else None
+    if function and imported:
+        found = function.group(1)
+        default_import = f'import {{ {imported[0]} as conformanceDefaultMemoryDir }} from "{imported[1]}";'
     text = SHIM_TEMPLATE.read_text(encoding="utf-8").replace("// @conformance-default-memory-dir", default_import)
-    return _shim(COMPILER, compiler, source, text, found)
+    return _shim(COMPILER, compiler, source, text + "\n" + BRIDGE_CLIENT.read_text(encoding="utf-8"), found)
 
 
 def hook_shim(module: str, source: str) -> Shim:
     """The pre-commit hook's shim (reference/upstream-tests/hook-shim.ts): `PRE_COMMIT_HOOK_SCRIPT` becomes a hook
     that runs hook_client.py (its command is filled in by the shim run: `placed_text`)."""
     return _shim(PRE_COMMIT_HOOK, module, source, HOOK_SHIM_TEMPLATE.read_text(encoding="utf-8"), None)
+
+
+#: what the memory tool's shim asks with upstream's own code: (the name the tool imports, the shim's local name)
+MEMORY_TOOL_HELPERS = (
+    ("getCurrentAgentId", "conformanceCurrentAgentId"),
+    ("resolveScopedMemoryDir", "conformanceScopedMemoryDir"),
+)
+
+
+def memory_tool_shim(module: str, source: str) -> Shim:
+    """The memory tool's shim (reference/upstream-tests/memory-tool-shim.ts): `memory(args)` becomes memory_write,
+    with the memory directory, the agent and the sync mode found by the functions the tool itself imports (from
+    the same modules); when one is missing from the tool's source, every call is not applicable, saying which."""
+    lines, missing = [], []
+    for name, local in MEMORY_TOOL_HELPERS:
+        imported = named_import(source, name)
+        if imported:
+            lines.append(f'import {{ {imported[0]} as {local} }} from "{imported[1]}";')
+        else:
+            missing.append(name)
+            lines.append(f"const {local} = (): any => null;")
+    backend = _BACKEND_IMPORT.search(source)
+    if not backend:
+        missing.append("getBackend (`await import(...)`)")
+    text = MEMORY_TOOL_SHIM_TEMPLATE.read_text(encoding="utf-8").replace(
+        "// @conformance-memory-imports", "\n".join(lines)
+    )
+    text = text.replace("__CONFORMANCE_BACKEND__", json.dumps(backend.group(2) if backend else "node:fs"))
+    what = f"the shim could not find upstream's {', '.join(missing)} in the tool's source ({module})"
+    text = text.replace("__CONFORMANCE_MISSING__", json.dumps(what) if missing else "null")
+    return _shim(MEMORY_TOOL, module, source, text + "\n" + BRIDGE_CLIENT.read_text(encoding="utf-8"), None)
 
 
 def _shim(target: SwapTarget, module: str, source: str, text: str, default_memory_dir: str | None) -> Shim:
@@ -313,8 +354,27 @@ PRE_COMMIT_HOOK = SwapTarget(
     hook_shim,
     HOOK_SHIM_TEMPLATE,
 )
+MEMORY_TOOL_MODULES = ("src/tools/impl/memory.ts", "src/tools/impl/Memory.ts")
+MEMORY_TOOL = SwapTarget(
+    "memory-tool",
+    "the memory write tool (memory(args))",
+    MEMORY_TOOL_MODULES,
+    (
+        Forwarded(
+            "memory",
+            "memory_write",
+            "memoryDir, the agent's id and name (found by upstream's own functions, as the tool finds them), "
+            "command, the other arguments in the call's order",
+            "`written` as `{message}`, `thrown` thrown; with a remote MemFS backend a `written` answer is not "
+            "applicable (memory_write is the local backend's tool)",
+        ),
+    ),
+    _named_reasons(MEMORY_TOOL_MODULES, ("memory",), "the memory tool"),
+    memory_tool_shim,
+    MEMORY_TOOL_SHIM_TEMPLATE,
+)
 #: the swap targets, in the order their shims are tried (the compiler first)
-TARGETS: tuple[SwapTarget, ...] = (COMPILER, PRE_COMMIT_HOOK)
+TARGETS: tuple[SwapTarget, ...] = (COMPILER, PRE_COMMIT_HOOK, MEMORY_TOOL)
 #: every forwarded export of every target
 FORWARDED = tuple(name for target in TARGETS for name in target.forwarded)
 
