@@ -31,6 +31,7 @@ from harness.tools.upstream.select import (
     TARGETS,
     bunfig_preloads,
     hook_shim,
+    memory_tool_shim,
     path_aliases,
     placed_text,
     resolve,
@@ -218,6 +219,61 @@ test("commits without the hook", () => {
 """
 
 
+MEMORY_TOOL = """import { getCurrentAgentId } from "@/agent/context";
+import { resolveScopedMemoryDir } from "@/agent/memory-filesystem";
+
+export async function memory(args: any): Promise<{ message: string }> {
+  if (!args.reason) throw new Error("memory: missing required parameter reason");
+  const { getBackend } = await import("@/backend");
+  const synced = getBackend().capabilities.localMemfs ? "committed locally" : "applied and pushed";
+  return { message: `Memory ${args.command} ${synced} (${resolveScopedMemoryDir() ?? getCurrentAgentId()})` };
+}
+
+export function keptTool(): string {
+  return "kept";
+}
+"""
+MEMORY_TOOL_TEST_FILE = "src/tools/memory-tool.test.ts"
+MEMORY_TOOL_TESTS = """import { expect, test } from "bun:test";
+
+const { memory } = await import("@/tools/impl/memory");
+process.env.MEMORY_DIR = "/m";
+process.env.AGENT_ID = "agent-1";
+
+test("writes with a local backend", async () => {
+  process.env.FIXTURE_LOCAL = "1";
+  const result = await memory({ command: "create", reason: "r", file_path: "system/a.md" });
+  expect(result.message).toBe("Memory create committed locally (/m)");
+});
+test("writes with a remote backend", async () => {
+  delete process.env.FIXTURE_LOCAL;
+  expect((await memory({ command: "create", reason: "r" })).message).toContain("pushed");
+});
+test("requires a reason", async () => {
+  await expect(memory({ command: "create" })).rejects.toThrow(/missing required parameter/);
+});
+"""
+
+
+def memory_tool_fixture_files() -> dict[str, str | None]:
+    """A look-alike with only the memory tool, the functions it asks and its test."""
+    files = {k: v for k, v in fixture_files().items() if k in ("package.json", "tsconfig.json", "bun.lock")}
+    return {
+        **files,
+        "src/agent/context.ts": 'export function getCurrentAgentId(): string {\n  throw new Error("no context");\n}\n',
+        "src/agent/memory-filesystem.ts": (
+            "export function resolveScopedMemoryDir(): string | null {\n  return process.env.MEMORY_DIR || null;\n}\n"
+        ),
+        "src/backend/index.ts": (
+            "export function getBackend() {\n"
+            '  return { capabilities: { localMemfs: process.env.FIXTURE_LOCAL === "1" },\n'
+            '    retrieveAgent: async (id: string) => ({ id, name: "Bob" }) };\n}\n'
+        ),
+        "src/tools/impl/memory.ts": MEMORY_TOOL,
+        MEMORY_TOOL_TEST_FILE: MEMORY_TOOL_TESTS,
+    }
+
+
 def hook_fixture_files() -> dict[str, str | None]:
     """A look-alike with only the pre-commit hook's module and its test (no compiler)."""
     files = {k: v for k, v in fixture_files().items() if k in ("package.json", "tsconfig.json", "bun.lock")}
@@ -313,11 +369,15 @@ def test_shim_forwards_the_compiler_and_finds_the_default_memory_dir() -> None:
 
 
 def test_the_target_table() -> None:
-    assert [t.name for t in TARGETS] == ["compiler", "pre-commit-hook"]  # the compiler is the first row
+    assert [t.name for t in TARGETS] == ["compiler", "pre-commit-hook", "memory-tool"]  # the compiler first
     assert len(FORWARDED) == len(set(FORWARDED))  # an export is forwarded by one target only
-    compiler, hook = TARGETS
+    compiler, hook, tool = TARGETS
     assert compiler.forwarded[0] == "compileLocalSystemPrompt" and hook.forwarded == ("PRE_COMMIT_HOOK_SCRIPT",)
     assert [f.op for f in hook.exports] == ["validate"]
+    assert tool.forwarded == ("memory",) and [f.op for f in tool.exports] == ["memory_write"]
+    assert tool.module_of({"src/tools/impl/Memory.ts": MEMORY_TOOL}.get) == "src/tools/impl/Memory.ts"  # 0.25.x
+    view_tool = "export async function memory_view(args: any) {}"  # 0.34.7's memory.ts: a view tool, no memory()
+    assert tool.module_of({"src/tools/impl/memory.ts": view_tool}.get) is None
     # where the hook lives: 0.25.x's memoryGit.ts; later memory-git-hooks.ts (memory-git.ts only re-exports it)
     v0_25 = {"src/agent/memoryGit.ts": "export const PRE_COMMIT_HOOK_SCRIPT = `#!/bin/sh`;\nexport function x() {}"}
     v0_30 = {
@@ -342,12 +402,29 @@ def test_the_hook_shim_forwards_the_constant_only() -> None:
     assert HOOK_COMMAND not in text
 
 
+def test_the_memory_tool_shim_asks_upstreams_own_functions() -> None:
+    shim = memory_tool_shim("src/tools/impl/memory.ts", MEMORY_TOOL)
+    assert shim.forwarded == ["memory"] and shim.kept == ["keptTool"]
+    assert 'import { getCurrentAgentId as conformanceCurrentAgentId } from "@/agent/context";' in shim.text
+    assert 'import { resolveScopedMemoryDir as conformanceScopedMemoryDir } from "@/agent/memory-filesystem";' in (
+        shim.text
+    )
+    assert 'await import("@/backend")' in shim.text and "const CONFORMANCE_MISSING: string | null = null;" in shim.text
+    assert "function exchange(" in shim.text  # the bridge client follows the shim's own text
+    bare = memory_tool_shim("src/tools/impl/Memory.ts", "export async function memory(args: any) {}")
+    assert "the shim could not find upstream's getCurrentAgentId, resolveScopedMemoryDir, getBackend" in bare.text
+
+
 def test_selection_per_target(tmp_path: Path) -> None:
     paths = {"src/agent/memoryGit.ts", "src/agent/memory-git-hooks.ts", "src/tools/impl/memory.ts"}
     aliases = [("@/", "src/")]
     named = 'import { PRE_COMMIT_HOOK_SCRIPT } from "../../agent/memoryGit";'
     assert selection_reasons(named, "src/tests/agent/x.test.ts", aliases, paths) == [
         "imports the pre-commit hook (PRE_COMMIT_HOOK_SCRIPT from src/agent/memoryGit.ts)"
+    ]
+    destructured = 'const { memory } = await import("@/tools/impl/memory");'
+    assert selection_reasons(destructured, "src/tools/x.test.ts", aliases, paths) == [
+        "imports the memory tool (memory from src/tools/impl/memory.ts)"
     ]
     other = 'import { getMemoryRepoDir } from "../../agent/memoryGit";'  # the module, not the hook: not selected
     assert selection_reasons(other, "src/tests/agent/x.test.ts", aliases, paths) == []
@@ -550,6 +627,30 @@ def test_the_hook_target(hook_repo: Upstream, cache: Path) -> None:
         assert verdict == Verdict.NOT_APPLICABLE and "does not serve op 'validate'" in reason, (name, reason)
     failed = verdicts(run_fixture(hook_repo, "error"))[f"{HOOK_TEST_FILE} > accepts good content"]
     assert failed == (Verdict.FAIL, "the implementation failed: PRE_COMMIT_HOOK_SCRIPT: planted failure")
+
+
+@needs_bun
+def test_the_memory_tool_target(tmp_path: Path, cache: Path) -> None:
+    repo = Upstream(tmp_path / "letta-code", git_env_for(tmp_path / "home", tmp_path))
+    repo.commit("a tiny memory tool and its tests", memory_tool_fixture_files())
+    result = run_fixture(repo)
+    found = verdicts(result)
+    assert found[f"{MEMORY_TOOL_TEST_FILE} > writes with a local backend"] == (Verdict.PASS, "")
+    assert found[f"{MEMORY_TOOL_TEST_FILE} > requires a reason"] == (Verdict.PASS, "")
+    remote = found[f"{MEMORY_TOOL_TEST_FILE} > writes with a remote backend"]
+    assert remote[0] == Verdict.NOT_APPLICABLE and "remote MemFS backend" in remote[1]  # never a pass on it
+    call = result.shim_runs[0].calls[0]
+    assert call["request"] == {
+        "op": "memory_write",
+        "memoryDir": "/m",
+        "command": "create",
+        "args": {"reason": "r", "file_path": "system/a.md"},
+        "agentId": "agent-1",
+        "agentName": "Bob",
+        "profile": "letta-code@0.30.28",
+    }
+    tree = upstream_tests.trees_root() / "trees" / upstream_tests.repo_key(repo.path)
+    assert (tree / "src/tools/impl/memory.ts").read_text() == MEMORY_TOOL  # the shim undone
 
 
 @needs_bun

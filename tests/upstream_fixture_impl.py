@@ -9,6 +9,10 @@
 - `hook-accepts`: `validate` accepts every commit (the fixture hook refuses a staged file holding `BAD`);
 - `no-validate`: answers `validate` unsupported.
 
+`memory_write` is the fixture memory tool's (tests/test_upstream_tests.py, MEMORY_TOOL): a call without `reason`
+throws `Error: memory: missing required parameter reason`, else the message is `Memory COMMAND committed locally
+(MEMORYDIR)`.
+
 `validate` is the fixture hook's rule (tests/test_upstream_tests.py, HOOK_MODULE): a staged file whose content
 holds `BAD` is refused with `  FILE: refused (BAD)`.
 """
@@ -65,7 +69,7 @@ def answer(request: dict[str, Any], bug: str | None) -> dict[str, Any]:
     op = request.get("op")
     if op == "hello":
         ops = ["hello", "compile"] + ([] if bug == "no-skills" else ["skills_block"])
-        ops += [] if bug == "no-validate" else ["validate"]
+        ops += ["memory_write"] + ([] if bug == "no-validate" else ["validate"])
         return {
             "ok": True,
             "protocol": 1,
@@ -78,6 +82,10 @@ def answer(request: dict[str, Any], bug: str | None) -> dict[str, Any]:
         return {"ok": False, "error": "planted failure"} if bug == "error" else compile_record(request, bug)
     if op == "skills_block" and bug != "no-skills":
         return skills_block(request)
+    if op == "memory_write":
+        if "reason" not in request["args"]:
+            return {"ok": True, "thrown": "Error: memory: missing required parameter reason"}
+        return {"ok": True, "written": f"Memory {request['command']} committed locally ({request['memoryDir']})"}
     if op == "validate" and bug != "no-validate":
         return {"ok": False, "error": "planted failure"} if bug == "error" else validate(request, bug)
     return {"ok": False, "unsupported": f"op {op!r}"}
