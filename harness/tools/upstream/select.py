@@ -15,7 +15,9 @@ is made (`build`). Rows, in order:
   `src/agent/memory-git-hooks.ts` later); a file is selected when it imports that name from the module;
 - `memory-tool`: the memory tool's `memory(args)` (`src/tools/impl/Memory.ts` in 0.25.x,
   `src/tools/impl/memory.ts` later); a file is selected when it imports `memory` from the module (a named
-  import, or `const { memory } = await import(...)`).
+  import, or `const { memory } = await import(...)`);
+- `post-turn-sync`: `syncPendingMemoryCommitsAfterTurn` (`src/agent/memory-git.ts`, 0.30.28 and later); a file
+  is selected when it imports that name from the module.
 
 **The shim** of a target (`Shim`): its template under reference/upstream-tests/ with the revision's details
 filled in. It is written at the module's path; the module itself moves beside it
@@ -47,6 +49,7 @@ SHIM_DIR = REFERENCE_DIR / "upstream-tests"
 SHIM_TEMPLATE = SHIM_DIR / "shim.ts"
 HOOK_SHIM_TEMPLATE = SHIM_DIR / "hook-shim.ts"
 MEMORY_TOOL_SHIM_TEMPLATE = SHIM_DIR / "memory-tool-shim.ts"
+POST_TURN_SYNC_SHIM_TEMPLATE = SHIM_DIR / "post-turn-sync-shim.ts"
 BRIDGE_CLIENT = SHIM_DIR / "bridge-client.ts"  # put after the text of every shim that forwards through the bridge
 PRELOAD = SHIM_DIR / "preload.ts"
 HOOK_CLIENT = Path(__file__).with_name("hook_client.py")
@@ -259,28 +262,46 @@ MEMORY_TOOL_HELPERS = (
 )
 
 
-def memory_tool_shim(module: str, source: str) -> Shim:
-    """The memory tool's shim (reference/upstream-tests/memory-tool-shim.ts): `memory(args)` becomes memory_write,
-    with the memory directory, the agent and the sync mode found by the functions the tool itself imports (from
-    the same modules); when one is missing from the tool's source, every call is not applicable, saying which."""
+#: what the post-turn sync's shim asks with upstream's own code
+POST_TURN_SYNC_HELPERS = (("getScopedMemoryFilesystemRoot", "conformanceScopedMemoryRoot"),)
+
+
+def _helpers_shim(
+    target: SwapTarget, module: str, source: str, helpers: tuple[tuple[str, str], ...], marker: str
+) -> Shim:
+    """A shim that asks upstream's own functions, imported from where the module imports them (`helpers`: the
+    name, the shim's local name) and its backend (`await import(...)` of `getBackend`); when one is missing from
+    the module's source, every call is not applicable, saying which."""
     lines, missing = [], []
-    for name, local in MEMORY_TOOL_HELPERS:
+    for name, local in helpers:
         imported = named_import(source, name)
         if imported:
             lines.append(f'import {{ {imported[0]} as {local} }} from "{imported[1]}";')
         else:
             missing.append(name)
-            lines.append(f"const {local} = (): any => null;")
+            lines.append(f"const {local} = (..._: any[]): any => null;")
     backend = _BACKEND_IMPORT.search(source)
     if not backend:
         missing.append("getBackend (`await import(...)`)")
-    text = MEMORY_TOOL_SHIM_TEMPLATE.read_text(encoding="utf-8").replace(
-        "// @conformance-memory-imports", "\n".join(lines)
-    )
+    text = target.template.read_text(encoding="utf-8").replace(marker, "\n".join(lines))
     text = text.replace("__CONFORMANCE_BACKEND__", json.dumps(backend.group(2) if backend else "node:fs"))
-    what = f"the shim could not find upstream's {', '.join(missing)} in the tool's source ({module})"
+    what = f"the shim could not find upstream's {', '.join(missing)} in {module}"
     text = text.replace("__CONFORMANCE_MISSING__", json.dumps(what) if missing else "null")
-    return _shim(MEMORY_TOOL, module, source, text + "\n" + BRIDGE_CLIENT.read_text(encoding="utf-8"), None)
+    return _shim(target, module, source, text + "\n" + BRIDGE_CLIENT.read_text(encoding="utf-8"), None)
+
+
+def memory_tool_shim(module: str, source: str) -> Shim:
+    """The memory tool's shim (reference/upstream-tests/memory-tool-shim.ts): `memory(args)` becomes memory_write,
+    with the memory directory, the agent and the sync mode found by the functions the tool itself imports (from
+    the same modules)."""
+    return _helpers_shim(MEMORY_TOOL, module, source, MEMORY_TOOL_HELPERS, "// @conformance-memory-imports")
+
+
+def post_turn_sync_shim(module: str, source: str) -> Shim:
+    """The post-turn sync's shim (reference/upstream-tests/post-turn-sync-shim.ts):
+    `syncPendingMemoryCommitsAfterTurn` becomes memory_reminder, with upstream's default memory directory and
+    its backend's capabilities."""
+    return _helpers_shim(POST_TURN_SYNC, module, source, POST_TURN_SYNC_HELPERS, "// @conformance-sync-imports")
 
 
 def _shim(target: SwapTarget, module: str, source: str, text: str, default_memory_dir: str | None) -> Shim:
@@ -373,8 +394,27 @@ MEMORY_TOOL = SwapTarget(
     memory_tool_shim,
     MEMORY_TOOL_SHIM_TEMPLATE,
 )
+POST_TURN_SYNC_MODULES = ("src/agent/memory-git.ts",)
+POST_TURN_SYNC = SwapTarget(
+    "post-turn-sync",
+    "the post-turn memory sync (syncPendingMemoryCommitsAfterTurn, 0.30.28 and later)",
+    POST_TURN_SYNC_MODULES,
+    (
+        Forwarded(
+            "syncPendingMemoryCommitsAfterTurn",
+            "memory_reminder",
+            "memoryDir: `options.memoryDir`, else upstream's `getScopedMemoryFilesystemRoot(agentId)`",
+            "`{status: syncStatus, summary: syncSummary, memoryDir, localOnly}` (`localOnly` from upstream's "
+            "backend); with a backend that is not local-only, only `conflict`, `dirty` and `skipped` (not "
+            "initialized) stand, any other answer is not applicable",
+        ),
+    ),
+    _named_reasons(POST_TURN_SYNC_MODULES, ("syncPendingMemoryCommitsAfterTurn",), "the post-turn memory sync"),
+    post_turn_sync_shim,
+    POST_TURN_SYNC_SHIM_TEMPLATE,
+)
 #: the swap targets, in the order their shims are tried (the compiler first)
-TARGETS: tuple[SwapTarget, ...] = (COMPILER, PRE_COMMIT_HOOK, MEMORY_TOOL)
+TARGETS: tuple[SwapTarget, ...] = (COMPILER, PRE_COMMIT_HOOK, MEMORY_TOOL, POST_TURN_SYNC)
 #: every forwarded export of every target
 FORWARDED = tuple(name for target in TARGETS for name in target.forwarded)
 

@@ -226,10 +226,11 @@ def shims_of(tree: SourceTree, targets: tuple[SwapTarget, ...]) -> dict[str, Shi
         data = tree.read(path) if path in tree.entries else None
         return data.decode("utf-8", "replace") if data is not None else None
 
-    shims = {}
+    shims: dict[str, Shim] = {}
     for target in targets:
         module = target.module_of(read)
-        if module is not None:
+        taken = next((name for name, shim in shims.items() if shim.compiler == module), None)
+        if module is not None and taken is None:  # (one shim a module: the earlier target's, in the table's order)
             shims[target.name] = target.build(module, read(module) or "")
     return shims
 
