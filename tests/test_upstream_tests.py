@@ -369,15 +369,27 @@ def test_shim_forwards_the_compiler_and_finds_the_default_memory_dir() -> None:
 
 
 def test_the_target_table() -> None:
-    assert [t.name for t in TARGETS] == ["compiler", "pre-commit-hook", "memory-tool"]  # the compiler first
+    assert [t.name for t in TARGETS] == ["compiler", "pre-commit-hook", "memory-tool", "post-turn-sync"]
     assert len(FORWARDED) == len(set(FORWARDED))  # an export is forwarded by one target only
-    compiler, hook, tool = TARGETS
+    compiler, hook, tool, sync = TARGETS  # the compiler is the first row
     assert compiler.forwarded[0] == "compileLocalSystemPrompt" and hook.forwarded == ("PRE_COMMIT_HOOK_SCRIPT",)
     assert [f.op for f in hook.exports] == ["validate"]
     assert tool.forwarded == ("memory",) and [f.op for f in tool.exports] == ["memory_write"]
     assert tool.module_of({"src/tools/impl/Memory.ts": MEMORY_TOOL}.get) == "src/tools/impl/Memory.ts"  # 0.25.x
     view_tool = "export async function memory_view(args: any) {}"  # 0.34.7's memory.ts: a view tool, no memory()
     assert tool.module_of({"src/tools/impl/memory.ts": view_tool}.get) is None
+    assert [f.op for f in sync.exports] == ["memory_reminder"]
+    memory_git = (
+        'import { getScopedMemoryFilesystemRoot } from "./memory-filesystem";\n'
+        "export async function syncPendingMemoryCommitsAfterTurn(agentId: string, options = {}) {\n"
+        '  const { getBackend } = await import("@/backend");\n}\n'
+    )
+    assert sync.module_of({"src/agent/memory-git.ts": memory_git}.get) == "src/agent/memory-git.ts"
+    shim = sync.build("src/agent/memory-git.ts", memory_git)
+    assert 'import { getScopedMemoryFilesystemRoot as conformanceScopedMemoryRoot } from "./memory-filesystem";' in (
+        shim.text
+    )
+    assert "const CONFORMANCE_SYNC_MISSING: string | null = null;" in shim.text
     # where the hook lives: 0.25.x's memoryGit.ts; later memory-git-hooks.ts (memory-git.ts only re-exports it)
     v0_25 = {"src/agent/memoryGit.ts": "export const PRE_COMMIT_HOOK_SCRIPT = `#!/bin/sh`;\nexport function x() {}"}
     v0_30 = {
@@ -425,6 +437,10 @@ def test_selection_per_target(tmp_path: Path) -> None:
     destructured = 'const { memory } = await import("@/tools/impl/memory");'
     assert selection_reasons(destructured, "src/tools/x.test.ts", aliases, paths) == [
         "imports the memory tool (memory from src/tools/impl/memory.ts)"
+    ]
+    sync = 'import {\n  getGitRemoteUrl,\n  syncPendingMemoryCommitsAfterTurn,\n} from "./memory-git";'
+    assert selection_reasons(sync, "src/agent/x.test.ts", aliases, paths | {"src/agent/memory-git.ts"}) == [
+        "imports the post-turn memory sync (syncPendingMemoryCommitsAfterTurn from src/agent/memory-git.ts)"
     ]
     other = 'import { getMemoryRepoDir } from "../../agent/memoryGit";'  # the module, not the hook: not selected
     assert selection_reasons(other, "src/tests/agent/x.test.ts", aliases, paths) == []
