@@ -18,7 +18,7 @@ from test_revision_build import Upstream, snapshot
 from harness.acquire.releases import ensure_bun
 from harness.cli.main import main
 from harness.report.upstream_records import FILE_LEVEL, FileRun, Outcome, Verdict
-from harness.report.upstream_tests import UpstreamReport, report_json, terminal_lines
+from harness.report.upstream_tests import UpstreamReport, report_json, target_rows, terminal_lines
 from harness.report.writers import UPSTREAM_TESTS, write_reports
 from harness.runners.git_reference import GitReference
 from harness.runners.implementations import ImplSpec
@@ -626,6 +626,11 @@ def test_the_hook_target(hook_repo: Upstream, cache: Path) -> None:
     assert found[f"{HOOK_TEST_FILE} > accepts good content"][0] == Verdict.PASS
     assert found[f"{HOOK_TEST_FILE} > refuses BAD content"][0] == Verdict.PASS
     assert found[f"{HOOK_TEST_FILE} > commits without the hook"] == (Verdict.NOT_APPLICABLE, NO_CALL_NOTE)
+    lines = terminal_lines(upstream_tests.UpstreamRun("cmd:fixture", [result]))
+    assert (
+        "  target pre-commit-hook: 1 file(s), 2 passed, 0 failed, 1 not applicable, 0 broken (control: 3/3 passed)"
+        in (lines)
+    )
     refused = next(t for t in result.tests if t.name == "refuses BAD content")
     assert refused.calls == 1  # the hook's call, attributed to the test that committed
     call = result.shim_runs[0].calls[0]
@@ -729,11 +734,19 @@ def test_upstream_v0_30_28_against_the_port_and_a_planted_bug(tmp_path: Path) ->
     reference = GitReference(Path(CLONE), "v0.30.28")
     result = upstream_tests.run_revision(reference, ImplSpec.parse("python"), upstream_tests.Options(), ensure_bun())
     assert result.counts().line() == (
-        "upstream-tests: 21 passed, 0 failed, 29 not applicable, 0 broken (control: 50 passed)"
+        "upstream-tests: 48 passed, 0 failed, 80 not applicable, 0 broken (control: 128 passed)"
     )
+    by_target = {row["target"]: (row["pass"], row["fail"], row["na"], row["broken"]) for row in target_rows(result)}
+    assert by_target == {
+        "compiler": (21, 0, 29, 0),
+        "pre-commit-hook": (21, 0, 0, 0),
+        "memory-tool": (3, 0, 10, 0),
+        "post-turn-sync": (3, 0, 41, 0),
+    }
     planted = Path(__file__).with_name("planted_upstream_bug_impl.py")
     bugged = ImplSpec.parse(f"cmd:{sys.executable} {planted} --bug midnight")
-    result = upstream_tests.run_revision(reference, bugged, upstream_tests.Options(), ensure_bun())
+    compiler_only = upstream_tests.Options(targets=("compiler",))
+    result = upstream_tests.run_revision(reference, bugged, compiler_only, ensure_bun())
     failed = [t for t in result.tests if t.verdict == Verdict.FAIL]
     assert [t.name for t in failed] == [
         "local system prompt compilation > injects MemFS system files and metadata into CORE_MEMORY"
