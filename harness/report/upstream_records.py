@@ -3,7 +3,7 @@ the verdict of each upstream test, and a revision's and a run's results. Reports
 loading the runners, the bridge or bun.
 
 Verdicts (`Verdict`; the rule is harness.tools.upstream.verdict's) say who is at fault (`fault`):
-- pass: upstream's test passed with the compiler module replaced by the shim (the implementation under test
+- pass: upstream's test passed with its swapped modules replaced by their shims (the implementation under test
   served its forwarded calls);
 - fail: it passed with upstream's own module (the control run) and fails with the shim: upstream's assertion
   message and the forwarded call that produced the value (`implementation`; `harness` when the file did not

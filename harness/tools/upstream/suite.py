@@ -1,8 +1,12 @@
 """`conformance upstream-tests`: upstream's own tests, run by upstream's `bun test` against the implementation
 under test with one upstream module at a time swapped for a shim that forwards to it (docs/upstream-tests.md).
-What can be swapped is the table of swap targets (upstream_select.TARGETS): the compiler module (with the skills
-block, the frontmatter parser's and LocalBackend's prompt-cache tests), the pre-commit hook
-(PRE_COMMIT_HOOK_SCRIPT, whose shim is a hook git runs: hook_client.py asks `validate`), ...
+What can be swapped is the table of swap targets (upstream_select.TARGETS), one row per module:
+- `compiler`: the compiler module (`compile`, `skills_block`; with the frontmatter parser's and LocalBackend's
+  prompt-cache tests);
+- `pre-commit-hook`: PRE_COMMIT_HOOK_SCRIPT, whose shim is a hook git runs (hook_client.py asks `validate` about
+  a copy of the repository);
+- `memory-tool`: the memory tool's `memory(args)` (`memory_write`);
+- `post-turn-sync`: `syncPendingMemoryCommitsAfterTurn` (`memory_reminder`).
 
 For each revision (`--git PATH[@REV]`):
 1. **Prepare** (`prepare`): the revision's source (revision_source.SourceTree: read with git, never written
