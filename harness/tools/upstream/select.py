@@ -164,10 +164,6 @@ class Shim:
     default_memory_dir: str | None  # the compiler's: the function upstream asks when memoryDir is left out
     target: str = "compiler"
 
-    @property
-    def module(self) -> str:
-        return self.compiler
-
 
 @dataclass(frozen=True)
 class SwapTarget:
@@ -216,9 +212,11 @@ def _named_reasons(modules: tuple[str, ...], names: tuple[str, ...], what: str) 
     """The rule of a target selected by name: the file imports one of `names` from one of `modules`."""
 
     def reasons(found: Imports) -> list[str]:
-        module = next((p for p in modules if p in found.imported), None)
-        named = [n for n in dict.fromkeys(found.names_from(modules)) if n in names]
-        return [f"imports {what} ({', '.join(named)} from {module})"] if module and named else []
+        for module in modules:
+            named = [n for n in dict.fromkeys(found.names_from((module,))) if n in names]
+            if named:
+                return [f"imports {what} ({', '.join(named)} from {module})"]
+        return []
 
     return reasons
 
