@@ -130,8 +130,8 @@ def file_rows(revision: RevisionResult) -> list[dict[str, Any]]:
 
 
 def target_rows(revision: RevisionResult) -> list[dict[str, Any]]:
-    """Per swap target with selected files at the revision: its files' verdict counts and control passes (a file
-    selected by two targets counts for both)."""
+    """Per swap target with selected files at the revision, in the table's order: its files' verdict counts and
+    control passes (a file selected by two targets counts for both)."""
     rows: dict[str, dict[str, Any]] = {}
     for row in file_rows(revision):
         for target in row["targets"]:
@@ -142,7 +142,8 @@ def target_rows(revision: RevisionResult) -> list[dict[str, Any]]:
             passed, total = (int(n) for n in row["control"].split("/"))
             done, of = (int(n) for n in into.get("control", "0/0").split("/"))
             into["control"] = f"{done + passed}/{of + total}"
-    return list(rows.values())
+    order = [str(swap.get("target")) for swap in revision.swaps]  # the table's order (the compiler first)
+    return sorted(rows.values(), key=lambda row: order.index(row["target"]) if row["target"] in order else len(order))
 
 
 def render_html(run: UpstreamRun, data: dict[str, Any]) -> str:
