@@ -7,7 +7,10 @@ runs its `serve` loop (the JSON-lines protocol, docs/protocol.md) from there. Fo
   upstream prints `12:00:00 AM` (upstream's compiler test asserts `2026-05-04 12:00:00 AM UTC+0000`);
 - `body-rstrip`: the frontmatter body's `trim()` as Python's `rstrip()` (no leading whitespace removed, and
   Python's whitespace, not JavaScript's): no upstream test at v0.25.3, v0.25.9 or v0.30.28 catches it;
-- `skills-first-line`: a skill's whole description instead of its first line in `<available_skills>`.
+- `skills-first-line`: a skill's whole description instead of its first line in `<available_skills>`;
+- `hook-read-only`: the legacy pre-commit hook's check of a file HEAD marks `read_only: true` compares with
+  `"yes"`, so such a file may be changed (upstream's hook test `rejects modifying a read_only file` asserts the
+  commit fails saying `read_only`; the `pre-commit-hook` target).
 
 Its hello names the bug in `info.plantedBug`.
 """
@@ -32,6 +35,13 @@ BUGS = {
         ("frontmatter.py", "return ParsedMarkdown(keys, js_trim(body))", "return ParsedMarkdown(keys, body.rstrip())"),
     ],
     "skills-first-line": [("skills_block.py", 'js_trim(text).split("\\n")[0]', "js_trim(text)")],
+    "hook-read-only": [
+        (
+            "commit_validation.py",
+            'if head and _fm_value(head, "read_only") == "true":',
+            'if head and _fm_value(head, "read_only") == "yes":',
+        )
+    ],
 }
 
 

@@ -1,5 +1,6 @@
-"""`conformance upstream-tests --git PATH[@REV] [--impl SPEC]`: upstream's own tests of the compiler, the skills
-block, the frontmatter parser and LocalBackend's prompt cache, run by upstream's `bun test` against the
+"""`conformance upstream-tests --git PATH[@REV] [--impl SPEC] [--target NAME]`: upstream's own tests of the modules
+the suite can swap (the compiler, the skills block, the frontmatter parser and LocalBackend's prompt cache; the
+pre-commit hook; ...: harness.tools.upstream.select.TARGETS), run by upstream's `bun test` against the
 implementation under test (harness.tools.upstream.suite; docs/upstream-tests.md).
 
 Exit 0 when no test fails and every revision ran; 1 otherwise; 2 for a usage error.
@@ -29,6 +30,7 @@ from harness.report.upstream_tests import UpstreamReport, terminal_lines
 from harness.report.writers import UPSTREAM_TESTS, write_reports
 from harness.runners.git_reference import GitReference, UnknownRevisionProfile, profile_of
 from harness.tools.upstream.bridge import BridgeError, protocol_spec
+from harness.tools.upstream.select import TARGETS
 from harness.tools.upstream.suite import Options, run_upstream_tests
 
 
@@ -62,6 +64,7 @@ def cmd_upstream_tests(args: argparse.Namespace) -> int:
     except ReferenceUnavailable as error:
         raise UsageError(f"the pinned bun is unavailable: {error}") from None
     options = Options(
+        targets=tuple(args.target or ()),
         timeout=args.timeout,
         file_timeout=args.file_timeout,
         test_timeout_ms=args.test_timeout,
@@ -84,7 +87,8 @@ def cmd_upstream_tests(args: argparse.Namespace) -> int:
 def register(commands: Commands) -> None:
     parser = commands.add_parser(
         "upstream-tests",
-        help="upstream's own tests of the compiler and its prompt cache against the implementation under test",
+        help="upstream's own tests of the modules it can swap (the compiler, the pre-commit hook, ...) against "
+        "the implementation under test",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(
@@ -98,6 +102,13 @@ def register(commands: Commands) -> None:
     add_impl_env(parser)
     add_profile(parser)
     add_report(parser, UPSTREAM_TESTS)
+    parser.add_argument(
+        "--target",
+        action="append",
+        choices=[t.name for t in TARGETS],
+        help="run only the test files of this swap target (repeatable; default: every target): "
+        + "; ".join(f"{t.name}: {t.description}" for t in TARGETS),
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds the implementation may take per call")
     parser.add_argument("--file-timeout", type=float, default=600.0, help="seconds one `bun test FILE` may take")
     parser.add_argument(

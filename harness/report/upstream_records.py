@@ -3,7 +3,7 @@ the verdict of each upstream test, and a revision's and a run's results. Reports
 loading the runners, the bridge or bun.
 
 Verdicts (`Verdict`; the rule is harness.tools.upstream.verdict's) say who is at fault (`fault`):
-- pass: upstream's test passed with the compiler module replaced by the shim (the implementation under test
+- pass: upstream's test passed with its swapped modules replaced by their shims (the implementation under test
   served its forwarded calls);
 - fail: it passed with upstream's own module (the control run) and fails with the shim: upstream's assertion
   message and the forwarded call that produced the value (`implementation`; `harness` when the file did not
@@ -81,7 +81,8 @@ class SelectedFile:
 
     path: str
     reasons: list[str]
-    imports: list[str] = field(default_factory=list)  # the names it imports from the compiler module
+    imports: list[str] = field(default_factory=list)  # the names it imports from its targets' modules
+    targets: list[str] = field(default_factory=list)  # the swap targets that selected it (their shims it runs with)
 
 
 @dataclass
@@ -139,8 +140,9 @@ class RevisionResult:
     profile: str
     implementation: str
     files: list[SelectedFile] = field(default_factory=list)
-    forwarded: list[str] = field(default_factory=list)  # compiler exports the shim forwards
-    kept: list[str] = field(default_factory=list)  # compiler exports left to upstream's code
+    forwarded: list[str] = field(default_factory=list)  # exports the shims forward (every target's)
+    kept: list[str] = field(default_factory=list)  # the swapped modules' exports left to upstream's code
+    swaps: list[dict[str, Any]] = field(default_factory=list)  # per target: module, forwarded, kept, files
     packages: dict[str, str] = field(default_factory=dict)  # installed load-time packages, locked versions
     notes: list[str] = field(default_factory=list)  # what the revision could not provide (packages, blobs)
     tests: list[TestVerdict] = field(default_factory=list)

@@ -74,11 +74,14 @@ def revision_json(revision: RevisionResult, timing: bool) -> dict[str, Any]:
         "packages": revision.packages,
         "forwarded": revision.forwarded,
         "kept_upstream": revision.kept,
+        "swaps": revision.swaps,
+        "targets": target_rows(revision),
         "files": [
             {
                 "path": f.path,
                 "reasons": f.reasons,
                 "imports": f.imports,
+                "targets": f.targets,
                 "control": _file_json(control.get(f.path), timing),
                 "shim": _file_json(shim.get(f.path), timing),
             }
@@ -122,8 +125,25 @@ def file_rows(revision: RevisionResult) -> list[dict[str, Any]]:
             "na": verdicts[Verdict.NOT_APPLICABLE],
             "broken": verdicts[Verdict.BROKEN],
         }
-        rows.append({**row, "control": f"{passed}/{len(run.tests) if run else 0}"})
+        rows.append({**row, "targets": selected.targets, "control": f"{passed}/{len(run.tests) if run else 0}"})
     return rows
+
+
+def target_rows(revision: RevisionResult) -> list[dict[str, Any]]:
+    """Per swap target with selected files at the revision, in the table's order: its files' verdict counts and
+    control passes (a file selected by two targets counts for both)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for row in file_rows(revision):
+        for target in row["targets"]:
+            into = rows.setdefault(target, {"target": target, "files": 0, "pass": 0, "fail": 0, "na": 0, "broken": 0})
+            into["files"] += 1
+            for key in ("pass", "fail", "na", "broken"):
+                into[key] += row[key]
+            passed, total = (int(n) for n in row["control"].split("/"))
+            done, of = (int(n) for n in into.get("control", "0/0").split("/"))
+            into["control"] = f"{done + passed}/{of + total}"
+    order = [str(swap.get("target")) for swap in revision.swaps]  # the table's order (the compiler first)
+    return sorted(rows.values(), key=lambda row: order.index(row["target"]) if row["target"] in order else len(order))
 
 
 def render_html(run: UpstreamRun, data: dict[str, Any]) -> str:
@@ -197,6 +217,11 @@ def terminal_lines(run: UpstreamRun) -> list[str]:
                 f"{row['broken']:>6}  {row['control']:>7}"
             )
         lines.extend(not_passing_lines(revision))
+        for row in target_rows(revision):
+            lines.append(
+                f"  target {row['target']}: {row['files']} file(s), {row['pass']} passed, {row['fail']} failed, "
+                f"{row['na']} not applicable, {row['broken']} broken (control: {row['control']} passed)"
+            )
         lines.append(f"  {revision.counts().line()}")
     lines.append(run.counts().line())
     return lines

@@ -84,6 +84,20 @@ class Bridge:
             "CONFORMANCE_UPSTREAM_PROFILE": self.profile,
         }
 
+    def hook_config(self) -> Path:
+        """The configuration hook_client.py reads (the pre-commit-hook target's hook, run by git outside this
+        process): the same command and environment as the bridge's process, the profile and the timeout."""
+        path = self.directory / "hook.json"
+        config = {
+            "label": self.spec.label,
+            "argv": self.runner.process.argv,
+            "env": self.runner.process.env or {},
+            "profile": self.profile,
+            "timeout": self.timeout,
+        }
+        path.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        return path
+
     def start(self) -> None:
         self.runner.start()
         self.start_error = self.runner.start_error
@@ -152,7 +166,7 @@ class Bridge:
                 os.close(fd)
             self._thread.join(timeout=5)
         self.runner.close()
-        for path in (self.requests, self.answers):
+        for path in (self.requests, self.answers, self.directory / "hook.json"):
             path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             self.directory.rmdir()

@@ -1,21 +1,30 @@
-"""`conformance upstream-tests`: upstream's own tests of the compiler, the skills block, the frontmatter parser
-and LocalBackend's prompt cache, run by upstream's `bun test` against the implementation under test
-(docs/upstream-tests.md).
+"""`conformance upstream-tests`: upstream's own tests, run by upstream's `bun test` against the implementation
+under test with one upstream module at a time swapped for a shim that forwards to it (docs/upstream-tests.md).
+What can be swapped is the table of swap targets (upstream_select.TARGETS), one row per module:
+- `compiler`: the compiler module (`compile`, `skills_block`; with the frontmatter parser's and LocalBackend's
+  prompt-cache tests);
+- `pre-commit-hook`: PRE_COMMIT_HOOK_SCRIPT, whose shim is a hook git runs (hook_client.py asks `validate` about
+  a copy of the repository);
+- `memory-tool`: the memory tool's `memory(args)` (`memory_write`);
+- `post-turn-sync`: `syncPendingMemoryCommitsAfterTurn` (`memory_reminder`).
 
 For each revision (`--git PATH[@REV]`):
 1. **Prepare** (`prepare`): the revision's source (revision_source.SourceTree: read with git, never written
-   to the clone; plus bunfig.toml's test preloads) in a tree of our cache; the test files selected
-   (upstream_select.select_tests); the packages those files import at load (a `bun build` of them with
-   packages external), installed at the versions the revision's bun.lock pins, with `--ignore-scripts`
-   (revision_build's install, cached by packages, versions and lockfile).
-2. **Control run**: every selected file under `bun test` with upstream's own compiler module.
-3. **Shim run**: the compiler module replaced by the shim (upstream_select.shim_module), each forwarded call
-   answered by the implementation through the bridge (upstream_bridge), every file again.
+   to the clone; plus bunfig.toml's test preloads) in a tree of our cache; each target's module at the revision
+   (`SwapTarget.module_of`) and its shim; the test files selected (upstream_select.select_tests, each with the
+   targets that selected it; `--target` narrows the table); the packages those files import at load (a
+   `bun build` of them with packages external), installed at the versions the revision's bun.lock pins, with
+   `--ignore-scripts` (revision_build's install, cached by packages, versions and lockfile).
+2. **Control run**: every selected file under `bun test` with upstream's own modules.
+3. **Shim run**: every file again, with the shims of the targets that selected it in place of their modules
+   (placed before the file runs, undone after it: a file never runs with a shim that did not select it), each
+   forwarded call answered by the implementation: through the bridge (upstream_bridge) for calls bun makes,
+   through hook_client.py for the hook git runs.
 4. **Verdicts** (`judge_file`, the one rule): pass, fail, not-applicable or broken for every test, never a
    silent skip.
 
-A revision's tree is held under a lock for the whole of it (the shim is written into it), and the shim is
-undone afterwards, or at the next run if this one was killed.
+A revision's tree is held under a lock for the whole of it (the shims are written into it), and each shim is
+undone after its file, or at the next run if this one was killed.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +45,6 @@ from harness.acquire.revision_build import LOADERS, build_lock, builds_root, ins
 from harness.acquire.revision_source import (
     BuildError,
     SourceTree,
-    compiler_entry,
     list_tree,
     load_time_packages,
     locked_versions,
@@ -47,10 +56,20 @@ from harness.runners.implementations import ImplContext, ImplSpec
 from harness.tools.upstream import select as upstream_select
 from harness.tools.upstream.bridge import Bridge
 from harness.tools.upstream.bun_file import run_file
-from harness.tools.upstream.select import PRELOAD, Shim, bunfig_preloads, select_tests, shim_module
+from harness.tools.upstream.select import (
+    HOOK_COMMAND,
+    PRELOAD,
+    TARGETS,
+    Shim,
+    SwapTarget,
+    bunfig_preloads,
+    hook_command,
+    placed_text,
+    select_tests,
+)
 from harness.tools.upstream.verdict import judge_file
 
-ANALYSIS_FORMAT = 1  # bump when what `_analysed` records changes
+ANALYSIS_FORMAT = 2  # bump when what `_analysed` records changes
 SHIM_MARKER = ".conformance-upstream-tests-shim.json"  # in a tree while the shim is in place
 EXTRAS_STATE = ".conformance-upstream-tests-extras.json"  # files written beside SourceTree's (bunfig preloads)
 KEEP = {".conformance-tree.json", SHIM_MARKER, EXTRAS_STATE, "node_modules"}
@@ -64,6 +83,7 @@ class Options:
     file_timeout: float = 600.0  # seconds one `bun test FILE` may take
     test_timeout_ms: int | None = None  # bun's per-test timeout (default: bun's own, as upstream runs)
     profile: str | None = None  # the profile override (else the revision's version decides)
+    targets: tuple[str, ...] = ()  # --target: the swap targets whose files run (empty: every target)
     impl_env: dict[str, str] = field(default_factory=dict)  # --impl-env: passed to the implementation
 
 
@@ -71,7 +91,7 @@ class Options:
 class Prepared:
     tree: SourceTree
     selected: list[SelectedFile]
-    shim: Shim | None
+    shims: dict[str, Shim]  # by target name: the targets whose module this revision has
     packages: dict[str, str]
     notes: list[str]
     extras: set[str]  # files written beside the SourceTree's (bunfig.toml's preloads)
@@ -82,15 +102,16 @@ def trees_root() -> Path:
 
 
 def _restore(root: Path) -> None:
-    """Undo a shim a killed run left in the tree."""
+    """Undo the shims a killed run left in the tree."""
     marker = root / SHIM_MARKER
     if not marker.exists():
         return
-    with contextlib.suppress(OSError, ValueError, KeyError):
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         placed = json.loads(marker.read_text(encoding="utf-8"))
-        moved = root / placed["upstream"]
-        if moved.exists():
-            moved.replace(root / placed["compiler"])
+        for shim in placed.get("shims", [placed]):  # (a marker of one shim: before targets)
+            moved = root / shim["upstream"]
+            if moved.exists():
+                moved.replace(root / shim["compiler"])
     marker.unlink(missing_ok=True)
 
 
@@ -197,25 +218,52 @@ def install(bun: Path, tree: SourceTree, packages: list[str]) -> tuple[dict[str,
     return versions, notes
 
 
-def prepare(tree: SourceTree, commit: str, bun: Path) -> Prepared:
-    """The revision's tree, its selected tests, the shim and the installed packages (held under the tree's lock)."""
+def targets_of(names: tuple[str, ...]) -> tuple[SwapTarget, ...]:
+    """The swap targets `--target` names, in the table's order (every target when none is named)."""
+    return tuple(t for t in TARGETS if not names or t.name in names)
+
+
+def shims_of(tree: SourceTree, targets: tuple[SwapTarget, ...]) -> dict[str, Shim]:
+    """Each target's shim at the tree's revision (a target whose module the revision lacks has none)."""
+
+    def read(path: str) -> str | None:
+        data = tree.read(path) if path in tree.entries else None
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    shims: dict[str, Shim] = {}
+    for target in targets:
+        module = target.module_of(read)
+        taken = next((name for name, shim in shims.items() if shim.compiler == module), None)
+        if module is not None and taken is None:  # (one shim a module: the earlier target's, in the table's order)
+            shims[target.name] = target.build(module, read(module) or "")
+    return shims
+
+
+def prepare(tree: SourceTree, commit: str, bun: Path, targets: tuple[SwapTarget, ...] = TARGETS) -> Prepared:
+    """The revision's tree, its selected tests, the shims and the installed packages (held under the tree's
+    lock)."""
     _restore(tree.root)
     tree.checkout(commit)
     notes = [f"the repository lacks the blobs of {path}" for path in tree.missing[:10]]
     extras = _write_extras(tree, commit, bunfig_preloads(tree.read("bunfig.toml")))
     sweep(tree, extras)
-    compiler = compiler_entry(tree.entries)
-    shim = shim_module(compiler, (tree.read(compiler) or b"").decode("utf-8")) if compiler else None
+    shims = shims_of(tree, targets)
     selected, packages, problems = _analysed(tree, commit, extras, bun)
+    names = {t.name for t in targets}
+    selected = [f for f in selected if names & set(f.targets)]
+    for file in selected:
+        missing = [t for t in file.targets if t in names and t not in shims]
+        if missing:
+            notes.append(f"{file.path}: no module of {', '.join(missing)} defines a forwarded export: not shimmed")
     versions, install_notes = install(bun, tree, packages)
-    return Prepared(tree, selected, shim, versions, notes + problems + install_notes, extras)
+    return Prepared(tree, selected, shims, versions, notes + problems + install_notes, extras)
 
 
 def _analysed(
     tree: SourceTree, commit: str, extras: set[str], bun: Path
 ) -> tuple[list[SelectedFile], list[str], list[str]]:
-    """The selected test files and the packages they import at load: worked out once per commit (and bun), then
-    read from `upstream-tests/commits/<commit>.json`."""
+    """The selected test files (of every target) and the packages they import at load: worked out once per commit
+    (and bun), then read from `upstream-tests/commits/<commit>.json`."""
     key = {"format": ANALYSIS_FORMAT, "commit": commit, "bun": str(bun), "shim": _shim_digest()}
     cached = trees_root() / "commits" / f"{commit}.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
@@ -231,43 +279,72 @@ def _analysed(
 
 
 def _shim_digest() -> str:
-    """What the selection rule and the shim are: a change of either analyses every commit again."""
+    """What the selection rule and the target table are: a change analyses every commit again."""
     return hashlib.sha256(Path(upstream_select.__file__).read_bytes()).hexdigest()[:16]
 
 
 @contextlib.contextmanager
-def shimmed(root: Path, shim: Shim) -> Iterator[None]:
-    """The shim in place of the compiler module, the compiler beside it; undone afterwards."""
-    original = (root / shim.compiler).read_bytes()
-    (root / SHIM_MARKER).write_text(json.dumps({"compiler": shim.compiler, "upstream": shim.upstream}))
-    (root / shim.upstream).write_bytes(original)
-    (root / shim.compiler).write_text(shim.text, encoding="utf-8")
+def shimmed(root: Path, shims: list[Shim], values: dict[str, str] | None = None) -> Iterator[None]:
+    """Each shim in place of its module, the module beside it (`values`: what the shim run fills in); undone
+    afterwards, every one of them."""
+    originals = {shim.compiler: (root / shim.compiler).read_bytes() for shim in shims}
+    placed = [{"compiler": shim.compiler, "upstream": shim.upstream} for shim in shims]
+    (root / SHIM_MARKER).write_text(json.dumps({"shims": placed}))
     try:
+        for shim in shims:
+            (root / shim.upstream).write_bytes(originals[shim.compiler])
+            (root / shim.compiler).write_text(placed_text(shim, values or {}), encoding="utf-8")
         yield
     finally:
-        (root / shim.compiler).write_bytes(original)
-        (root / shim.upstream).unlink(missing_ok=True)
+        for shim in shims:
+            (root / shim.compiler).write_bytes(originals[shim.compiler])
+            (root / shim.upstream).unlink(missing_ok=True)
         (root / SHIM_MARKER).unlink(missing_ok=True)
+
+
+def shim_values(bridge: Bridge) -> dict[str, str]:
+    """What the shims leave to the shim run: the hook's command (the harness's Python, hook_client.py and the
+    bridge's configuration, as absolute paths)."""
+    return {HOOK_COMMAND: hook_command(sys.executable, bridge.hook_config())}
 
 
 def run_files(
     bun: Path, prepared: Prepared, options: Options, progress: Progress, what: str, bridge: Bridge | None = None
 ) -> list[FileRun]:
+    """Every selected file under `bun test`: as upstream's source is (the control run), or with the shims of the
+    file's targets in place (with `bridge`: the shim run)."""
     runs = []
+    values = shim_values(bridge) if bridge else {}
     for number, selected in enumerate(prepared.selected, 1):
         progress(f"  {what} [{number}/{len(prepared.selected)}] {selected.path}")
-        run = run_file(
-            bun,
-            prepared.tree.root,
-            selected.path,
-            timeout=options.file_timeout,
-            preload=PRELOAD if bridge else None,
-            extra_env=bridge.env() if bridge else None,
-            test_timeout_ms=options.test_timeout_ms,
-        )
-        sweep(prepared.tree, prepared.extras | ({prepared.shim.upstream} if bridge and prepared.shim else set()))
+        shims = [prepared.shims[t] for t in selected.targets if t in prepared.shims] if bridge else []
+        with shimmed(prepared.tree.root, shims, values) if shims else contextlib.nullcontext():
+            run = run_file(
+                bun,
+                prepared.tree.root,
+                selected.path,
+                timeout=options.file_timeout,
+                preload=PRELOAD if bridge else None,
+                extra_env=bridge.env() if bridge else None,
+                test_timeout_ms=options.test_timeout_ms,
+            )
+            sweep(prepared.tree, prepared.extras | {shim.upstream for shim in shims})
         runs.append(run)
     return runs
+
+
+def swaps_of(prepared: Prepared) -> list[dict[str, object]]:
+    """Per target with a module at the revision: the module, what its shim forwards and keeps, its files."""
+    return [
+        {
+            "target": name,
+            "module": shim.compiler,
+            "forwarded": shim.forwarded,
+            "kept": shim.kept,
+            "files": [f.path for f in prepared.selected if name in f.targets],
+        }
+        for name, shim in prepared.shims.items()
+    ]
 
 
 def _judge(prepared: Prepared, control: list[FileRun], shim: list[FileRun]) -> list[TestVerdict]:
@@ -288,14 +365,18 @@ def run_revision(
     with build_lock(f"upstream-tests-{repo_key(repo)}"):
         tree = SourceTree(repo, trees_root() / "trees" / repo_key(repo))
         progress(f"{reference.label} ({commit[:12]}, letta-code {version}, profile {profile}): preparing")
-        prepared = prepare(tree, commit, bun)
+        targets = targets_of(options.targets)
+        prepared = prepare(tree, commit, bun, targets)
         prepared_at = time.perf_counter()
         result.files, result.packages, result.notes = prepared.selected, prepared.packages, prepared.notes
-        if prepared.shim is None:
-            result.error = "no compiler module at this revision: nothing the shim could replace"
+        if not prepared.shims:
+            names = ", ".join(t.name for t in targets)
+            result.error = f"no module of any swap target ({names}) at this revision: nothing a shim could replace"
             result.timing = {"prepare": round(prepared_at - started, 3), "total": round(prepared_at - started, 3)}
             return result
-        result.forwarded, result.kept = prepared.shim.forwarded, prepared.shim.kept
+        result.swaps = swaps_of(prepared)
+        result.forwarded = [name for shim in prepared.shims.values() for name in shim.forwarded]
+        result.kept = [name for shim in prepared.shims.values() for name in shim.kept]
         control = run_files(bun, prepared, options, progress, "control")
         control_at = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="conformance-upstream-impl-") as home:
@@ -303,8 +384,7 @@ def run_revision(
             bridge = Bridge(impl, profile, context)
             try:
                 bridge.start()
-                with shimmed(tree.root, prepared.shim):
-                    shim = run_files(bun, prepared, options, progress, "shim", bridge)
+                shim = run_files(bun, prepared, options, progress, "shim", bridge)
             finally:
                 bridge.close()
         result.implementation_info = bridge.describe()

@@ -1,6 +1,6 @@
 """The verdict of every upstream test from its control run and its shim run (`judge_file`: the one rule).
 
-In this order, for each test bun reported in the control run (upstream's own compiler module):
+In this order, for each test bun reported in the control run (upstream's own modules, nothing swapped):
 1. upstream skips it at this revision (`test.skip`, `test.todo`, a skip condition) -> not-applicable
    (fault `upstream`);
 2. it fails with upstream's own module -> broken (`upstream`), with the control run's message;
@@ -29,7 +29,7 @@ FRONTMATTER_NOTE = (
     "it tests upstream's frontmatter parser directly (src/utils/frontmatter.ts): the protocol has "
     "no op for it, so no call reached the implementation"
 )
-NO_CALL_NOTE = "it made no call to the compiler module's forwarded functions: only upstream's own code ran"
+NO_CALL_NOTE = "it made no call to a forwarded function (of any swapped module): only upstream's own code ran"
 
 
 def unsupported_of(calls: list[dict[str, Any]]) -> str | None:
@@ -142,7 +142,7 @@ def verdict_of(
         return made
     if control.outcome == Outcome.FAILED:
         made.verdict, made.fault = Verdict.BROKEN, "upstream"
-        made.reason, made.control_message = "fails with upstream's own compiler module too", control.message
+        made.reason, made.control_message = "fails with upstream's own modules too", control.message
         return made
     if shim is None:
         made.verdict, made.fault = Verdict.FAIL, "harness"
@@ -182,7 +182,7 @@ def verdict_of(
 def judge_file(selected: SelectedFile, control: FileRun, shim: FileRun) -> list[TestVerdict]:
     """Every test of one file (the rules in the module docstring)."""
     if not control.tests:
-        reason = f"the file does not load with upstream's own compiler module: {control.load_error or 'no test'}"
+        reason = f"the file does not load with upstream's own modules: {control.load_error or 'no test'}"
         return [
             TestVerdict(
                 selected.path, FILE_LEVEL, Verdict.BROKEN, reason, "upstream", control_message=control.load_error or ""
@@ -201,7 +201,7 @@ def judge_file(selected: SelectedFile, control: FileRun, shim: FileRun) -> list[
                 selected.path,
                 FILE_LEVEL,
                 Verdict.BROKEN,
-                "fails between tests with upstream's own compiler module",
+                "fails between tests with upstream's own modules",
                 "upstream",
                 control_message=control.load_error,
             )
