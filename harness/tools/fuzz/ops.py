@@ -1,7 +1,8 @@
 """`conformance fuzz --op <op>`: Hypothesis-generated op cases (cases/ops/) run on the references and the port.
 
 Owns the loop for one-shot ops. A strategy of OP_STRATEGIES draws an op case's `repo`, `op` and `args`
-(harness.tools.fuzz.views for `memory_view`, harness.tools.fuzz.worktrees for `memory_write`); each document is
+(harness.tools.fuzz.views for `memory_view`, harness.tools.fuzz.worktrees for `memory_write`,
+harness.tools.fuzz.staged for `validate`); each document is
 read by the case loader (so it obeys every case rule: a document the loader refuses is an error of the strategy,
 reported, never run) and run by `Session.run_case` exactly as `conformance run` runs a case file (each side gets
 its own copy of the built repository: harness.run.op_case). A divergence is a failing result; its signature is
@@ -30,23 +31,36 @@ from harness.cases.load import discover, load_scenarios, load_text
 from harness.cases.write import dump_yaml, found_by_spec
 from harness.core.model import CaseResult, Scenario, ScenarioError, Status
 from harness.run.session import Session
+from harness.tools.fuzz.staged import validate_documents
 from harness.tools.fuzz.views import view_documents
 from harness.tools.fuzz.worktrees import write_documents
 from harness.tools.reduce import reproduction
 from harness.verdict.signature import Signature, field_kind, pick_divergence
 
-#: op -> the strategy drawing its cases' {repo, op, args} (without id and description)
-OP_STRATEGIES: dict[str, Callable[[], st.SearchStrategy[dict[str, Any]]]] = {
-    "memory_view": view_documents,
-    "memory_write": write_documents,
+@dataclass(frozen=True)
+class OpStrategy:
+    """How `--op` fuzzes one op: the strategy drawing its cases' {repo, op, args} (without id and description),
+    and the tag naming the op's family on a saved case (docs/cases.md's tag list)."""
+
+    draw: Callable[[], st.SearchStrategy[dict[str, Any]]]
+    tag: str
+
+    @property
+    def tags(self) -> list[str]:
+        return ["op", self.tag, "fuzz"]
+
+
+#: op -> how its cases are drawn and tagged
+OP_STRATEGIES: dict[str, OpStrategy] = {
+    "memory_view": OpStrategy(view_documents, "memory-view"),
+    "memory_write": OpStrategy(write_documents, "memory-write"),
+    "validate": OpStrategy(validate_documents, "commit-validation"),
 }
-#: tags of a saved case per op (docs/cases.md's tag list)
-OP_TAGS = {"memory_view": ["op", "memory-view", "fuzz"], "memory_write": ["op", "memory-write", "fuzz"]}
 
 
 def op_scenario(doc: dict[str, Any], case_id: str, workdir: Path) -> Scenario:
     """The op case a generated document stands for, read by the loader (ScenarioError when it refuses it)."""
-    full = {"id": case_id, "description": "generated op probe", "tags": OP_TAGS[doc["op"]], **doc}
+    full = {"id": case_id, "description": "generated op probe", "tags": OP_STRATEGIES[doc["op"]].tags, **doc}
     return load_text(dump_yaml(full), workdir / "ops" / f"{case_id}.yaml", "op")
 
 
@@ -185,7 +199,7 @@ def _save(session: Session, found: _Found, op: str, batch_seed: int, out_dir: Pa
         "description": f"Found by `conformance fuzz --op {op} --seed {batch_seed} --reference {found_by.reference}`, "
         + ("shrunk by Hypothesis" if found.shrunk else "not fully shrunk: the --seconds budget ran out")
         + f" (`conformance reduce` handles compile cases only); differs in {found.signature.describe()}.",
-        "tags": OP_TAGS[op],
+        "tags": OP_STRATEGIES[op].tags,
         **({"profiles": list(profiles)} if profiles else {}),
         "found_by": found_by_spec(found_by),
         **found.doc,
@@ -220,7 +234,7 @@ def _batch(
         report_multiple_bugs=False,
         print_blob=False,
     )
-    @given(OP_STRATEGIES[op]())
+    @given(OP_STRATEGIES[op].draw())
     def check(doc: dict[str, Any]) -> None:
         if (not target and stop()) or time.monotonic() > deadline:
             raise _OutOfTime  # Hypothesis stops at once (a shrink in progress keeps what it has: `best`)
