@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 from harness.tools.fuzz.views import conflicts, directories_of
 
 INDEX = "MEMORY.md"
-POLICIES = (None, None, "legacy-only\n", "root-marker\n", "root-marker\n", "shared-memory\n", "root-marker\r\n", "")
-LEGACY_DIRS = ("system", "reference", "memory/system", "memory/reference", "system/deep", "notes", "", "skills")
-V2_DIRS = ("", "", "p", "p/q", "p/q/r", "x y", "skills", "system")
+POLICIES = (None, None, "legacy-only\n", *("root-marker\n",) * 3, "shared-memory\n", "root-marker\r\n", "")
+LEGACY_DIRS = ("system", "system", "reference", "memory/system", "memory/reference", "system/deep", "notes", "")
+V2_DIRS = ("", "", "p", "p/q", "p/q/r", "p/q/r", "x y", "skills", "system")
 STEMS = ("a", "b", "human", "x y", "tab\tname", "new\nline", "star*", "q?", "café", "-n", "SKILL", "MEMORY")
 EXTENSIONS = (".md", ".md", ".md", ".md", ".MD", ".txt")
 
@@ -79,6 +79,8 @@ V2_LINES = (
 BODIES = ("body\n", "", "line one\nline two\n", "no newline")
 INDEX_TEXTS = ("# Memory\n", "", "---\ndescription: index\n---\nbody\n", "---\n")
 FORMS = ("lf", "lf", "lf", "lf", "crlf", "bom")
+# a legacy file's read_only line in HEAD: the lock (bare `true` only), the spellings that do not lock, or none
+LOCKS = ("", "read_only: true", "read_only: true", 'read_only: "true"', "read_only: True", "read_only: false")
 SYMLINK_TARGETS = ("a.md", "../outside.md", "system")
 
 
@@ -119,6 +121,10 @@ def committed_trees(draw: st.DrawFn, v2: bool) -> dict[str, tuple[str, str]]:
     (each sometimes missing)."""
     paths = draw(st.lists(path_strategy(V2_DIRS if v2 else LEGACY_DIRS), min_size=1, max_size=4, unique=True))
     tree = {path: (draw(frontmatter_texts(v2)), draw(st.sampled_from(FORMS))) for path in paths}
+    for path, (text, form) in tree.items():
+        lock = draw(st.sampled_from(LOCKS))
+        if lock and text.startswith("---\n"):
+            tree[path] = ("---\n" + lock + text[3:], form)
     if v2:
         if draw(st.integers(0, 5)) != 3:
             tree[INDEX] = (draw(st.sampled_from(INDEX_TEXTS)), "lf")
@@ -134,6 +140,7 @@ READ_ONLY_EDITS = (
     ("read_only: true", "read_only: false"),
     ("read_only: true", ""),
     ("read_only: false", "read_only: true"),
+    ("read_only: false", ""),
     ('read_only: "true"', "read_only: true"),
     ("description: d", "description: d\nread_only: true"),
 )
@@ -154,7 +161,7 @@ def staged_changes(draw: st.DrawFn, tree: dict[str, tuple[str, str]], v2: bool) 
     """The `worktree` of a validate case: changes of HEAD's files and new files, staged (all or some paths)."""
     files: dict[str, Any] = {}
     delete: list[str] = []
-    kinds = ("body", "body", "read_only", "read_only", "text", "delete", "rename", "mode", "symlink")
+    kinds = ("body", "body", "body", "read_only", "read_only", "text", "delete", "rename", "mode", "symlink")
     for path in draw(st.lists(st.sampled_from(sorted(tree)), max_size=3, unique=True)):
         text, form = tree[path]
         kind = draw(st.sampled_from(kinds))
