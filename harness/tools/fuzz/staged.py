@@ -25,7 +25,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from harness.tools.fuzz.views import conflicts, directories_of
+from harness.tools.fuzz.noise import conflicts, noise, stagings
+from harness.tools.fuzz.views import directories_of
 
 INDEX = "MEMORY.md"
 POLICIES = (None, None, "legacy-only\n", *("root-marker\n",) * 3, "shared-memory\n", "root-marker\r\n", "")
@@ -197,16 +198,7 @@ def staged_changes(draw: st.DrawFn, tree: dict[str, tuple[str, str]], v2: bool) 
     for clash in conflicts({*tree, *files} - set(delete)) & set(files):
         del files[clash]
     delete = [p for p in dict.fromkeys(delete) if p not in files]
-    worktree: dict[str, Any] = {}
-    if files:
-        worktree["files"] = files
-    if delete:
-        worktree["delete"] = delete
-    changed = [*files, *delete]
-    if changed:
-        some = draw(st.lists(st.sampled_from(changed), min_size=1, max_size=len(changed), unique=True))
-        worktree["stage"] = True if draw(st.integers(0, 4)) or len(some) == len(changed) else some
-    return worktree
+    return noise(files, delete, stagings(draw, [*files, *delete], partial=True))
 
 
 @st.composite
