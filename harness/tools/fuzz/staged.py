@@ -29,7 +29,10 @@ from harness.tools.fuzz.noise import conflicts, noise, stagings
 from harness.tools.fuzz.views import directories_of
 
 INDEX = "MEMORY.md"
-POLICIES = (None, None, "legacy-only\n", *("root-marker\n",) * 3, "shared-memory\n", "root-marker\r\n", "")
+# the layout policy file of a v2 tree (mostly root-marker: v2 checks once MEMORY.md is there) and of a legacy tree
+# (mostly none: legacy checks; shared-memory gives it the v2 checks); near misses are no policy (a CR, empty)
+V2_POLICIES = (*("root-marker\n",) * 3, "shared-memory\n", "root-marker\r\n", None, "legacy-only\n")
+LEGACY_POLICIES = (None, None, "legacy-only\n", "root-marker\n", "shared-memory\n", "")
 LEGACY_DIRS = ("system", "system", "reference", "memory/system", "memory/reference", "system/deep", "notes", "")
 V2_DIRS = ("", "", "p", "p/q", "p/q/r", "p/q/r", "x y", "skills", "system")
 STEMS = ("a", "b", "human", "x y", "tab\tname", "new\nline", "star*", "q?", "café", "-n", "SKILL", "MEMORY")
@@ -205,8 +208,8 @@ def staged_changes(draw: st.DrawFn, tree: dict[str, tuple[str, str]], v2: bool) 
 def validate_documents(draw: st.DrawFn) -> dict[str, Any]:
     """An op case of validate without id and description: `repo` (one commit, the staged change, perhaps the
     layout policy and git config), `op`."""
-    policy = draw(st.sampled_from(POLICIES))
-    v2 = draw(st.integers(0, 2)) == 1 if policy is None else draw(st.integers(0, 3)) > 0
+    v2 = draw(st.booleans())
+    policy = draw(st.sampled_from(V2_POLICIES if v2 else LEGACY_POLICIES))
     tree = draw(committed_trees(v2))
     repo: dict[str, Any] = {"commits": [{"files": {path: rendered(*tree[path]) for path in sorted(tree)}}]}
     worktree = draw(staged_changes(tree, v2))
