@@ -5,13 +5,14 @@ case's `repo`, `op` and `args` (docs/cases.md, "Op cases"; docs/protocol.md, `va
 hook judges the index against HEAD, so what varies is what its rules read (cases/rules.yaml, `commit-hook-*`
 and `commit-tree-constraints`):
 
-- the layout policy file (`repo.layout_policy`): none, `legacy-only`, `root-marker`, `shared-memory`, and near
-  misses (a CR, no newline, empty), which pick the legacy checks or the v2 ones (0.31.12+);
+- a legacy tree or a v2 tree (one case in two each), and the layout policy file (`repo.layout_policy`): none,
+  `legacy-only`, `root-marker`, `shared-memory`, and near misses (a CR, empty), which pick the legacy checks or the
+  v2 ones (0.31.12+), mostly the ones that fit the tree;
 - a legacy tree (`.md` files under system/ and reference/, `memory/`-prefixed too, and elsewhere, flat skill
   files) or a v2 tree (a root MEMORY.md, perhaps missing or with frontmatter, directory indexes, some missing,
   depth past 2);
 - frontmatter that hits the rules: missing or unclosed, unknown keys, empty, missing and `""` descriptions and
-  names, `read_only` spelled true/"true"/True/yes/false, values with colons, tabs and backslashes, indented keys
+  names, `read_only` spelled true/"true"/True/false (in HEAD too), values with colons, tabs and backslashes, indented keys
   and continuation lines, duplicate keys, lines that are echo's options; LF, CRLF and BOM spellings;
 - names with spaces, tabs, newlines, glob characters and non-ASCII (the hook splits and globs `$(git diff ...)`);
 - the staged change: adds, edits (of the body only, so a read-only file's lock is what decides), read_only set,
