@@ -12,8 +12,8 @@ and `commit-tree-constraints`):
   files) or a v2 tree (a root MEMORY.md, perhaps missing or with frontmatter, directory indexes, some missing,
   depth past 2);
 - frontmatter that hits the rules: missing or unclosed, unknown keys, empty, missing and `""` descriptions and
-  names, `read_only` spelled true/"true"/True/false (in HEAD too), values with colons, tabs and backslashes, indented keys
-  and continuation lines, duplicate keys, lines that are echo's options; LF, CRLF and BOM spellings;
+  names, `read_only` spelled true/"true"/True/false (in HEAD too), values with colons, tabs and backslashes,
+  indented keys and continuation lines, duplicate keys, lines that are echo's options; LF, CRLF and BOM spellings;
 - names with spaces, tabs, newlines, glob characters and non-ASCII (the hook splits and globs `$(git diff ...)`);
 - the staged change: adds, edits (of the body only, so a read-only file's lock is what decides), read_only set,
   changed and removed, deletions, renames (git's diff reports them unless `diff.renames` is off), mode changes
