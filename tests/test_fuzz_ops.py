@@ -171,7 +171,7 @@ def test_a_validator_that_reads_crlf_frontmatter_as_yaml_is_found_and_saved(
     tmp_path: Path, port_reference: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     impl = f"cmd:{sys.executable} tests/planted_rules_impl.py --bugs yaml-validator"
-    code, ops = fuzz_ops(tmp_path, port_reference, "--seconds", "20", "--impl", impl, op="validate")
+    code, ops = fuzz_ops(tmp_path, port_reference, "--seconds", "10", "--impl", impl, op="validate")
     printed = capsys.readouterr().out
     assert code == 1 and "errors: 0" in printed, printed
     [saved] = sorted(ops.glob("fuzz-validate-*.yaml"))
