@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from harness.cases.load import load_scenario
 from harness.cli import main as cli
 from harness.tools.fuzz.ops import op_scenario
+from harness.tools.fuzz.staged import validate_documents
 from harness.tools.fuzz.views import REFUSED_PATHS, view_documents
 from harness.tools.fuzz.worktrees import write_documents
 
@@ -83,6 +84,31 @@ def test_the_write_strategy_draws_loadable_clean_and_dirty_repositories(tmp_path
     assert {doc["args"]["command"] for doc in docs} >= {"delete", "str_replace", "create"}
 
 
+def test_the_validate_strategy_draws_staged_changes_of_every_kind(tmp_path: Path) -> None:
+    docs = drawn(validate_documents, 120, tmp_path)
+    repos = [doc["repo"] for doc in docs]
+    worktrees = [repo.get("worktree", {}) for repo in repos]
+    policies = {repo.get("layout_policy") for repo in repos}
+    assert {None, "legacy-only\n", "root-marker\n", "shared-memory\n"} <= policies
+    committed = [set(repo["commits"][0]["files"]) for repo in repos]
+    assert any("MEMORY.md" in names for names in committed) and any("system/" in n for c in committed for n in c)
+    changed = [(c, w.get("files", {}), w.get("delete", [])) for c, w in zip(committed, worktrees, strict=True)]
+    assert any(set(files) - c for c, files, _ in changed)  # adds
+    assert any(set(files) & c for c, files, _ in changed)  # edits
+    assert any(set(deleted) - set(files) and set(files) - c for c, files, deleted in changed)  # renames
+    assert any(isinstance(v, dict) and v.get("executable") for _, files, _ in changed for v in files.values())
+    assert any(isinstance(v, dict) and "symlink" in v for _, files, _ in changed for v in files.values())
+    assert any(w.get("stage") is True for w in worktrees) and any(isinstance(w.get("stage"), list) for w in worktrees)
+    contents = [v for r in repos for v in r["commits"][0]["files"].values()]
+    contents += [v for _, files, _ in changed for v in files.values()]
+    texts = [v if isinstance(v, str) else str(v.get("text", "")) for v in contents]
+    for spelling in ("read_only: true", 'read_only: "true"', "read_only: True", 'description: ""', "title:"):
+        assert any(spelling in text for text in texts), spelling
+    assert any(isinstance(v, dict) and v.get("newlines") == "crlf" for v in contents)
+    names = {n for c, files, _ in changed for n in (*c, *files)}
+    assert any(c in n for n in names for c in " \t\n*")  # names the hook's `for file in $(...)` splits or globs
+
+
 @pytest.fixture
 def port_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """`--reference bundle:PATH` of a 0.34.12 bundle served by a fake bun that answers ops with the port."""
@@ -92,11 +118,11 @@ def port_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return f"bundle:{fake_bundle(tmp_path / 'bundle', version='0.34.12')}"
 
 
-def fuzz_ops(tmp_path: Path, reference: str, *extra: str) -> tuple[int, Path]:
-    """`conformance fuzz --op memory_view` in process, with an empty corpus; (exit code, where cases go)."""
+def fuzz_ops(tmp_path: Path, reference: str, *extra: str, op: str = "memory_view") -> tuple[int, Path]:
+    """`conformance fuzz --op <op>` in process, with an empty corpus; (exit code, where cases go)."""
     (tmp_path / "corpus" / "compile").mkdir(parents=True, exist_ok=True)
     out = tmp_path / "found" / "compile"
-    argv = ["fuzz", "--op", "memory_view", "--seed", "5", "--reference", reference, "--out", str(out)]
+    argv = ["fuzz", "--op", op, "--seed", "5", "--reference", reference, "--out", str(out)]
     code = cli.main([*argv, "--cases", str(tmp_path / "corpus" / "compile"), *extra])
     return code, out.parent / "ops"
 
@@ -136,6 +162,30 @@ def test_the_honest_port_agrees_with_itself(
     tmp_path: Path, port_reference: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, ops = fuzz_ops(tmp_path, port_reference, "--seconds", "60", "--max-examples", "15")
+    printed = capsys.readouterr().out
+    assert code == 0 and "15 generated op cases" in printed and "errors: 0" in printed, printed
+    assert not ops.exists()
+
+
+def test_a_validator_that_reads_crlf_frontmatter_as_yaml_is_found_and_saved(
+    tmp_path: Path, port_reference: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    impl = f"cmd:{sys.executable} tests/planted_rules_impl.py --bugs yaml-validator"
+    code, ops = fuzz_ops(tmp_path, port_reference, "--seconds", "10", "--impl", impl, op="validate")
+    printed = capsys.readouterr().out
+    assert code == 1 and "errors: 0" in printed, printed
+    [saved] = sorted(ops.glob("fuzz-validate-*.yaml"))
+    scenario = load_scenario(saved)
+    assert scenario.op == "validate" and scenario.tags == ("op", "commit-validation", "fuzz")
+    report = tmp_path / "report"
+    argv = ["run", str(saved), "--reference", port_reference, "--impl", impl, "--report", str(report), "--no-timing"]
+    assert cli.main(argv) == 1  # the saved case alone shows the divergence again
+
+
+def test_the_honest_port_agrees_with_itself_on_staged_changes(
+    tmp_path: Path, port_reference: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, ops = fuzz_ops(tmp_path, port_reference, "--seconds", "60", "--max-examples", "15", op="validate")
     printed = capsys.readouterr().out
     assert code == 0 and "15 generated op cases" in printed and "errors: 0" in printed, printed
     assert not ops.exists()

@@ -137,7 +137,7 @@ def register(commands: Commands) -> None:
     parser.add_argument(
         "--op",
         metavar="OP",
-        help="fuzz op cases of this protocol op (memory_view, memory_write): generated repositories, work-tree "
-        "states and arguments; cases go to <out>/../ops",
+        help="fuzz op cases of this protocol op (memory_view, memory_write, validate): generated repositories, "
+        "work-tree states, staged changes and arguments; cases go to <out>/../ops",
     )
     parser.set_defaults(func=cmd_fuzz)

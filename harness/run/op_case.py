@@ -19,10 +19,11 @@ import dataclasses
 import secrets
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.core.model import CaseResult, Divergence, Outcome, Scenario, Status
+from harness.core.model import CaseResult, Divergence, Outcome, Scenario
 from harness.core.protocol import OPS, REPO_AFTER, request
 from harness.repo.after import repository_after
 from harness.repo.build import MaterializedRepo
@@ -81,7 +82,8 @@ def ask_on_copy(
 
 class OpSession(Protocol):
     """What an op case asks of the run (harness.run.session.Session): its cache, its implementations under test,
-    their runners, what they do not declare and what their expectations files expect."""
+    their runners, what they do not declare, what their expectations files expect, and its not-applicable
+    results."""
 
     cache: Path
     implementations: list[ImplSpec]
@@ -91,6 +93,14 @@ class OpSession(Protocol):
     def undeclared(self, scenario: Scenario, impl: ImplSpec, profile: str, slot: int = 0) -> Outcome | None: ...
 
     def expected(self, scenario: Scenario, impl: ImplSpec, label: str, profile: str) -> tuple[Divergence, ...]: ...
+
+    def not_applicable(
+        self,
+        scenario: Scenario,
+        refs: list[ReferenceUnderTest],
+        why: Callable[[ReferenceUnderTest], str] | None = None,
+        **rest: Any,
+    ) -> list[CaseResult]: ...
 
 
 def op_against(
@@ -102,18 +112,12 @@ def op_against(
     started = time.perf_counter()
     reference, sent = ask_on_copy(ref.runner, scenario, repo, ref.profile, work, home)
     if reference.status == "unsupported":
-        return [
-            CaseResult.of_case(
-                scenario,
-                ref.label,
-                ref.profile,
-                Status.NOT_APPLICABLE,
-                impl.label,
-                reasons=[f"{ref.label} does not have this op: {reference.error}"],
-                reference_outcome=reference,  # the drift report reads where the op appears
-            )
-            for impl in session.implementations
-        ]
+        return session.not_applicable(
+            scenario,
+            [ref],
+            lambda ref: f"{ref.label} does not have this op: {reference.error}",
+            reference_outcome=reference,  # the drift report reads where the op appears
+        )
     results = []
     fields = OPS[str(scenario.op)].case_fields
     for impl in session.implementations:

@@ -350,9 +350,25 @@ class Session:
             for impl in self.implementations
         ]
 
-    def not_applicable(self, scenario: Scenario, refs: list[ReferenceUnderTest]) -> list[CaseResult]:
-        """A case whose `profiles` name none of the run's references: not applicable against each, saying why."""
+    def not_applicable(
+        self,
+        scenario: Scenario,
+        refs: list[ReferenceUnderTest],
+        why: Callable[[ReferenceUnderTest], str] | None = None,
+        **rest: Any,
+    ) -> list[CaseResult]:
+        """The case not applicable against each of `refs` (variants left out), one result per implementation,
+        saying why: `why(ref)`, by default that the case's `profiles` name none of the run's references (and
+        which --profile to give). `rest`: more fields of each result (`reference_outcome`)."""
         named = ", ".join(scenario.profiles)
+
+        def unnamed(ref: ReferenceUnderTest) -> str:
+            return (
+                f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
+                f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
+                "a --reference of one of its profiles"
+            )
+
         return [
             CaseResult.of_case(
                 scenario,
@@ -360,11 +376,8 @@ class Session:
                 ref.profile,
                 Status.NOT_APPLICABLE,
                 impl.label,
-                reasons=[
-                    f"its profiles ({named}) name neither the reference {ref.label} nor the profile it is "
-                    f"compared under ({ref.profile}): run it with --profile {scenario.profiles[0]}, or with "
-                    "a --reference of one of its profiles"
-                ],
+                reasons=[(why or unnamed)(ref)],
+                **rest,
             )
             for ref in refs
             if not ref.is_variant

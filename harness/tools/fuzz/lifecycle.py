@@ -16,25 +16,22 @@ shrinks the step list; the result is saved under `cases/lifecycle/` with the see
 from __future__ import annotations
 
 import tempfile
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cases.inputs import clock_error, non_finite_at
 from harness.cases.load import load_scenarios, load_text
-from harness.cases.write import dump_yaml, found_by_spec
+from harness.cases.write import dump_yaml
 from harness.core.model import Scenario, ScenarioError, Status
 from harness.run.session import Session
 from harness.tools.fuzz.campaign import unicode_limit
+from harness.tools.fuzz.record import Found, SessionRecord, batch_settings, run_batches, save_finding
 from harness.tools.fuzz.repertoire import limit_version
 from harness.tools.fuzz.shapes import NON_FINITE, client_skills_values
-from harness.tools.reduce import reproduction
 from harness.verdict.signature import Signature, pick_divergence
 
 FACTS = {"tea": "The user likes tea.", "teal": "favourite colour is teal"}
@@ -193,41 +190,6 @@ def lifecycle_signatures(
     return signatures, errors
 
 
-@dataclass
-class LifecycleFinding:
-    signature: Signature
-    seed: int
-    path: Path | None
-
-
-@dataclass
-class LifecycleReport:
-    seed: int
-    seconds: float = 0.0
-    replays: int = 0
-    known: int = 0
-    refused: int = 0  # step lists the loader refuses (never replayed)
-    findings: list[LifecycleFinding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        rate = self.replays / self.seconds if self.seconds else 0.0
-        lines = [
-            f"lifecycle: {self.replays} step sequences replayed by both sides in {self.seconds:.1f} s "
-            f"({rate:.2f}/s); new divergences: {len(self.findings)}; known: {self.known}; "
-            f"refused at load: {self.refused}; errors: {len(self.errors)}"
-        ]
-        lines += [f"  seed {f.seed}: {f.signature.describe()} -> {f.path}" for f in self.findings]
-        lines += [f"  error: {e}" for e in self.errors[:5]]
-        return "\n".join(lines)
-
-
-class _Found(Exception):
-    def __init__(self, doc: dict[str, Any], signature: Signature) -> None:
-        super().__init__(signature.describe())
-        self.doc, self.signature = doc, signature
-
-
 def known_lifecycle_signatures(session: Session, case_dirs: list[Path]) -> set[Signature]:
     """Signatures of lifecycle cases an earlier fuzz run saved, or that record divergences."""
     known: set[Signature] = set()
@@ -248,92 +210,65 @@ def fuzz_lifecycle(
     known: set[Signature] | None = None,
     batch_size: int = 10,
     max_replays: int | None = None,
-) -> LifecycleReport:
-    """Replay generated step sequences until `seconds` pass; batch b runs Hypothesis seed+b."""
-    report = LifecycleReport(seed)
+) -> SessionRecord:
+    """Replay generated step sequences until `seconds` pass; batch b runs Hypothesis seed+b. Skipped examples are
+    step lists the loader refuses (never replayed)."""
+    record = SessionRecord("lifecycle", "step sequences replayed by both sides", "refused at load", seed)
     limit_version(unicode_limit(session))
-    seen = set(known or ())
-    started = time.monotonic()
-    deadline = started + seconds
     with tempfile.TemporaryDirectory(prefix="letta-lfuzz-") as tmp:
-        workdir = Path(tmp)
-        batch = 0
 
-        def stop() -> bool:
-            return time.monotonic() > deadline or (max_replays is not None and report.replays >= max_replays)
+        def batch(batch_seed: int, seen: set[Signature], stop: Callable[[], bool]) -> Found | None:
+            return _batch(session, record, seen, Path(tmp), (batch_seed, batch_size), stop)
 
-        while not stop():
-            batch_seed = seed + batch
-            batch += 1
-            found = _batch(session, report, seen, workdir, batch_seed, batch_size, stop)
-            if found is None:
-                continue
-            seen.add(found.signature)
-            path = None
-            if out_dir is not None:
-                case_id = f"fuzz-lifecycle-{batch_seed}"
-                ref = next(r for r in session.references if r.label == found.signature.reference)
-                found_by, profiles = reproduction(session, ref, batch_seed)
-                doc = {
-                    "id": case_id,
-                    "description": f"Found by `conformance fuzz --lifecycle --seed {batch_seed}`, "
-                    f"shrunk by Hypothesis; differs in {found.signature.describe()}.",
-                    "tags": ["lifecycle", "fuzz"],
-                    **({"profiles": list(profiles)} if profiles else {}),
-                    "found_by": found_by_spec(found_by),
-                    **found.doc,
-                }
-                out_dir.mkdir(parents=True, exist_ok=True)
-                path = out_dir / f"{case_id}.yaml"
-                path.write_text(dump_yaml(doc), encoding="utf-8")
-            report.findings.append(LifecycleFinding(found.signature, batch_seed, path))
-    report.seconds = time.monotonic() - started
-    return report
+        def save(found: Found, batch_seed: int) -> Path | None:
+            if out_dir is None:
+                return None
+
+            def describe(reference: str) -> str:
+                return (
+                    f"Found by `conformance fuzz --lifecycle --seed {batch_seed}`, "
+                    f"shrunk by Hypothesis; differs in {found.signature.describe()}."
+                )
+
+            case_id = f"fuzz-lifecycle-{batch_seed}"
+            return save_finding(session, found, out_dir, case_id, describe, ["lifecycle", "fuzz"], batch_seed)
+
+        return run_batches(record, batch, save, seconds=seconds, known=known, max_runs=max_replays)
 
 
 def _batch(
     session: Session,
-    report: LifecycleReport,
+    record: SessionRecord,
     seen: set[Signature],
     workdir: Path,
-    batch_seed: int,
-    batch_size: int,
+    which: tuple[int, int],
     stop: Callable[[], bool],
-) -> _Found | None:
+) -> Found | None:
+    """One Hypothesis run of `batch_size` step lists (generate, then shrink the first new divergence)."""
+    batch_seed, batch_size = which
     target: list[Signature] = []
 
-    @hypothesis_seed(batch_seed)
-    @settings(
-        max_examples=batch_size,
-        deadline=None,
-        database=None,
-        phases=[Phase.generate, Phase.shrink],
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
+    @batch_settings(batch_seed, batch_size)
     @given(lifecycle_documents())
     def check(doc: dict[str, Any]) -> None:
         if not target and stop():
             return
         if is_refused(doc):
             if not target:
-                report.refused += 1
+                record.skipped += 1
                 if (problem := refusal(doc, workdir)) is not None:
-                    report.errors.append(f"seed {batch_seed}: {problem}")
+                    record.errors.append(f"seed {batch_seed}: {problem}")
             return
         signatures, errors = lifecycle_signatures(session, doc, workdir)
         shrinking = bool(target)
         found, known = pick_divergence(signatures.values(), seen, target)
         if not shrinking:
-            report.replays += 1
-            report.errors += errors
-            report.known += known
+            record.count(errors, known)
         if found is not None:
-            raise _Found(doc, found)
+            raise Found(doc, found)
 
     try:
         check()
-    except _Found as found:
+    except Found as found:
         return found
     return None

@@ -1,7 +1,8 @@
 """`conformance fuzz --op <op>`: Hypothesis-generated op cases (cases/ops/) run on the references and the port.
 
 Owns the loop for one-shot ops. A strategy of OP_STRATEGIES draws an op case's `repo`, `op` and `args`
-(harness.tools.fuzz.views for `memory_view`, harness.tools.fuzz.worktrees for `memory_write`); each document is
+(harness.tools.fuzz.views for `memory_view`, harness.tools.fuzz.worktrees for `memory_write`,
+harness.tools.fuzz.staged for `validate`); each document is
 read by the case loader (so it obeys every case rule: a document the loader refuses is an error of the strategy,
 reported, never run) and run by `Session.run_case` exactly as `conformance run` runs a case file (each side gets
 its own copy of the built repository: harness.run.op_case). A divergence is a failing result; its signature is
@@ -17,36 +18,49 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from harness.cases.load import discover, load_scenarios, load_text
-from harness.cases.write import dump_yaml, found_by_spec
+from harness.cases.write import dump_yaml
 from harness.core.model import CaseResult, Scenario, ScenarioError, Status
 from harness.run.session import Session
+from harness.tools.fuzz.record import Found, SessionRecord, batch_settings, run_batches, save_finding
+from harness.tools.fuzz.staged import validate_documents
 from harness.tools.fuzz.views import view_documents
 from harness.tools.fuzz.worktrees import write_documents
-from harness.tools.reduce import reproduction
 from harness.verdict.signature import Signature, field_kind, pick_divergence
 
-#: op -> the strategy drawing its cases' {repo, op, args} (without id and description)
-OP_STRATEGIES: dict[str, Callable[[], st.SearchStrategy[dict[str, Any]]]] = {
-    "memory_view": view_documents,
-    "memory_write": write_documents,
+
+@dataclass(frozen=True)
+class OpStrategy:
+    """How `--op` fuzzes one op: the strategy drawing its cases' {repo, op, args} (without id and description),
+    and the tag naming the op's family on a saved case (docs/cases.md's tag list)."""
+
+    draw: Callable[[], st.SearchStrategy[dict[str, Any]]]
+    tag: str
+
+    @property
+    def tags(self) -> list[str]:
+        return ["op", self.tag, "fuzz"]
+
+
+#: op -> how its cases are drawn and tagged
+OP_STRATEGIES: dict[str, OpStrategy] = {
+    "memory_view": OpStrategy(view_documents, "memory-view"),
+    "memory_write": OpStrategy(write_documents, "memory-write"),
+    "validate": OpStrategy(validate_documents, "commit-validation"),
 }
-#: tags of a saved case per op (docs/cases.md's tag list)
-OP_TAGS = {"memory_view": ["op", "memory-view", "fuzz"], "memory_write": ["op", "memory-write", "fuzz"]}
 
 
 def op_scenario(doc: dict[str, Any], case_id: str, workdir: Path) -> Scenario:
     """The op case a generated document stands for, read by the loader (ScenarioError when it refuses it)."""
-    full = {"id": case_id, "description": "generated op probe", "tags": OP_TAGS[doc["op"]], **doc}
+    full = {"id": case_id, "description": "generated op probe", "tags": OP_STRATEGIES[doc["op"]].tags, **doc}
     return load_text(dump_yaml(full), workdir / "ops" / f"{case_id}.yaml", "op")
 
 
@@ -96,43 +110,10 @@ def _may_be_known(path: Path) -> bool:
     return "fuzz" in text or "divergences" in text
 
 
-@dataclass
-class OpFinding:
-    signature: Signature
-    seed: int
-    path: Path | None
-
-
-@dataclass
-class OpReport:
-    """What an op fuzz run did: cases run by both sides, known and new divergences, errors."""
-
-    op: str
-    seed: int
-    seconds: float = 0.0
-    runs: int = 0  # generated cases run by the reference and the implementations
-    known: int = 0
-    not_applicable: int = 0  # results of a reference without the op (it answered `unsupported`)
-    findings: list[OpFinding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        rate = self.runs / self.seconds if self.seconds else 0.0
-        lines = [
-            f"{self.op}: {self.runs} generated op cases run by both sides in {self.seconds:.1f} s ({rate:.2f}/s); "
-            f"new divergences: {len(self.findings)}; known: {self.known}; not applicable: {self.not_applicable}; "
-            f"errors: {len(self.errors)}"
-        ]
-        lines += [f"  seed {f.seed}: {f.signature.describe()} -> {f.path}" for f in self.findings]
-        lines += [f"  error: {e}" for e in self.errors[:5]]
-        return "\n".join(lines)
-
-
-class _Found(Exception):
-    def __init__(self, doc: dict[str, Any], signature: Signature) -> None:
-        super().__init__(signature.describe())
-        self.doc, self.signature = doc, signature
-        self.shrunk = True  # False: the budget ran out while Hypothesis was shrinking it
+def op_record(op: str, seed: int) -> SessionRecord:
+    """The record of an op fuzz session: skipped examples are results of a reference without the op (it answered
+    `unsupported`)."""
+    return SessionRecord(op, "generated op cases run by both sides", "not applicable", seed)
 
 
 class _OutOfTime(BaseException):
@@ -149,78 +130,52 @@ def fuzz_op(
     known: set[Signature] | None = None,
     batch_size: int = 20,
     max_runs: int | None = None,
-) -> OpReport:
+) -> SessionRecord:
     """Run generated cases of `op` until `seconds` pass (or `max_runs` were run); batch b runs Hypothesis seed+b.
     `seconds` bounds the shrinking too: when it runs out, a finding is saved as far as it was shrunk."""
-    report = OpReport(op, seed)
-    seen = set(known or ())
-    started = time.monotonic()
-    deadline = started + seconds
-
-    def stop() -> bool:
-        return time.monotonic() > deadline or (max_runs is not None and report.runs >= max_runs)
-
+    record = op_record(op, seed)
+    deadline = time.monotonic() + seconds
     with tempfile.TemporaryDirectory(prefix="letta-opfuzz-") as tmp:
-        batch = 0
-        while not stop():
-            batch_seed = seed + batch
-            batch += 1
-            found = _batch(session, report, seen, Path(tmp), (op, batch_seed, batch_size), stop, deadline)
-            if found is None:
-                continue
-            seen.add(found.signature)
-            path = _save(session, found, op, batch_seed, out_dir) if out_dir is not None else None
-            report.findings.append(OpFinding(found.signature, batch_seed, path))
-    report.seconds = time.monotonic() - started
-    return report
+
+        def batch(batch_seed: int, seen: set[Signature], stop: Callable[[], bool]) -> Found | None:
+            return _batch(session, record, seen, Path(tmp), (op, batch_seed, batch_size), stop, deadline)
+
+        def save(found: Found, batch_seed: int) -> Path | None:
+            return _save(session, found, op, batch_seed, out_dir) if out_dir is not None else None
+
+        return run_batches(record, batch, save, seconds=seconds, known=known, max_runs=max_runs)
 
 
-def _save(session: Session, found: _Found, op: str, batch_seed: int, out_dir: Path) -> Path:
+def _save(session: Session, found: Found, op: str, batch_seed: int, out_dir: Path) -> Path:
     """Write the shrunk document as `<out_dir>/fuzz-<op>-<seed>.yaml` with what reproduces it (`found_by`)."""
+
+    def describe(reference: str) -> str:
+        return (
+            f"Found by `conformance fuzz --op {op} --seed {batch_seed} --reference {reference}`, "
+            + ("shrunk by Hypothesis" if found.shrunk else "not fully shrunk: the --seconds budget ran out")
+            + f" (`conformance reduce` handles compile cases only); differs in {found.signature.describe()}."
+        )
+
     case_id = f"fuzz-{op.replace('_', '-')}-{batch_seed}"
-    ref = next(r for r in session.references if r.label == found.signature.reference)
-    found_by, profiles = reproduction(session, ref, batch_seed)
-    doc = {
-        "id": case_id,
-        "description": f"Found by `conformance fuzz --op {op} --seed {batch_seed} --reference {found_by.reference}`, "
-        + ("shrunk by Hypothesis" if found.shrunk else "not fully shrunk: the --seconds budget ran out")
-        + f" (`conformance reduce` handles compile cases only); differs in {found.signature.describe()}.",
-        "tags": OP_TAGS[op],
-        **({"profiles": list(profiles)} if profiles else {}),
-        "found_by": found_by_spec(found_by),
-        **found.doc,
-    }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{case_id}.yaml"
-    path.write_text(dump_yaml(doc), encoding="utf-8")
-    return path
+    return save_finding(session, found, out_dir, case_id, describe, OP_STRATEGIES[op].tags, batch_seed)
 
 
 def _batch(
     session: Session,
-    report: OpReport,
+    record: SessionRecord,
     seen: set[Signature],
     workdir: Path,
     which: tuple[str, int, int],
     stop: Callable[[], bool],
     deadline: float,
-) -> _Found | None:
+) -> Found | None:
     """One Hypothesis run of `batch_size` examples (generate, then shrink the first new divergence)."""
     op, batch_seed, batch_size = which
     target: list[Signature] = []
-    best: list[_Found] = []
+    best: list[Found] = []
 
-    @hypothesis_seed(batch_seed)
-    @settings(
-        max_examples=batch_size,
-        deadline=None,
-        database=None,
-        phases=[Phase.generate, Phase.shrink],
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
-    @given(OP_STRATEGIES[op]())
+    @batch_settings(batch_seed, batch_size)
+    @given(OP_STRATEGIES[op].draw())
     def check(doc: dict[str, Any]) -> None:
         if (not target and stop()) or time.monotonic() > deadline:
             raise _OutOfTime  # Hypothesis stops at once (a shrink in progress keeps what it has: `best`)
@@ -228,17 +183,14 @@ def _batch(
             scenario = op_scenario(doc, "candidate", workdir)
         except ScenarioError as error:  # the strategy drew what no case may say: its bug, reported
             if not target:
-                report.errors.append(f"seed {batch_seed}: the loader refused a generated case: {error}")
+                record.errors.append(f"seed {batch_seed}: the loader refused a generated case: {error}")
             return
         signatures, errors, skipped = op_signatures(session, scenario)
         found, known = pick_divergence(signatures.values(), seen, target)
         if not best:  # a generated example (once one diverged, Hypothesis is shrinking: not counted)
-            report.runs += 1
-            report.errors += errors
-            report.known += known
-            report.not_applicable += skipped
+            record.count(errors, known, skipped)
         if found is not None:
-            best[:] = [_Found(doc, found)]  # Hypothesis only tries examples smaller than its smallest so far
+            best[:] = [Found(doc, found)]  # Hypothesis only tries examples smaller than its smallest so far
             raise best[0]
 
     try:
@@ -246,6 +198,6 @@ def _batch(
     except _OutOfTime:
         for found in best:
             found.shrunk = False
-    except (_Found, Flaky):  # Flaky: a divergence that did not diverge again when replayed
+    except (Found, Flaky):  # Flaky: a divergence that did not diverge again when replayed
         pass
     return best[0] if best else None

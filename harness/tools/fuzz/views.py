@@ -27,6 +27,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from harness.tools.fuzz.noise import conflicts, noise, stagings, worktree_changes
+
 BASE = 1767225600  # 2026-01-01T00:00:00Z: undated work-tree files get this time (harness.repo.build)
 INDEX = "MEMORY.md"
 
@@ -159,13 +161,6 @@ def file_texts(draw: st.DrawFn) -> str:
 file_names = st.builds(lambda stem, ext: stem + ext, st.sampled_from(FILE_STEMS), st.sampled_from(EXTENSIONS))
 
 
-def conflicts(paths: set[str]) -> set[str]:
-    """The paths that are also a directory of another path (one tree cannot hold both)."""
-    directories = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
-    directories = {"/".join(d.split("/")[:i]) for d in directories for i in range(1, d.count("/") + 2)}
-    return paths & directories
-
-
 def directories_of(paths: set[str] | dict[str, Any]) -> list[str]:
     """Every directory holding one of `paths`, sorted."""
     found = {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 1)}
@@ -248,32 +243,32 @@ def histories(draw: st.DrawFn, tree: dict[str, str]) -> tuple[list[dict[str, Any
 @st.composite
 def worktrees(draw: st.DrawFn, committed: dict[str, str]) -> dict[str, Any]:
     """Uncommitted changes of `committed`: edits, untracked files (in new directories too), deletions, perhaps
-    all staged, and mtimes on changed and unchanged files."""
-    paths = sorted(committed)
-    edited = draw(st.lists(st.sampled_from(paths), max_size=3, unique=True)) if paths else []
-    files: dict[str, Any] = {path: committed[path] + "uncommitted edit\n" for path in edited}
+    all staged, a symlink, and mtimes on changed and unchanged files."""
     homes = [*directories_of(committed), "fresh", "fresh/deeper", "new dir"]
-    for _ in range(draw(st.integers(0, 3))):
-        path = f"{draw(st.sampled_from(homes))}/{draw(file_names)}"
-        if path not in committed and not conflicts({*committed, *files, path}):
-            files[path] = draw(st.one_of(file_texts(), st.sampled_from(ODD_CONTENTS)))
-    if draw(st.integers(0, 5)) == 4:  # a symlink the listing skips, and that `path` may name
-        link = f"{draw(st.sampled_from(homes))}/link"
-        if link not in committed and not conflicts({*committed, *files, link}):
-            files[link] = {"symlink": draw(st.sampled_from(SYMLINK_TARGETS))}
-    left = [p for p in paths if p not in files and p != INDEX]
-    deleted = draw(st.lists(st.sampled_from(left), max_size=2, unique=True)) if left else []
+
+    def new_path(draw: st.DrawFn) -> str:
+        return f"{draw(st.sampled_from(homes))}/{draw(file_names)}"
+
+    def new_content(draw: st.DrawFn) -> Any:
+        return draw(st.one_of(file_texts(), st.sampled_from(ODD_CONTENTS)))
+
+    def link(draw: st.DrawFn, taken: set[str]) -> tuple[str, Any] | None:
+        """A symlink the listing skips, and that `path` may name."""
+        if draw(st.integers(0, 5)) != 4:
+            return None
+        path = f"{draw(st.sampled_from(homes))}/link"
+        ok = path not in committed and not conflicts({*taken, path})
+        return (path, {"symlink": draw(st.sampled_from(SYMLINK_TARGETS))}) if ok else None
+
+    def edit(draw: st.DrawFn, path: str) -> str:
+        return committed[path] + "uncommitted edit\n"
+
+    files, deleted = worktree_changes(draw, committed, edit, (new_path, new_content), (3, 3, 2), {INDEX}, link)
     present = sorted({*committed, *files} - set(deleted))
     present = [p for p in present if not isinstance(files.get(p), dict) or "symlink" not in files[p]]
     dated = [p for p in present if p in files and draw(st.integers(0, 3))]
     dated += draw(st.lists(st.sampled_from(present), max_size=2, unique=True)) if present else []
-    worktree: dict[str, Any] = {}
-    if files:
-        worktree["files"] = files
-    if deleted:
-        worktree["delete"] = deleted
-    if (files or deleted) and draw(st.booleans()):
-        worktree["stage"] = True
+    worktree = noise(files, deleted, stagings(draw, [*files, *deleted]))
     mtimes = {p: BASE + 60 * draw(st.integers(-10, 300)) + draw(st.sampled_from((0, 0, 0, 0.5))) for p in dated}
     if mtimes:
         worktree["mtimes"] = mtimes

@@ -17,7 +17,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from harness.tools.fuzz.views import BASE, conflicts, ident
+from harness.tools.fuzz.noise import conflicts, noise, stagings, worktree_changes
+from harness.tools.fuzz.views import BASE, ident
 
 DIRECTORIES = ("system", "system/deep", "notes", "x y", "café", 'q"t', "tab\tdir", "a -> b")
 STEMS = ("persona", "human", "a", "Beta", "x y", "a -> b", 'q"t', "tab\tname", "back\\slash", "café", "日本", " lead")
@@ -63,23 +64,12 @@ def dirty_worktrees(draw: st.DrawFn, committed: dict[str, str]) -> dict[str, Any
     """Edits, untracked files (in new directories too), deletions and perhaps all staged; or nothing (clean)."""
     if draw(st.integers(0, 3)) == 2:  # clean (not 0: Hypothesis draws small values far more often than 1 in 4)
         return {}
-    names = sorted(committed)
-    files: dict[str, Any] = {}
-    for path in draw(st.lists(st.sampled_from(names), max_size=2, unique=True)):
-        files[path] = content(draw(st.sampled_from(DIRTY)))
-    for path in draw(st.lists(paths, max_size=2, unique=True)):
-        if path not in committed and not conflicts({*committed, *files, path}):
-            files[path] = content(draw(st.sampled_from(DIRTY)))
-    left = [p for p in names if p not in files]
-    deleted = draw(st.lists(st.sampled_from(left), max_size=1, unique=True)) if left else []
-    worktree: dict[str, Any] = {}
-    if files:
-        worktree["files"] = files
-    if deleted:
-        worktree["delete"] = deleted
-    if (files or deleted) and draw(st.booleans()):
-        worktree["stage"] = True
-    return worktree
+
+    def dirty(draw: st.DrawFn, path: str = "") -> str | dict[str, str]:
+        return content(draw(st.sampled_from(DIRTY)))
+
+    files, deleted = worktree_changes(draw, committed, dirty, (lambda draw: draw(paths), dirty), (2, 2, 1))
+    return noise(files, deleted, stagings(draw, [*files, *deleted]))
 
 
 @st.composite
