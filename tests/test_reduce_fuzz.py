@@ -27,7 +27,7 @@ from harness.cases.load import load_scenario
 from harness.cases.write import model_size
 from harness.core.model import CompileRequest, FoundBy, LifecycleOpen, Outcome, Status
 from harness.core.reference import ReferenceSpec
-from harness.core.repomodel import RepoModel
+from harness.core.repomodel import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
 from harness.run.session import Session
 from harness.runners.python_port import PythonPortRunner
 from harness.tools.fuzz.campaign import fuzz, known_signatures
@@ -325,3 +325,24 @@ def test_reduce_keeps_only_the_client_skills_entries_a_divergence_needs() -> Non
     reducer = Reducer(SkillsOracle(), target, seconds=30)  # type: ignore[arg-type]
     reduced = reducer.inputs(Candidate(RepoModel(), {"client_skills": skills, "system": "S"}))
     assert reduced.inputs == {"client_skills": [{"name": "bad"}]}
+
+
+def test_reduce_keeps_every_commit_when_a_gitlink_names_one_of_them_by_position() -> None:
+    """A gitlink `commit:N` names the history's commit N; dropping an earlier commit would leave it naming a
+    commit that is not there (found by fuzz: the reducer crashed writing such a history)."""
+
+    class AnyHistoryOracle:
+        """Diverges whatever the history, so only the gitlink can keep the reducer from dropping commits."""
+
+        def signature(self, candidate: Candidate) -> Signature | None:
+            return Signature("x", (("content", "text"),))
+
+    target = Signature("x", (("content", "text"),))
+    first = CommitModel({b"system/a.md": Blob(MODE_FILE, b"a\n")})
+    second = CommitModel({b"system/b.md": Blob(MODE_FILE, b"b\n")})
+    head = CommitModel({b"system/b.md": Blob(MODE_FILE, b"b\n"), b"system/sub": Blob(MODE_GITLINK, b"commit:2")})
+    reducer = Reducer(AnyHistoryOracle(), target, seconds=30)  # type: ignore[arg-type]
+    reduced = reducer.commits(Candidate(RepoModel([first, second, head]), {}))
+    assert len(reduced.model.commits) == 3
+    without_link = CommitModel({b"system/b.md": Blob(MODE_FILE, b"b\n")})
+    assert len(reducer.commits(Candidate(RepoModel([first, second, without_link]), {})).model.commits) == 1

@@ -22,6 +22,7 @@ from harness.cases.write import case_document, model_size
 from harness.core.model import FoundBy
 from harness.core.repomodel import MODE_FILE, MODE_GITLINK, Blob, CommitModel, RepoModel
 from harness.core.repospec import valid_tree
+from harness.repo.objects import COMMIT_REF
 from harness.run.session import Session
 from harness.runners.implementations import DEFAULT
 from harness.runners.references import ReferenceUnderTest, profile_for_reference
@@ -43,6 +44,15 @@ __all__ = [
 from harness.verdict.signature import Signature
 
 T = TypeVar("T")
+
+
+def _names_own_commits(model: RepoModel) -> bool:
+    """Whether a gitlink of the history names one of its own commits by position (`commit:N`)."""
+    return any(
+        blob.mode == MODE_GITLINK and blob.data.startswith(COMMIT_REF)
+        for commit in model.commits
+        for blob in commit.files.values()
+    )
 
 
 def ddmin(items: Sequence[T], test: Callable[[list[T]], bool]) -> list[T]:
@@ -150,8 +160,9 @@ class Reducer:
         plain = [CommitModel(c.files) for c in model.commits]
         if self.holds(replace(candidate, model=replace(model, commits=plain))):
             model = replace(model, commits=plain)
-        if any(commit.parents is not None for commit in model.commits):
-            return replace(candidate, model=model)  # parents name positions: dropping a commit would move them
+        if any(commit.parents is not None for commit in model.commits) or _names_own_commits(model):
+            return replace(candidate, model=model)  # parents and `commit:N` gitlinks name positions: dropping
+            # a commit would move them (a gitlink to a dropped commit could not even be written)
         head, history = model.commits[-1], model.commits[:-1]
         kept = ddmin(history, lambda keep: self.holds(replace(candidate, model=replace(model, commits=[*keep, head]))))
         return replace(candidate, model=replace(model, commits=[*kept, head]))
