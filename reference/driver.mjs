@@ -176,6 +176,34 @@ const SYMBOLS = {
     modules: ["src/agent/memory-git.ts"],
     pattern: /^async function (syncPendingMemoryCommitsAfterTurn\d*)\(/m,
   },
+  // The shared reminder engine a client loop runs before each turn (0.25.3 and later): the reminders it builds
+  // for the turn, and how it puts them before the user's content; a conversation's reminder state and the queue
+  // the post-turn sync fills (enqueueMemoryGitSyncReminder, 0.30.28+).
+  buildSharedReminderParts: {
+    modules: ["src/reminders/engine.ts"],
+    pattern: /^async function (buildSharedReminderParts\d*)\(/m,
+  },
+  prependReminderPartsToContent: {
+    modules: ["src/reminders/engine.ts"],
+    pattern: /^function (prependReminderPartsToContent\d*)\(/m,
+  },
+  initReminderEngine: {
+    modules: ["src/reminders/engine.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  createSharedReminderState: {
+    modules: ["src/reminders/state.ts"],
+    pattern: /^function (createSharedReminderState\d*)\(/m,
+  },
+  // The process's permission mode (an object its module's init makes): what the permission-mode reminder reports.
+  permissionMode: {
+    modules: ["src/permissions/mode.ts"],
+    pattern: /^var [^\n]*?\b(permissionMode\d*);$/m,
+  },
+  enqueueMemoryGitSyncReminder: {
+    modules: ["src/reminders/state.ts"],
+    pattern: /^function (enqueueMemoryGitSyncReminder\d*)\(/m,
+  },
 };
 
 // Store ids come from node:crypto's randomUUID, imported by name; an import binding cannot be
@@ -540,7 +568,12 @@ async function lifecycleOpen(request) {
     }
     session.agentId = agent.id;
     session.conversationId = conversation.id;
-    session.conversations = [{ id: conversation.id, agentFree: false }];
+    session.memoryDir = request.memoryDir;
+    // What a headless session knows of its agent: retrieved once, at its start (src/headless.ts `agent`); its
+    // last_run_completion is left out (turnReminders says why).
+    session.agentInfo = { id: agent.id, name: agent.name ?? null, description: agent.description ?? null, lastRunAt: null };
+    session.conversations = [newConversationEntry(conversation.id, false)];
+    session.current = session.conversations[0];
     sessions.set(request.session, session);
     return {
       opened: { agentId: agent.id, conversationId: conversation.id, model: agent.model ?? null },
@@ -549,22 +582,37 @@ async function lifecycleOpen(request) {
   });
 }
 
+// A conversation the session created; an agent's own conversation carries the client loop's reminder state
+// (createSharedReminderState, made at its first turn), as one headless session per conversation keeps it.
+function newConversationEntry(id, agentFree) {
+  return { id, agentFree, reminderState: null };
+}
+
 const STEPS = {
   async turn(session, step) {
     const before = session.executed.length;
-    const body = { messages: [{ type: "message", role: "user", content: step.text }] };
+    const reminders = await turnReminders(session);
+    const content = reminders ? need("prependReminderPartsToContent")(step.text, reminders.parts) : step.text;
+    const body = { messages: [{ type: "message", role: "user", content }] };
     // An agent-free conversation is addressed by its id alone, as a workflow client does.
     if (!session.agentFree) body.agent_id = session.agentId;
     // `clientSkills` (optional): the turn's body.client_skills, appended as <available_skills>.
     if (step.clientSkills !== undefined) body.client_skills = step.clientSkills;
-    const stream = await session.backend.createConversationMessageStream(session.conversationId, body);
-    for await (const _chunk of stream) {
-      // drained so upstream persists the assistant message, as a client would
+    try {
+      const stream = await session.backend.createConversationMessageStream(session.conversationId, body);
+      for await (const _chunk of stream) {
+        // drained so upstream persists the assistant message, as a client would
+      }
+    } finally {
+      // headless.ts runs the post-turn sync in the turn's `finally`, whether or not the turn threw
+      if (reminders) await postTurnSync(session, session.current.reminderState);
     }
     if (session.executed.length !== before + 1) {
       throw new Error(`the executor ran ${session.executed.length - before} times for one turn`);
     }
-    return { executed: session.executed.at(-1) };
+    const observed = { executed: session.executed.at(-1) };
+    if (reminders) observed.reminders = reminders.applied;
+    return observed;
   },
   async system(session, step) {
     await session.backend.updateAgent(session.agentId, { system: step.system });
@@ -578,7 +626,8 @@ const STEPS = {
     const conversation = await session.backend.createConversation({ agent_id: session.agentId });
     session.conversationId = conversation.id;
     session.agentFree = false;
-    session.conversations.push({ id: conversation.id, agentFree: false });
+    session.current = newConversationEntry(conversation.id, false);
+    session.conversations.push(session.current);
     return {};
   },
   // Back to the index-th conversation this session created (1: the one opened with the agent): later
@@ -587,6 +636,7 @@ const STEPS = {
     const chosen = session.conversations[step.index - 1];
     session.conversationId = chosen.id;
     session.agentFree = chosen.agentFree;
+    session.current = chosen;
     return {};
   },
   // An agent-free ("ephemeral") conversation (0.33.6+: LocalBackend.createEphemeralConversation):
@@ -599,7 +649,8 @@ const STEPS = {
     const conversation = await session.backend.createEphemeralConversation(body);
     session.conversationId = conversation.id;
     session.agentFree = true;
-    session.conversations.push({ id: conversation.id, agentFree: true });
+    session.current = newConversationEntry(conversation.id, true);
+    session.conversations.push(session.current);
     return { agentFree: { conversationId: conversation.id, agentId: conversation.agent_id ?? null } };
   },
   async compact(session) {
@@ -857,9 +908,9 @@ function reminderStorageDir() {
 // (0.32.18+, a file in the git directory) and the attached shared-memory sync (0.31.12+; none without remote MemFS).
 const REMINDER_HOOKS = { repairConflict: async () => false, repairMemory: async () => false };
 
-async function withLocalAgentMemory(memoryDir, work) {
+async function withLocalAgentMemory(memoryDir, work, agentId = REMINDER_AGENT) {
   const storage = reminderStorageDir();
-  const resolved = join(storage, "memfs", REMINDER_AGENT, "memory");
+  const resolved = join(storage, "memfs", agentId, "memory");
   mkdirSync(dirname(resolved), { recursive: true });
   rmSync(resolved, { force: true });
   symlinkSync(memoryDir, resolved);
@@ -906,6 +957,89 @@ async function memoryReminder(request) {
     if (reminders.length > 1) throw new Error(`the post-turn sync queued ${reminders.length} reminders`);
     return { syncStatus: result.status, syncSummary: marked(result.summary), reminder: marked(reminders[0] ?? null) };
   });
+}
+
+// --- a lifecycle turn's reminders: the client loop's reminder engine around LocalBackend's turn ----------------
+// headless.ts (headless-bidirectional mode) builds the turn's reminders with buildSharedReminderParts, puts them
+// before the user's content with prependReminderPartsToContent, sends the turn, and in its `finally` runs
+// runPostTurnMemorySync, whose reminder enqueueMemoryGitSyncReminder queues into the same state for the next turn.
+// The driver's glue, each an input the engine takes:
+// - the agent is the one the open created (headless retrieves its agent once, at its start): id, name and
+//   description; conversationId the current conversation's id; lastRunAt null ("Last message: No previous
+//   messages"): LocalBackend reports the default conversation's time as last_run_completion, and buildAgentInfo
+//   renders it with toLocaleString, in the runtime's locale and time zone (the matrix's locale variants change it);
+//   null is what the engine takes for an agent with no run;
+// - systemInfoReminderEnabled true (headless's default, no --no-system-info-reminder), skillSources [] and
+//   workingDirectory the memory directory;
+// - the state is the release's createSharedReminderState() with the session-level reminders marked sent
+//   (SESSION_REMINDERS_SENT): session-context (the machine's device, git and cwd), secrets-info (the user's secret
+//   store), mcp-servers-info (the user's MCP settings) and permission-mode (the CLI's permission flags) describe the
+//   process and the machine, not the conversation; each still applies when what it reports changes mid-session;
+// - the memory directory is found as for memory_reminder (withLocalAgentMemory: <storage>/memfs/<agentId>/memory,
+//   a link to the session's memoryDir), and both names of it are written `<memoryDir>` in the observed texts.
+// An agent-free conversation (no agent to describe) gets no reminders, and neither does a release without the
+// post-turn sync (0.25.x: their engine also reads the CLI's settings outside a try, and throws `Settings not
+// initialized` without them).
+const TURN_REMINDER_SYMBOLS = ["buildSharedReminderParts", "prependReminderPartsToContent", "initReminderEngine", "createSharedReminderState"];
+const POST_TURN_SYMBOLS = ["runPostTurnMemorySync", "initMemoryGitSync", "enqueueMemoryGitSyncReminder"];
+
+function hasSymbols(names) {
+  return names.every((name) => typeof upstream[name] === "function");
+}
+
+function sessionLevelRemindersSent(state) {
+  state.hasSentSessionContext = true;
+  state.hasSentSecretsInfo = true;
+  state.lastSentSecretNamesKey = "";
+  state.hasSentMcpServersInfo = true;
+  state.lastSentMcpServerNamesKey = "";
+  state.lastNotifiedPermissionMode = upstream.permissionMode?.getMode?.() ?? null;
+  return state;
+}
+
+function markMemoryDir(text, session, resolved) {
+  return text.replaceAll(resolved, "<memoryDir>").replaceAll(session.memoryDir, "<memoryDir>");
+}
+
+async function turnReminders(session) {
+  if (session.agentFree || !hasSymbols(TURN_REMINDER_SYMBOLS) || !hasSymbols(POST_TURN_SYMBOLS)) return null;
+  initOnce("initReminderEngine");
+  const entry = session.current;
+  entry.reminderState ??= sessionLevelRemindersSent(need("createSharedReminderState")());
+  return withLocalAgentMemory(
+    session.memoryDir,
+    async (resolved) => {
+      const { parts, appliedReminderIds } = await need("buildSharedReminderParts")({
+        mode: "headless-bidirectional",
+        agent: { ...session.agentInfo, conversationId: session.conversationId },
+        state: entry.reminderState,
+        systemInfoReminderEnabled: true,
+        workingDirectory: session.memoryDir,
+        skillSources: [],
+      });
+      const applied = appliedReminderIds.map((id, i) => ({ id, text: markMemoryDir(parts[i]?.text ?? "", session, resolved) }));
+      return { parts, applied };
+    },
+    session.agentId,
+  );
+}
+
+async function postTurnSync(session, state) {
+  if (!hasSymbols(POST_TURN_SYMBOLS)) return;
+  await need("initMemoryGitSync")();
+  await withLocalAgentMemory(
+    session.memoryDir,
+    () =>
+      need("runPostTurnMemorySync")(
+        {
+          agentId: session.agentId,
+          debugLabel: "Post-turn headless memory sync",
+          enqueueReminder: (text) => need("enqueueMemoryGitSyncReminder")(state, { text }),
+        },
+        REMINDER_HOOKS,
+      ),
+    session.agentId,
+  );
 }
 
 const PROTOCOL_VERSION = 1;

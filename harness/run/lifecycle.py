@@ -76,6 +76,9 @@ def observe(record: dict[str, Any], facts: dict[str, str], previous_system: str 
         obs["sent_roles"] = [m.get("role") for m in ui] + (["system"] if mid else [])
         obs["history_count"] = executed.get("historyCount")
         obs["model"] = executed.get("model")
+        # the client loop's reminders before the user's content (docs/lifecycle.md, "Reminders on a turn"): None
+        # where the side builds none (an agent-free conversation, a release without the reminder engine)
+        obs["reminders"] = record.get("reminders")
     if "model" in record and executed is None:
         obs["model"] = record["model"]
     if "compacted" in record:
