@@ -295,11 +295,13 @@ def _check_mtimes(checker: _Checker, where: list[Any], label: str, mtimes: dict[
 
 
 def _check_in_progress(checker: _Checker, repo: dict[str, Any], kind: str) -> None:
-    """`in_progress` (harness.repo.in_progress): an op case's work-tree repository, another commit than HEAD."""
+    """`in_progress` (harness.repo.in_progress): an op case's or a lifecycle case's work-tree repository (the
+    post-turn sync reads it), another commit than HEAD."""
     started, where = repo["in_progress"], ["repo", "in_progress"]
-    if kind != "op":
+    if kind not in ("op", "lifecycle"):
         raise checker.fail(
-            where, "in_progress: only op cases take it (compilers read HEAD); move the file to cases/ops/"
+            where,
+            "in_progress: only op and lifecycle cases take it (compilers read HEAD); move the file to cases/ops/",
         )
     if repo.get("kind", "git") != "git" or repo.get("layout", "work-tree") != "work-tree":
         raise checker.fail(
