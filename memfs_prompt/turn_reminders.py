@@ -46,16 +46,18 @@ class AgentInfo:
 def agent_info_text(agent: AgentInfo, conversation_id: str) -> str:
     """`buildAgentInfo({agentInfo, conversationId})` of a local-backend agent with no last run: the memory directory
     line is shown (isLocalBackendEnvEnabled) and names `MEMORY_DIR_MARK`."""
-    return (
-        f"{OPEN} This is an automated message providing information about you.\n"
-        f"- **Agent ID (also stored in `AGENT_ID` env var)**: {agent.id}"
-        + (f"\n- **Conversation ID (also stored in `CONVERSATION_ID` env var)**: {conversation_id}" if conversation_id else "")
-        + f"\n- **Memory directory (also stored in `MEMORY_DIR` env var)**: `{MEMORY_DIR_MARK}`\n"
-        f"- **Agent name**: {agent.name or '(unnamed)'} (the user can change this with /rename)\n"
-        f"- **Agent description**: {agent.description or '(no description)'} (the user can change this with /description)\n"
-        "- **Last message**: No previous messages\n"
-        f"{CLOSE}"
-    )
+    conversation = f"\n- **Conversation ID (also stored in `CONVERSATION_ID` env var)**: {conversation_id}"
+    lines = [
+        f"{OPEN} This is an automated message providing information about you.",
+        f"- **Agent ID (also stored in `AGENT_ID` env var)**: {agent.id}{conversation if conversation_id else ''}",
+        f"- **Memory directory (also stored in `MEMORY_DIR` env var)**: `{MEMORY_DIR_MARK}`",
+        f"- **Agent name**: {agent.name or '(unnamed)'} (the user can change this with /rename)",
+        f"- **Agent description**: {agent.description or '(no description)'} (the user can change this with"
+        " /description)",
+        "- **Last message**: No previous messages",
+        CLOSE,
+    ]
+    return "\n".join(lines)
 
 
 @dataclass

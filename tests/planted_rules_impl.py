@@ -129,7 +129,9 @@ def _read_only_no_head() -> None:
 def _agent_info_repeated() -> None:
     real = turn_reminders.TurnReminders.build
 
-    def build(state: turn_reminders.TurnReminders, agent: turn_reminders.AgentInfo, conversation_id: str) -> list[tuple[str, str]]:
+    def build(
+        state: turn_reminders.TurnReminders, agent: turn_reminders.AgentInfo, conversation_id: str
+    ) -> list[tuple[str, str]]:
         applied = real(state, agent, conversation_id)
         state.has_sent_agent_info = False  # never recorded as sent
         return applied
@@ -140,7 +142,9 @@ def _agent_info_repeated() -> None:
 def _reminder_same_turn() -> None:
     real_step, real_sync = protocol.Server._run_step, turn_reminders.TurnReminders.after_turn
 
-    def run_step(server: protocol.Server, session: protocol._Session, step: dict[str, object], kind: str) -> dict[str, object]:
+    def run_step(
+        server: protocol.Server, session: protocol._Session, step: dict[str, object], kind: str
+    ) -> dict[str, object]:
         reminders = session.turn_reminders(session.conversation) if kind == "turn" else None
         if reminders is not None:  # the sync before the turn's reminders are built
             real_sync(reminders, session.agent.memory_dir, session.agent.profile, server.git_env)
@@ -161,8 +165,14 @@ BUGS: dict[str, tuple[str, Callable[[], None]]] = {
         _yaml_validator,
     ),
     "read-only-no-head": ("the commit validator's read_only checks ignore HEAD", _read_only_no_head),
-    "agent-info-repeated": ("the agent-info reminder on every turn, not only a conversation's first", _agent_info_repeated),
-    "reminder-same-turn": ("the post-turn memory sync runs before the turn, so its reminder comes a turn early", _reminder_same_turn),
+    "agent-info-repeated": (
+        "the agent-info reminder on every turn, not only a conversation's first",
+        _agent_info_repeated,
+    ),
+    "reminder-same-turn": (
+        "the post-turn memory sync runs before the turn, so its reminder comes a turn early",
+        _reminder_same_turn,
+    ),
 }
 
 

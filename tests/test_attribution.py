@@ -340,7 +340,17 @@ def test_a_turn_reminder_bug_is_named_as_the_lifecycle_rule_it_breaks(
     agent-info reminder repeated on every turn, and the sync's reminder carried on the turn that found the change
     instead of the next; each fails only its cases and is put on its rule."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [sys.executable, "-m", "harness.cli", "run", "cases/lifecycle", "-k", selection, "--reference", "npm:0.30.28"]
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "cases/lifecycle",
+        "-k",
+        selection,
+        "--reference",
+        "npm:0.30.28",
+    ]
     argv += ["--impl", f"cmd:python tests/planted_rules_impl.py --bugs {bug}", "--no-timing", "--report", str(tmp_path)]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
     assert done.returncode == 1, done.stderr[-3000:]

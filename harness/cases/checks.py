@@ -258,7 +258,9 @@ def _check_worktree(
     written = {name for _, name, _ in checker.files(where, worktree.get("files", {}))}
     for index, gone in enumerate(worktree.get("delete", ())):
         spot = [*where, "delete", index]
-        checker.existing(spot, checker.confined(spot, _path_bytes(gone), f"{label} delete"), f"{label} delete", head | written)
+        checker.existing(
+            spot, checker.confined(spot, _path_bytes(gone), f"{label} delete"), f"{label} delete", head | written
+        )
     deleted = {_path_bytes(gone) for gone in worktree.get("delete", ())}
     _check_mtimes(checker, where, label, worktree.get("mtimes") or {}, (head | written) - deleted)
     if isinstance(worktree.get("stage"), list):
@@ -429,11 +431,12 @@ def _check_memory_write(checker: _Checker, args: Any) -> None:
 def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:
     """A lifecycle case's steps in order, as harness.repo.checkout runs them: a commit goes on the branch tip
     (or on its `parents`), an amend rewrites the tip, a reset names a commit made before it, nothing commits
-    while HEAD is broken, and a `conversation` step names a conversation made before it."""
+    while HEAD is broken, an `edit` deletes and dates files the work tree holds, and a `conversation` step names a
+    conversation made before it."""
     tip: int | None = checker.commits - 1
     broken: list[Any] = []
     conversations = 1  # the one opened with the agent
-    worktree = set(checker.states[tip])  # the files the work tree holds: the tip's, then as edits leave them
+    worktree = set(checker.states[-1])  # the files the work tree holds: the tip's, then as edits leave them
     for index, step in enumerate(steps):
         where: list[Any] = ["steps", index]
         if "commit" in step or "amend" in step:
