@@ -975,6 +975,8 @@ async function memoryReminder(request) {
 //   (SESSION_REMINDERS_SENT): session-context (the machine's device, git and cwd), secrets-info (the user's secret
 //   store), mcp-servers-info (the user's MCP settings) and permission-mode (the CLI's permission flags) describe the
 //   process and the machine, not the conversation; each still applies when what it reports changes mid-session;
+// - runPostTurnMemorySync gets no `isEnabled` (headless asks the settings whether the agent's MemFS is enabled;
+//   a LocalBackend opened with memfsEnabled always has it) and no emitWarning (a debug log);
 // - the memory directory is found as for memory_reminder (withLocalAgentMemory: <storage>/memfs/<agentId>/memory,
 //   a link to the session's memoryDir), and both names of it are written `<memoryDir>` in the observed texts.
 // An agent-free conversation (no agent to describe) gets no reminders, and neither does a release without the
@@ -1032,6 +1034,7 @@ async function postTurnSync(session, state) {
     () =>
       need("runPostTurnMemorySync")(
         {
+          conversationId: session.conversationId, // 0.34.x's headless passes it; earlier releases ignore it
           agentId: session.agentId,
           debugLabel: "Post-turn headless memory sync",
           enqueueReminder: (text) => need("enqueueMemoryGitSyncReminder")(state, { text }),
