@@ -198,7 +198,7 @@ const SYMBOLS = {
   // The process's permission mode (an object its module's init makes): what the permission-mode reminder reports.
   permissionMode: {
     modules: ["src/permissions/mode.ts"],
-    pattern: /^var [^\n]*?\b(permissionMode\d*);$/m,
+    pattern: /^var (?:[^\n]*?, )?(permissionMode\d*)(?:;$| = new )/m,
   },
   enqueueMemoryGitSyncReminder: {
     modules: ["src/reminders/state.ts"],
@@ -228,12 +228,16 @@ function withRandomUUIDHook(text) {
   });
 }
 
+// A module's text: every part of the bundle under its comment (an ES module built from one entry may split a
+// module in two, its imports' inits first, then its body after the modules it imports), joined in order.
 function moduleSection(text, modulePath) {
   const marker = `\n// ${modulePath}\n`;
-  const start = text.indexOf(marker);
-  if (start < 0) return null;
-  const next = text.indexOf("\n// src/", start + marker.length);
-  return text.slice(start + 1, next < 0 ? text.length : next);
+  const parts = [];
+  for (let start = text.indexOf(marker); start >= 0; start = text.indexOf(marker, start + marker.length)) {
+    const next = text.indexOf("\n// src/", start + marker.length);
+    parts.push(text.slice(start + 1, next < 0 ? text.length : next));
+  }
+  return parts.length > 0 ? parts.join("\n") : null;
 }
 
 function findSymbols(text, names = Object.keys(SYMBOLS)) {
@@ -304,10 +308,27 @@ let prepared;
 // With a lifecycle module, the compiler module answers compile requests only.
 const LIFECYCLE_SYMBOLS = ["LocalBackend", "initLocalBackend", "DeterministicPongExecutor"];
 const COMPILE_SYMBOLS = Object.keys(SYMBOLS).filter((name) => !LIFECYCLE_SYMBOLS.includes(name));
+// A revision's lifecycle module also re-exports the client loop around the turn where the revision has it
+// (harness/acquire/revision_source.py TURN_REMINDER_EXPORTS): its exports replace the compiler module's, so the
+// backend the sync asks is the one its own module sees.
+const LIFECYCLE_MODULE_SYMBOLS = [
+  ...LIFECYCLE_SYMBOLS,
+  "buildSharedReminderParts",
+  "prependReminderPartsToContent",
+  "initReminderEngine",
+  "createSharedReminderState",
+  "enqueueMemoryGitSyncReminder",
+  "runPostTurnMemorySync",
+  "initMemoryGitSync",
+  "permissionMode",
+  "getBackend",
+  "initBackend",
+  "testSetBackend",
+];
 let lifecycleModule = null;
 async function loadLifecycleModule() {
   if (!lifecyclePath || lifecycleModule) return;
-  const lifecyclePrepared = prepareModule(lifecyclePath, LIFECYCLE_SYMBOLS);
+  const lifecyclePrepared = prepareModule(lifecyclePath, LIFECYCLE_MODULE_SYMBOLS);
   let loaded;
   try {
     loaded = await import(lifecyclePrepared.modulePath);
@@ -982,8 +1003,17 @@ async function memoryReminder(request) {
 // An agent-free conversation (no agent to describe) gets no reminders, and neither does a release without the
 // post-turn sync (0.25.x: their engine also reads the CLI's settings outside a try, and throws `Settings not
 // initialized` without them).
-const TURN_REMINDER_SYMBOLS = ["buildSharedReminderParts", "prependReminderPartsToContent", "initReminderEngine", "createSharedReminderState"];
-const POST_TURN_SYMBOLS = ["runPostTurnMemorySync", "initMemoryGitSync", "enqueueMemoryGitSyncReminder"];
+// (A module's init exists where the bundler wraps it, as in every release bundle; a revision's lifecycle module, an
+// ES module built from one entry, may have none: its modules run at load.)
+const TURN_REMINDER_SYMBOLS = ["buildSharedReminderParts", "prependReminderPartsToContent", "createSharedReminderState"];
+const POST_TURN_SYMBOLS = ["runPostTurnMemorySync", "enqueueMemoryGitSyncReminder", "getBackend", "testSetBackend"];
+
+async function initIfWrapped(name) {
+  if (typeof upstream[name] === "function" && !initialisedModules.has(name)) {
+    await upstream[name]();
+    initialisedModules.add(name);
+  }
+}
 
 function hasSymbols(names) {
   return names.every((name) => typeof upstream[name] === "function");
@@ -1005,7 +1035,7 @@ function markMemoryDir(text, session, resolved) {
 
 async function turnReminders(session) {
   if (session.agentFree || !hasSymbols(TURN_REMINDER_SYMBOLS) || !hasSymbols(POST_TURN_SYMBOLS)) return null;
-  initOnce("initReminderEngine");
+  await initIfWrapped("initReminderEngine");
   const entry = session.current;
   entry.reminderState ??= sessionLevelRemindersSent(need("createSharedReminderState")());
   return withLocalAgentMemory(
@@ -1028,7 +1058,7 @@ async function turnReminders(session) {
 
 async function postTurnSync(session, state) {
   if (!hasSymbols(POST_TURN_SYMBOLS)) return;
-  await need("initMemoryGitSync")();
+  await initIfWrapped("initMemoryGitSync"); // async from 0.34.6
   await withLocalAgentMemory(
     session.memoryDir,
     () =>
