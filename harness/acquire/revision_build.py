@@ -261,7 +261,10 @@ def _build_lifecycle(bun: Path, tree: SourceTree, dest: Path, scratch: Path, pra
             f"({' or '.join(PONG_MODULES)}) at this revision"
         )
     entry_file = tree.root / LIFECYCLE_ENTRY
-    lines = [f'export {{ LocalBackend }} from "./{backend}";', f'export {{ DeterministicPongExecutor }} from "./{pong}";']
+    lines = [
+        f'export {{ LocalBackend }} from "./{backend}";',
+        f'export {{ DeterministicPongExecutor }} from "./{pong}";',
+    ]
     if all(module in tree.entries for module, _ in TURN_REMINDER_EXPORTS):
         lines += [f'export {{ {", ".join(names)} }} from "./{module}";' for module, names in TURN_REMINDER_EXPORTS]
     entry_file.write_text("\n".join(lines) + "\n")
