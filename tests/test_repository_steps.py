@@ -233,9 +233,11 @@ def test_an_edit_may_delete_and_stage(tmp_path: Path) -> None:
 
 
 def test_an_edit_deleting_a_file_the_work_tree_lacks_is_refused_at_its_line(tmp_path: Path) -> None:
-    gone = {"edit": {"delete": ["system/persona.md"]}}
-    error = refused(lifecycle(tmp_path, [gone, gone]))
+    def gone() -> dict:  # a new mapping each time: the dumped YAML may hold no aliases
+        return {"edit": {"delete": ["system/persona.md"]}}
+
+    error = refused(lifecycle(tmp_path, [gone(), gone()]))
     assert "edit delete: 'system/persona.md' does not exist" in str(error) and error.line == 22  # the second edit's
     dated = refused(lifecycle(tmp_path, [{"edit": {"mtimes": {"nope.md": 1}}}]))
     assert "edit mtimes: 'nope.md' is not in the work tree" in str(dated)
-    assert load_scenario(lifecycle(tmp_path, [gone, {"reset": 1}, gone]))  # a reset brings the file back
+    assert load_scenario(lifecycle(tmp_path, [gone(), {"reset": 1}, gone()]))  # a reset brings the file back
