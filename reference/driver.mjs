@@ -34,6 +34,8 @@
 //                                              -> {"id":4,"ok":true,"observed":{systemPrompt, midConversationSystemPrompt,
 //                                                  uiMessages, historyCount, stored, ...}}
 //   {"id":5,"op":"lifecycle_close","session":"s1"}
+//   a turn runs the release's client-loop reminders around the backend's turn, as headless mode does (0.30.28+, not
+//   in an agent-free conversation): observed.reminders [{id, text}], the memory directory written <memoryDir>
 //   step kinds: turn (optional "clientSkills": the turn body's client_skills), system, model,
 //   new_conversation, agent_free_conversation ("system", "model"; 0.33.6+), compact, recompile,
 //   conversation ("index": back to the index-th conversation the session created, 1-based)
