@@ -33,6 +33,7 @@ from .profiles import DEFAULT, PROFILES, Profile, resolve_profile
 from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile, compile_available_skills_block
 from .turn_reminders import AgentInfo, TurnReminders, prepend
+from .turn_reminders import observed as reminders_observed
 
 PROTOCOL_VERSION = 1
 OPS = (
@@ -283,13 +284,13 @@ class Server:
             if reminders is None:
                 observed["executed"] = _executed(agent.turn(conversation, step["text"], step.get("clientSkills")))
                 return observed
-            applied = reminders.build(AgentInfo(agent.agent_id, AGENT_NAME), conversation.id)
+            applied = reminders.build(AgentInfo(agent.agent_id, AGENT_NAME), conversation.id, agent.memory_dir)
             try:  # the post-turn sync runs in the loop's `finally`, whether or not the turn threw
                 model_input = agent.turn(conversation, prepend(applied, step["text"]), step.get("clientSkills"))
             finally:
                 reminders.after_turn(agent.memory_dir, agent.profile, self.git_env)
             observed["executed"] = _executed(model_input)
-            observed["reminders"] = [{"id": name, "text": text} for name, text in applied]
+            observed["reminders"] = reminders_observed(applied, agent.memory_dir)
         elif kind == "system":
             agent.update_system(step["system"])
         elif kind == "model":

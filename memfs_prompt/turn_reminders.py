@@ -16,8 +16,9 @@ conversation (`TurnReminders`):
 The reference driver starts each state with the session-level reminders (session-context, secrets-info,
 mcp-servers-info, permission-mode) marked sent and gives the engine the agent as the open created it, with no
 last run (reference/driver.mjs, `turnReminders`), so those two are what a turn can carry. Their texts name the
-memory directory `<memoryDir>`, as the driver writes both sides' own directories. Releases before 0.30.28 have
-no post-turn sync and observe no reminders (`Profile.memory_reminders`).
+memory directory; what a turn observes writes it `<memoryDir>` (`observed`), as the driver writes each side's
+own directory. Releases before 0.30.28 have no post-turn sync and observe no reminders
+(`Profile.memory_reminders`).
 """
 
 from __future__ import annotations
@@ -43,14 +44,14 @@ class AgentInfo:
     description: str | None = None
 
 
-def agent_info_text(agent: AgentInfo, conversation_id: str) -> str:
+def agent_info_text(agent: AgentInfo, conversation_id: str, memory_dir: str) -> str:
     """`buildAgentInfo({agentInfo, conversationId})` of a local-backend agent with no last run: the memory directory
-    line is shown (isLocalBackendEnvEnabled) and names `MEMORY_DIR_MARK`."""
+    line is shown (isLocalBackendEnvEnabled)."""
     conversation = f"\n- **Conversation ID (also stored in `CONVERSATION_ID` env var)**: {conversation_id}"
     lines = [
         f"{OPEN} This is an automated message providing information about you.",
         f"- **Agent ID (also stored in `AGENT_ID` env var)**: {agent.id}{conversation if conversation_id else ''}",
-        f"- **Memory directory (also stored in `MEMORY_DIR` env var)**: `{MEMORY_DIR_MARK}`",
+        f"- **Memory directory (also stored in `MEMORY_DIR` env var)**: `{memory_dir}`",
         f"- **Agent name**: {agent.name or '(unnamed)'} (the user can change this with /rename)",
         f"- **Agent description**: {agent.description or '(no description)'} (the user can change this with"
         " /description)",
@@ -67,12 +68,12 @@ class TurnReminders:
     has_sent_agent_info: bool = False
     pending_memory_git_sync: list[str] = field(default_factory=list)
 
-    def build(self, agent: AgentInfo, conversation_id: str) -> list[tuple[str, str]]:
+    def build(self, agent: AgentInfo, conversation_id: str, memory_dir: Path) -> list[tuple[str, str]]:
         """`buildSharedReminderParts` in headless-bidirectional mode: the applied reminders, in catalog order."""
         applied: list[tuple[str, str]] = []
         if not self.has_sent_agent_info:
             self.has_sent_agent_info = True
-            applied.append(("agent-info", agent_info_text(agent, conversation_id)))
+            applied.append(("agent-info", agent_info_text(agent, conversation_id, str(memory_dir))))
         if self.pending_memory_git_sync:
             applied.append(("memory-git-sync", "\n\n".join(self.pending_memory_git_sync)))
             self.pending_memory_git_sync.clear()
@@ -85,10 +86,15 @@ class TurnReminders:
             result = sync_status(memory_dir, env)
         except UpstreamError:
             return
-        text = format_reminder(result, MEMORY_DIR_MARK, profile)
+        text = format_reminder(result, str(memory_dir), profile)
         if text is not None:
             self.pending_memory_git_sync.append(text)
             del self.pending_memory_git_sync[:-MAX_PENDING]
+
+
+def observed(applied: list[tuple[str, str]], memory_dir: Path) -> list[dict[str, str]]:
+    """The turn's `reminders` observation: each applied reminder, the memory directory written `MEMORY_DIR_MARK`."""
+    return [{"id": name, "text": text.replace(str(memory_dir), MEMORY_DIR_MARK)} for name, text in applied]
 
 
 def prepend(applied: list[tuple[str, str]], text: str) -> str:

@@ -1001,7 +1001,8 @@ async function memoryReminder(request) {
 // - runPostTurnMemorySync gets no `isEnabled` (headless asks the settings whether the agent's MemFS is enabled;
 //   a LocalBackend opened with memfsEnabled always has it) and no emitWarning (a debug log);
 // - the memory directory is found as for memory_reminder (withLocalAgentMemory: <storage>/memfs/<agentId>/memory,
-//   a link to the session's memoryDir), and both names of it are written `<memoryDir>` in the observed texts.
+//   a link to the session's memoryDir): the texts sent name memoryDir where upstream names the link, and the
+//   observed texts write either `<memoryDir>`.
 // An agent-free conversation (no agent to describe) gets no reminders, and neither does a release without the
 // post-turn sync (0.25.x: their engine also reads the CLI's settings outside a try, and throws `Settings not
 // initialized` without them).
@@ -1051,8 +1052,11 @@ async function turnReminders(session) {
         workingDirectory: session.memoryDir,
         skillSources: [],
       });
-      const applied = appliedReminderIds.map((id, i) => ({ id, text: markMemoryDir(parts[i]?.text ?? "", session, resolved) }));
-      return { parts, applied };
+      // The link is the driver's: what the model is sent names the session's memoryDir, as upstream names the memory
+      // directory it resolved; what is observed writes it <memoryDir>.
+      const sent = parts.map((part) => ({ ...part, text: part.text.replaceAll(resolved, session.memoryDir) }));
+      const applied = appliedReminderIds.map((id, i) => ({ id, text: markMemoryDir(sent[i]?.text ?? "", session, resolved) }));
+      return { parts: sent, applied };
     },
     session.agentId,
   );

@@ -130,9 +130,9 @@ def _agent_info_repeated() -> None:
     real = turn_reminders.TurnReminders.build
 
     def build(
-        state: turn_reminders.TurnReminders, agent: turn_reminders.AgentInfo, conversation_id: str
+        state: turn_reminders.TurnReminders, agent: turn_reminders.AgentInfo, conversation_id: str, memory_dir: Path
     ) -> list[tuple[str, str]]:
-        applied = real(state, agent, conversation_id)
+        applied = real(state, agent, conversation_id, memory_dir)
         state.has_sent_agent_info = False  # never recorded as sent
         return applied
 

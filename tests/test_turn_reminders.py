@@ -46,11 +46,13 @@ def ids(observed: dict[str, Any]) -> list[str]:
 
 
 def test_agent_info_goes_with_a_conversations_first_turn_only(tmp_path: Path, git_env: dict[str, str]) -> None:
-    _, step = session(build(RepoSpec(files=SMALL), tmp_path, git_env), git_env)
+    memory = build(RepoSpec(files=SMALL), tmp_path, git_env)
+    _, step = session(memory, git_env)
     first = step(kind="turn", text="hello")
     assert ids(first) == ["agent-info"] and ids(step(kind="turn", text="again")) == []
     assert f"`{MEMORY_DIR_MARK}`" in first["reminders"][0]["text"] and "local-conv-1" in first["reminders"][0]["text"]
-    assert first["executed"]["uiMessages"][-1]["text"] == first["reminders"][0]["text"] + "hello"  # before the text
+    sent = first["executed"]["uiMessages"][-1]["text"]  # the reminder before the text, naming the real directory
+    assert sent == first["reminders"][0]["text"].replace(MEMORY_DIR_MARK, str(memory)) + "hello"
     step(kind="new_conversation")
     assert ids(step(kind="turn", text="new")) == ["agent-info"]  # its own state
     step(kind="conversation", index=1)
@@ -81,12 +83,12 @@ def test_no_reminders_before_the_post_turn_sync_or_without_an_agent(tmp_path: Pa
 def test_queued_reminders_are_joined_by_a_blank_line_and_bounded() -> None:
     state = TurnReminders(has_sent_agent_info=True)
     state.pending_memory_git_sync = [f"r{n}" for n in range(3)]
-    assert state.build(AgentInfo("a", "n"), "c") == [("memory-git-sync", "r0\n\nr1\n\nr2")]
-    assert state.build(AgentInfo("a", "n"), "c") == []
+    assert state.build(AgentInfo("a", "n"), "c", Path("/m")) == [("memory-git-sync", "r0\n\nr1\n\nr2")]
+    assert state.build(AgentInfo("a", "n"), "c", Path("/m")) == []
 
 
 def test_the_agent_info_text_is_buildAgentInfos_for_an_agent_with_no_run() -> None:
-    text = agent_info_text(AgentInfo("agent-1", None), "conv-1")
+    text = agent_info_text(AgentInfo("agent-1", None), "conv-1", "/abs/memory")
     assert text.splitlines()[-4:] == [
         "- **Agent name**: (unnamed) (the user can change this with /rename)",
         "- **Agent description**: (no description) (the user can change this with /description)",
@@ -94,3 +96,4 @@ def test_the_agent_info_text_is_buildAgentInfos_for_an_agent_with_no_run() -> No
         "</system-reminder>",
     ]
     assert "**Agent ID (also stored in `AGENT_ID` env var)**: agent-1\n- **Conversation ID" in text
+    assert "(also stored in `MEMORY_DIR` env var)**: `/abs/memory`\n" in text

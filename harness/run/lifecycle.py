@@ -11,7 +11,8 @@ Python port on `memfs_prompt.conversation`); each side reads its own working cop
 Every step yields observations (`observe`): hashes of the system prompt and of the cached record,
 whether each of the case's facts is in the system prompt, in the mid-conversation text, in what
 is sent and in what is stored, how many `<memory_update>` blocks are sent, the roles of the
-messages, and the client loop's reminders put before the user's text (`reminders`, compared in full). They are compared per step and per observation; texts that differ are byte-diffed.
+messages, and the client loop's reminders put before the user's text (`reminders`, compared in full).
+They are compared per step and per observation; texts that differ are byte-diffed.
 A case may also record what real builds were measured to do (`recorded`); a reference that no
 longer does so fails, and a `golden` case checks the Python port against expectations quoted
 from the spec.
