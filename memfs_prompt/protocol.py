@@ -32,6 +32,8 @@ from .model_handles import DEFAULT_MODEL
 from .profiles import DEFAULT, PROFILES, Profile, resolve_profile
 from .render_v1 import UpstreamError
 from .skills_block import append_skills_for_profile, compile_available_skills_block
+from .turn_reminders import AgentInfo, TurnReminders, prepend
+from .turn_reminders import observed as reminders_observed
 
 PROTOCOL_VERSION = 1
 OPS = (
@@ -92,6 +94,15 @@ class _Session:
     conversation: Conversation
     clock: _Clock
     created: list[Conversation] = field(default_factory=list)  # in creation order: a `conversation` step's index
+    # each agent conversation's client-loop reminder state (memfs_prompt.turn_reminders), made at its first turn
+    reminders: dict[str, TurnReminders] = field(default_factory=dict)
+
+    def turn_reminders(self, conversation: Conversation) -> TurnReminders | None:
+        """The conversation's reminder state, or None where a turn carries no reminders: an agent-free
+        conversation (no agent to describe), a release with no post-turn sync (before 0.30.28)."""
+        if conversation.agent_free or not self.agent.profile.memory_reminders:
+            return None
+        return self.reminders.setdefault(conversation.id, TurnReminders())
 
     def use(self, conversation: Conversation) -> None:
         """A conversation the session created: later steps use it."""
@@ -269,7 +280,17 @@ class Server:
         agent, conversation = session.agent, session.conversation
         observed: dict[str, Any] = {}
         if kind == "turn":
-            observed["executed"] = _executed(agent.turn(conversation, step["text"], step.get("clientSkills")))
+            reminders = session.turn_reminders(conversation)
+            if reminders is None:
+                observed["executed"] = _executed(agent.turn(conversation, step["text"], step.get("clientSkills")))
+                return observed
+            applied = reminders.build(AgentInfo(agent.agent_id, AGENT_NAME), conversation.id, agent.memory_dir)
+            try:  # the post-turn sync runs in the loop's `finally`, whether or not the turn threw
+                model_input = agent.turn(conversation, prepend(applied, step["text"]), step.get("clientSkills"))
+            finally:
+                reminders.after_turn(agent.memory_dir, agent.profile, self.git_env)
+            observed["executed"] = _executed(model_input)
+            observed["reminders"] = reminders_observed(applied, agent.memory_dir)
         elif kind == "system":
             agent.update_system(step["system"])
         elif kind == "model":

@@ -34,6 +34,8 @@
 //                                              -> {"id":4,"ok":true,"observed":{systemPrompt, midConversationSystemPrompt,
 //                                                  uiMessages, historyCount, stored, ...}}
 //   {"id":5,"op":"lifecycle_close","session":"s1"}
+//   a turn runs the release's client-loop reminders around the backend's turn, as headless mode does (0.30.28+, not
+//   in an agent-free conversation): observed.reminders [{id, text}], the memory directory written <memoryDir>
 //   step kinds: turn (optional "clientSkills": the turn body's client_skills), system, model,
 //   new_conversation, agent_free_conversation ("system", "model"; 0.33.6+), compact, recompile,
 //   conversation ("index": back to the index-th conversation the session created, 1-based)
@@ -176,6 +178,34 @@ const SYMBOLS = {
     modules: ["src/agent/memory-git.ts"],
     pattern: /^async function (syncPendingMemoryCommitsAfterTurn\d*)\(/m,
   },
+  // The shared reminder engine a client loop runs before each turn (0.25.3 and later): the reminders it builds
+  // for the turn, and how it puts them before the user's content; a conversation's reminder state and the queue
+  // the post-turn sync fills (enqueueMemoryGitSyncReminder, 0.30.28+).
+  buildSharedReminderParts: {
+    modules: ["src/reminders/engine.ts"],
+    pattern: /^async function (buildSharedReminderParts\d*)\(/m,
+  },
+  prependReminderPartsToContent: {
+    modules: ["src/reminders/engine.ts"],
+    pattern: /^function (prependReminderPartsToContent\d*)\(/m,
+  },
+  initReminderEngine: {
+    modules: ["src/reminders/engine.ts"],
+    pattern: /^var (init_\w+) = __esm\(/m,
+  },
+  createSharedReminderState: {
+    modules: ["src/reminders/state.ts"],
+    pattern: /^function (createSharedReminderState\d*)\(/m,
+  },
+  // The process's permission mode (an object its module's init makes): what the permission-mode reminder reports.
+  permissionMode: {
+    modules: ["src/permissions/mode.ts"],
+    pattern: /^var (?:[^\n]*?, )?(permissionMode\d*)(?:;$| = new )/m,
+  },
+  enqueueMemoryGitSyncReminder: {
+    modules: ["src/reminders/state.ts"],
+    pattern: /^function (enqueueMemoryGitSyncReminder\d*)\(/m,
+  },
 };
 
 // Store ids come from node:crypto's randomUUID, imported by name; an import binding cannot be
@@ -200,12 +230,16 @@ function withRandomUUIDHook(text) {
   });
 }
 
+// A module's text: every part of the bundle under its comment (an ES module built from one entry may split a
+// module in two, its imports' inits first, then its body after the modules it imports), joined in order.
 function moduleSection(text, modulePath) {
   const marker = `\n// ${modulePath}\n`;
-  const start = text.indexOf(marker);
-  if (start < 0) return null;
-  const next = text.indexOf("\n// src/", start + marker.length);
-  return text.slice(start + 1, next < 0 ? text.length : next);
+  const parts = [];
+  for (let start = text.indexOf(marker); start >= 0; start = text.indexOf(marker, start + marker.length)) {
+    const next = text.indexOf("\n// src/", start + marker.length);
+    parts.push(text.slice(start + 1, next < 0 ? text.length : next));
+  }
+  return parts.length > 0 ? parts.join("\n") : null;
 }
 
 function findSymbols(text, names = Object.keys(SYMBOLS)) {
@@ -276,10 +310,27 @@ let prepared;
 // With a lifecycle module, the compiler module answers compile requests only.
 const LIFECYCLE_SYMBOLS = ["LocalBackend", "initLocalBackend", "DeterministicPongExecutor"];
 const COMPILE_SYMBOLS = Object.keys(SYMBOLS).filter((name) => !LIFECYCLE_SYMBOLS.includes(name));
+// A revision's lifecycle module also re-exports the client loop around the turn where the revision has it
+// (harness/acquire/revision_source.py TURN_REMINDER_EXPORTS): its exports replace the compiler module's, so the
+// backend the sync asks is the one its own module sees.
+const LIFECYCLE_MODULE_SYMBOLS = [
+  ...LIFECYCLE_SYMBOLS,
+  "buildSharedReminderParts",
+  "prependReminderPartsToContent",
+  "initReminderEngine",
+  "createSharedReminderState",
+  "enqueueMemoryGitSyncReminder",
+  "runPostTurnMemorySync",
+  "initMemoryGitSync",
+  "permissionMode",
+  "getBackend",
+  "initBackend",
+  "testSetBackend",
+];
 let lifecycleModule = null;
 async function loadLifecycleModule() {
   if (!lifecyclePath || lifecycleModule) return;
-  const lifecyclePrepared = prepareModule(lifecyclePath, LIFECYCLE_SYMBOLS);
+  const lifecyclePrepared = prepareModule(lifecyclePath, LIFECYCLE_MODULE_SYMBOLS);
   let loaded;
   try {
     loaded = await import(lifecyclePrepared.modulePath);
@@ -540,7 +591,12 @@ async function lifecycleOpen(request) {
     }
     session.agentId = agent.id;
     session.conversationId = conversation.id;
-    session.conversations = [{ id: conversation.id, agentFree: false }];
+    session.memoryDir = request.memoryDir;
+    // What a headless session knows of its agent: retrieved once, at its start (src/headless.ts `agent`); its
+    // last_run_completion is left out (turnReminders says why).
+    session.agentInfo = { id: agent.id, name: agent.name ?? null, description: agent.description ?? null, lastRunAt: null };
+    session.conversations = [newConversationEntry(conversation.id, false)];
+    session.current = session.conversations[0];
     sessions.set(request.session, session);
     return {
       opened: { agentId: agent.id, conversationId: conversation.id, model: agent.model ?? null },
@@ -549,22 +605,37 @@ async function lifecycleOpen(request) {
   });
 }
 
+// A conversation the session created; an agent's own conversation carries the client loop's reminder state
+// (createSharedReminderState, made at its first turn), as one headless session per conversation keeps it.
+function newConversationEntry(id, agentFree) {
+  return { id, agentFree, reminderState: null };
+}
+
 const STEPS = {
   async turn(session, step) {
     const before = session.executed.length;
-    const body = { messages: [{ type: "message", role: "user", content: step.text }] };
+    const reminders = await turnReminders(session);
+    const content = reminders ? need("prependReminderPartsToContent")(step.text, reminders.parts) : step.text;
+    const body = { messages: [{ type: "message", role: "user", content }] };
     // An agent-free conversation is addressed by its id alone, as a workflow client does.
     if (!session.agentFree) body.agent_id = session.agentId;
     // `clientSkills` (optional): the turn's body.client_skills, appended as <available_skills>.
     if (step.clientSkills !== undefined) body.client_skills = step.clientSkills;
-    const stream = await session.backend.createConversationMessageStream(session.conversationId, body);
-    for await (const _chunk of stream) {
-      // drained so upstream persists the assistant message, as a client would
+    try {
+      const stream = await session.backend.createConversationMessageStream(session.conversationId, body);
+      for await (const _chunk of stream) {
+        // drained so upstream persists the assistant message, as a client would
+      }
+    } finally {
+      // headless.ts runs the post-turn sync in the turn's `finally`, whether or not the turn threw
+      if (reminders) await postTurnSync(session, session.current.reminderState);
     }
     if (session.executed.length !== before + 1) {
       throw new Error(`the executor ran ${session.executed.length - before} times for one turn`);
     }
-    return { executed: session.executed.at(-1) };
+    const observed = { executed: session.executed.at(-1) };
+    if (reminders) observed.reminders = reminders.applied;
+    return observed;
   },
   async system(session, step) {
     await session.backend.updateAgent(session.agentId, { system: step.system });
@@ -578,7 +649,8 @@ const STEPS = {
     const conversation = await session.backend.createConversation({ agent_id: session.agentId });
     session.conversationId = conversation.id;
     session.agentFree = false;
-    session.conversations.push({ id: conversation.id, agentFree: false });
+    session.current = newConversationEntry(conversation.id, false);
+    session.conversations.push(session.current);
     return {};
   },
   // Back to the index-th conversation this session created (1: the one opened with the agent): later
@@ -587,6 +659,7 @@ const STEPS = {
     const chosen = session.conversations[step.index - 1];
     session.conversationId = chosen.id;
     session.agentFree = chosen.agentFree;
+    session.current = chosen;
     return {};
   },
   // An agent-free ("ephemeral") conversation (0.33.6+: LocalBackend.createEphemeralConversation):
@@ -599,7 +672,8 @@ const STEPS = {
     const conversation = await session.backend.createEphemeralConversation(body);
     session.conversationId = conversation.id;
     session.agentFree = true;
-    session.conversations.push({ id: conversation.id, agentFree: true });
+    session.current = newConversationEntry(conversation.id, true);
+    session.conversations.push(session.current);
     return { agentFree: { conversationId: conversation.id, agentId: conversation.agent_id ?? null } };
   },
   async compact(session) {
@@ -857,9 +931,9 @@ function reminderStorageDir() {
 // (0.32.18+, a file in the git directory) and the attached shared-memory sync (0.31.12+; none without remote MemFS).
 const REMINDER_HOOKS = { repairConflict: async () => false, repairMemory: async () => false };
 
-async function withLocalAgentMemory(memoryDir, work) {
+async function withLocalAgentMemory(memoryDir, work, agentId = REMINDER_AGENT) {
   const storage = reminderStorageDir();
-  const resolved = join(storage, "memfs", REMINDER_AGENT, "memory");
+  const resolved = join(storage, "memfs", agentId, "memory");
   mkdirSync(dirname(resolved), { recursive: true });
   rmSync(resolved, { force: true });
   symlinkSync(memoryDir, resolved);
@@ -906,6 +980,105 @@ async function memoryReminder(request) {
     if (reminders.length > 1) throw new Error(`the post-turn sync queued ${reminders.length} reminders`);
     return { syncStatus: result.status, syncSummary: marked(result.summary), reminder: marked(reminders[0] ?? null) };
   });
+}
+
+// --- a lifecycle turn's reminders: the client loop's reminder engine around LocalBackend's turn ----------------
+// headless.ts (headless-bidirectional mode) builds the turn's reminders with buildSharedReminderParts, puts them
+// before the user's content with prependReminderPartsToContent, sends the turn, and in its `finally` runs
+// runPostTurnMemorySync, whose reminder enqueueMemoryGitSyncReminder queues into the same state for the next turn.
+// The driver's glue, each an input the engine takes:
+// - the agent is the one the open created (headless retrieves its agent once, at its start): id, name and
+//   description; conversationId the current conversation's id; lastRunAt null ("Last message: No previous
+//   messages"): LocalBackend reports the default conversation's time as last_run_completion, and buildAgentInfo
+//   renders it with toLocaleString, in the runtime's locale and time zone (the matrix's locale variants change it);
+//   null is what the engine takes for an agent with no run;
+// - systemInfoReminderEnabled true (headless's default, no --no-system-info-reminder), skillSources [] and
+//   workingDirectory the memory directory;
+// - the state is the release's createSharedReminderState() with the session-level reminders marked sent
+//   (SESSION_REMINDERS_SENT): session-context (the machine's device, git and cwd), secrets-info (the user's secret
+//   store), mcp-servers-info (the user's MCP settings) and permission-mode (the CLI's permission flags) describe the
+//   process and the machine, not the conversation; each still applies when what it reports changes mid-session;
+// - runPostTurnMemorySync gets no `isEnabled` (headless asks the settings whether the agent's MemFS is enabled;
+//   a LocalBackend opened with memfsEnabled always has it) and no emitWarning (a debug log);
+// - the memory directory is found as for memory_reminder (withLocalAgentMemory: <storage>/memfs/<agentId>/memory,
+//   a link to the session's memoryDir): the texts sent name memoryDir where upstream names the link, and the
+//   observed texts write either `<memoryDir>`.
+// An agent-free conversation (no agent to describe) gets no reminders, and neither does a release without the
+// post-turn sync (0.25.x: their engine also reads the CLI's settings outside a try, and throws `Settings not
+// initialized` without them).
+// (A module's init exists where the bundler wraps it, as in every release bundle; a revision's lifecycle module, an
+// ES module built from one entry, may have none: its modules run at load.)
+const TURN_REMINDER_SYMBOLS = ["buildSharedReminderParts", "prependReminderPartsToContent", "createSharedReminderState"];
+const POST_TURN_SYMBOLS = ["runPostTurnMemorySync", "enqueueMemoryGitSyncReminder", "getBackend", "testSetBackend"];
+
+async function initIfWrapped(name) {
+  if (typeof upstream[name] === "function" && !initialisedModules.has(name)) {
+    await upstream[name]();
+    initialisedModules.add(name);
+  }
+}
+
+function hasSymbols(names) {
+  return names.every((name) => typeof upstream[name] === "function");
+}
+
+function sessionLevelRemindersSent(state) {
+  state.hasSentSessionContext = true;
+  state.hasSentSecretsInfo = true;
+  state.lastSentSecretNamesKey = "";
+  state.hasSentMcpServersInfo = true;
+  state.lastSentMcpServerNamesKey = "";
+  state.lastNotifiedPermissionMode = upstream.permissionMode?.getMode?.() ?? null;
+  return state;
+}
+
+function markMemoryDir(text, session, resolved) {
+  return text.replaceAll(resolved, "<memoryDir>").replaceAll(session.memoryDir, "<memoryDir>");
+}
+
+async function turnReminders(session) {
+  if (session.agentFree || !hasSymbols(TURN_REMINDER_SYMBOLS) || !hasSymbols(POST_TURN_SYMBOLS)) return null;
+  await initIfWrapped("initReminderEngine");
+  const entry = session.current;
+  entry.reminderState ??= sessionLevelRemindersSent(need("createSharedReminderState")());
+  return withLocalAgentMemory(
+    session.memoryDir,
+    async (resolved) => {
+      const { parts, appliedReminderIds } = await need("buildSharedReminderParts")({
+        mode: "headless-bidirectional",
+        agent: { ...session.agentInfo, conversationId: session.conversationId },
+        state: entry.reminderState,
+        systemInfoReminderEnabled: true,
+        workingDirectory: session.memoryDir,
+        skillSources: [],
+      });
+      // The link is the driver's: what the model is sent names the session's memoryDir, as upstream names the memory
+      // directory it resolved; what is observed writes it <memoryDir>.
+      const sent = parts.map((part) => ({ ...part, text: part.text.replaceAll(resolved, session.memoryDir) }));
+      const applied = appliedReminderIds.map((id, i) => ({ id, text: markMemoryDir(sent[i]?.text ?? "", session, resolved) }));
+      return { parts: sent, applied };
+    },
+    session.agentId,
+  );
+}
+
+async function postTurnSync(session, state) {
+  if (!hasSymbols(POST_TURN_SYMBOLS)) return;
+  await initIfWrapped("initMemoryGitSync"); // async from 0.34.6
+  await withLocalAgentMemory(
+    session.memoryDir,
+    () =>
+      need("runPostTurnMemorySync")(
+        {
+          conversationId: session.conversationId, // 0.34.x's headless passes it; earlier releases ignore it
+          agentId: session.agentId,
+          debugLabel: "Post-turn headless memory sync",
+          enqueueReminder: (text) => need("enqueueMemoryGitSyncReminder")(state, { text }),
+        },
+        REMINDER_HOOKS,
+      ),
+    session.agentId,
+  );
 }
 
 const PROTOCOL_VERSION = 1;

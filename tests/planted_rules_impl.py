@@ -1,4 +1,4 @@
-"""A protocol implementation with four planted rule bugs: `python tests/planted_rules_impl.py [--bugs a,b]`.
+"""A protocol implementation with planted rule bugs: `python tests/planted_rules_impl.py [--bugs a,b]`.
 
 It runs the real `python -m memfs_prompt serve` loop (memfs_prompt.serve) with four of upstream's rules
 broken the way a port in another language commonly breaks them (BUGS):
@@ -17,6 +17,10 @@ broken the way a port in another language commonly breaks them (BUGS):
   CR dropped before the fences are matched, so it accepts CRLF frontmatter the bash hook refuses.
 - `read-only-no-head`: the commit validator's read_only checks never see HEAD (no previous content), so a file
   HEAD locks can be edited and read_only is always "set".
+- `agent-info-repeated`: a lifecycle turn's agent-info reminder on every turn of a conversation, not only its first
+  (the reminder state never records it as sent).
+- `reminder-same-turn`: the post-turn memory sync run before the turn instead of after it, so a dirty or conflicted
+  repository's reminder reaches the model on the turn it is found, not the next.
 
 `--bugs` plants only some of them (for the suite's tests of attribution). Its hello names them in
 `info.plantedBugs`: `--impl "cmd:python tests/planted_rules_impl.py"` is the suite's check that a failure
@@ -38,9 +42,11 @@ from memfs_prompt import (
     frontmatter,
     memory_view,
     memory_write,
+    protocol,
     render_v1,
     render_v2,
     serve,
+    turn_reminders,
 )
 from memfs_prompt.profiles import DEFAULT, resolve_profile
 
@@ -120,6 +126,34 @@ def _read_only_no_head() -> None:
     commit_validation._Hook.git = git  # type: ignore[method-assign]
 
 
+def _agent_info_repeated() -> None:
+    real = turn_reminders.TurnReminders.build
+
+    def build(
+        state: turn_reminders.TurnReminders, agent: turn_reminders.AgentInfo, conversation_id: str, memory_dir: Path
+    ) -> list[tuple[str, str]]:
+        applied = real(state, agent, conversation_id, memory_dir)
+        state.has_sent_agent_info = False  # never recorded as sent
+        return applied
+
+    turn_reminders.TurnReminders.build = build  # type: ignore[method-assign]
+
+
+def _reminder_same_turn() -> None:
+    real_step, real_sync = protocol.Server._run_step, turn_reminders.TurnReminders.after_turn
+
+    def run_step(
+        server: protocol.Server, session: protocol._Session, step: dict[str, object], kind: str
+    ) -> dict[str, object]:
+        reminders = session.turn_reminders(session.conversation) if kind == "turn" else None
+        if reminders is not None:  # the sync before the turn's reminders are built
+            real_sync(reminders, session.agent.memory_dir, session.agent.profile, server.git_env)
+        return real_step(server, session, step, kind)
+
+    protocol.Server._run_step = run_step  # type: ignore[method-assign]
+    turn_reminders.TurnReminders.after_turn = lambda *args: None  # type: ignore[method-assign]
+
+
 BUGS: dict[str, tuple[str, Callable[[], None]]] = {
     "trim": ("JavaScript's trim replaced by Python's str.strip()", _trim),
     "collation": ("memory labels sorted by code point, not by ICU collation (localeCompare)", _collation),
@@ -131,6 +165,14 @@ BUGS: dict[str, tuple[str, Callable[[], None]]] = {
         _yaml_validator,
     ),
     "read-only-no-head": ("the commit validator's read_only checks ignore HEAD", _read_only_no_head),
+    "agent-info-repeated": (
+        "the agent-info reminder on every turn, not only a conversation's first",
+        _agent_info_repeated,
+    ),
+    "reminder-same-turn": (
+        "the post-turn memory sync runs before the turn, so its reminder comes a turn early",
+        _reminder_same_turn,
+    ),
 }
 
 

@@ -313,3 +313,53 @@ def test_a_commit_validator_bug_is_named_as_the_hook_rule_it_breaks(
     report = json.loads((tmp_path / "report.json").read_text())
     assert sorted(r["case"] for r in report["results"] if r["status"] == "fail") == failing
     assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, len(failing))]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("bug", "rule", "failing"),
+    [
+        (
+            "agent-info-repeated",
+            "turn-reminders-agent-info-once",
+            [
+                "reminder-agent-info-first-turn-only",
+                "reminder-agent-info-per-conversation",
+                "reminder-clean-no-sync",
+                "reminder-dirty-edit-next-turn",
+                "reminder-merge-conflict-turns",
+            ],
+        ),
+        (
+            "reminder-same-turn",
+            "turn-reminders-sync-next-turn",
+            ["reminder-agent-info-per-conversation", "reminder-dirty-edit-next-turn", "reminder-merge-conflict-turns"],
+        ),
+    ],
+)
+def test_a_turn_reminder_bug_is_named_as_the_lifecycle_rule_it_breaks(
+    tmp_path: Path, release_bundle: object, bug: str, rule: str, failing: list[str]
+) -> None:
+    """tests/planted_rules_impl.py's turn-reminder bugs against 0.30.28's own reminder engine and post-turn sync: the
+    agent-info reminder repeated on every turn, and the sync's reminder carried on the turn that found the change
+    instead of the next; each fails only its cases and is put on its rule. Every lifecycle case observes the
+    reminders, so the run takes the reminder cases, and a compile case of the v1 layout they name, which passes
+    (so the layout is not taken for missing)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "cases/lifecycle",
+        "cases/compile",
+        "-k",
+        "reminder- or fm-none",
+    ]
+    argv += ["--reference", "npm:0.30.28"]
+    argv += ["--impl", f"cmd:python tests/planted_rules_impl.py --bugs {bug}", "--no-timing", "--report", str(tmp_path)]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 1, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert sorted(r["case"] for r in report["results"] if r["status"] == "fail") == failing
+    assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, len(failing))]

@@ -91,7 +91,11 @@ def write_case(directory: Path, repo: dict, folder: str = "ops") -> Path:  # typ
         ({"commits": DIVERGED, "in_progress": {"kind": "merge", "commit": 3}}, "ops", "is HEAD itself"),
         ({"commits": DIVERGED, "in_progress": {"kind": "merge", "commit": 4}}, "ops", "only 3 commit(s) come"),
         ({"commits": DIVERGED, "in_progress": {"kind": "merge", "commit": 2, "backend": "apply"}}, "ops", "backend is"),
-        ({"commits": DIVERGED, "in_progress": {"kind": "merge", "commit": 2}}, "compile", "only op cases take it"),
+        (
+            {"commits": DIVERGED, "in_progress": {"kind": "merge", "commit": 2}},
+            "compile",
+            "only op and lifecycle cases take it",
+        ),
         (
             {"commits": DIVERGED, "layout": "bare", "in_progress": {"kind": "merge", "commit": 2}},
             "ops",

@@ -68,6 +68,13 @@ def test_hello_names_the_upstream_symbols(reference: BunReferenceRunner) -> None
         "MEMORY_CONSTRAINTS_VALIDATOR_SCRIPT",
         "MEMORY_CONSTRAINTS_VALIDATOR_NAME",
         "initMemoryGitHooks",
+        # the client loop's reminders a lifecycle turn runs (the engine, its state, the permission mode it reads)
+        "buildSharedReminderParts",
+        "prependReminderPartsToContent",
+        "initReminderEngine",
+        "createSharedReminderState",
+        "enqueueMemoryGitSyncReminder",
+        "permissionMode",
     }
     assert symbols["compileLocalSystemPrompt"].startswith("compileLocalSystemPrompt")
     # the Memory view appears in 0.34.7: this release's memory.ts is the write tool

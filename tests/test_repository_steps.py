@@ -209,3 +209,35 @@ def test_the_harness_pins_git_commit_dates(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "home")
     assert env["GIT_AUTHOR_DATE"] == env["GIT_COMMITTER_DATE"] == "1767225600 +0000"
     assert yaml.safe_dump(env)  # plain strings
+
+
+# --- edit: the work tree changed without a commit -------------------------------------------------------
+
+
+def test_an_edit_leaves_head_and_makes_the_work_tree_dirty_with_pinned_times(tmp_path: Path) -> None:
+    checkout, repo, env = checkout_of(tmp_path, [{"turn": "t"}])
+    head = git(repo, env, "rev-parse", "HEAD").stdout.strip()
+    edit = {"files": {"system/persona.md": "changed\n", "notes/a.md": "new\n"}, "mtimes": {"notes/a.md": 1767225660}}
+    assert checkout.run("edit", edit) == head
+    assert git(repo, env, "status", "--porcelain").stdout.splitlines() == [" M system/persona.md", "?? notes/"]
+    assert (repo / "notes" / "a.md").stat().st_mtime_ns == 1767225660 * 10**9
+    assert (repo / "system" / "persona.md").stat().st_mtime_ns == 1767225600 * 10**9  # the builder's default date
+    checkout.run("commit", {"files": {"system/b.md": "b"}})  # the commit's tree, the edit gone
+    assert git(repo, env, "status", "--porcelain").stdout == ""
+
+
+def test_an_edit_may_delete_and_stage(tmp_path: Path) -> None:
+    checkout, repo, env = checkout_of(tmp_path, [{"turn": "t"}])
+    checkout.run("edit", {"delete": ["system/persona.md"], "stage": True})
+    assert git(repo, env, "status", "--porcelain").stdout.splitlines() == ["D  system/persona.md"]
+
+
+def test_an_edit_deleting_a_file_the_work_tree_lacks_is_refused_at_its_line(tmp_path: Path) -> None:
+    def gone() -> dict:  # a new mapping each time: the dumped YAML may hold no aliases
+        return {"edit": {"delete": ["system/persona.md"]}}
+
+    error = refused(lifecycle(tmp_path, [gone(), gone()]))
+    assert "edit delete: 'system/persona.md' does not exist" in str(error) and error.line == 22  # the second edit's
+    dated = refused(lifecycle(tmp_path, [{"edit": {"mtimes": {"nope.md": 1}}}]))
+    assert "edit mtimes: 'nope.md' is not in the work tree" in str(dated)
+    assert load_scenario(lifecycle(tmp_path, [gone(), {"reset": 1}, gone()]))  # a reset brings the file back

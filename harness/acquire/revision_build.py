@@ -69,6 +69,7 @@ from harness.acquire.revision_source import (
     COMPILER_ENTRIES,
     LOCAL_BACKEND_MODULES,
     PONG_MODULES,
+    TURN_REMINDER_EXPORTS,
     BuildError,
     SourceTree,
     WorkTreeSource,
@@ -82,7 +83,7 @@ from harness.acquire.revision_source import (
 
 LOADERS = (".md:text", ".mdx:text", ".txt:text")  # as upstream's build.js loads them
 LIFECYCLE_ENTRY = ".conformance-lifecycle-entry.ts"  # generated in the source tree, never in the repo
-BUILD_FORMAT = 1  # bump when what a build produces changes, so old cache entries are rebuilt
+BUILD_FORMAT = 2  # bump when what a build produces changes, so old cache entries are rebuilt (2: turn reminders)
 
 
 @dataclass
@@ -260,9 +261,13 @@ def _build_lifecycle(bun: Path, tree: SourceTree, dest: Path, scratch: Path, pra
             f"({' or '.join(PONG_MODULES)}) at this revision"
         )
     entry_file = tree.root / LIFECYCLE_ENTRY
-    entry_file.write_text(
-        f'export {{ LocalBackend }} from "./{backend}";\nexport {{ DeterministicPongExecutor }} from "./{pong}";\n'
-    )
+    lines = [
+        f'export {{ LocalBackend }} from "./{backend}";',
+        f'export {{ DeterministicPongExecutor }} from "./{pong}";',
+    ]
+    if all(module in tree.entries for module, _ in TURN_REMINDER_EXPORTS):
+        lines += [f'export {{ {", ".join(names)} }} from "./{module}";' for module, names in TURN_REMINDER_EXPORTS]
+    entry_file.write_text("\n".join(lines) + "\n")
     started = time.perf_counter()
     try:
         text, inputs = _bun_build(bun, tree.root, LIFECYCLE_ENTRY, scratch / "lifecycle.mjs")

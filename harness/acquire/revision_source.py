@@ -35,6 +35,17 @@ COMPILER_ENTRIES = (
 )
 LOCAL_BACKEND_MODULES = ("src/backend/local/local-backend.ts", "src/backend/local/LocalBackend.ts")
 PONG_MODULES = ("src/backend/dev/headless-turn-executor.ts", "src/backend/dev/HeadlessTurnExecutor.ts")
+# What a lifecycle turn runs around LocalBackend where the revision has the post-turn sync (0.30.0+): the client
+# loop's reminder engine and state, the sync, the permission mode the engine reads and the backend the sync asks
+# (reference/driver.mjs `turnReminders`). The lifecycle module re-exports them, so that they are one module
+# instance with the backend; a revision without every one of these modules has no reminders on its turns.
+TURN_REMINDER_EXPORTS = (
+    ("src/reminders/engine.ts", ("buildSharedReminderParts", "prependReminderPartsToContent")),
+    ("src/reminders/state.ts", ("createSharedReminderState", "enqueueMemoryGitSyncReminder")),
+    ("src/reminders/memory-git-sync.ts", ("runPostTurnMemorySync",)),
+    ("src/permissions/mode.ts", ("permissionMode",)),
+    ("src/backend/backend.ts", ("getBackend", "__testSetBackend")),
+)
 # Paths of a revision the builds read; everything else in the repository is left alone.
 SOURCE_PATHS = ("src", "tsconfig.json", "package.json", "build.js", "bun.lock", "bunfig.toml")
 

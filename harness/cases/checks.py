@@ -242,57 +242,68 @@ def check_content(path: Path, root: yaml.Node, data: dict[str, Any], kind: str) 
     head = set(checker.state)
     for index, name in enumerate(repo.get("missing_objects", ())):
         _check_missing_object(checker, ["repo", "missing_objects", index], name, head)
-    worktree = repo.get("worktree") or {}
-    written = {name for _, name, _ in checker.files(["repo", "worktree"], worktree.get("files", {}))}
-    for index, gone in enumerate(worktree.get("delete", ())):
-        spot = ["repo", "worktree", "delete", index]
-        checker.existing(
-            spot, checker.confined(spot, _path_bytes(gone), "worktree delete"), "worktree delete", head | written
-        )
-    deleted = {_path_bytes(gone) for gone in worktree.get("delete", ())}
-    _check_mtimes(checker, worktree.get("mtimes") or {}, (head | written) - deleted)
-    if isinstance(worktree.get("stage"), list):
-        for index, staged in enumerate(worktree["stage"]):
-            if _path_bytes(staged) not in written | deleted:
-                raise checker.fail(
-                    ["repo", "worktree", "stage", index],
-                    f"worktree stage: {_shown(_path_bytes(staged))} is not written or deleted by this `worktree`; "
-                    "stage only paths listed under its `files` or `delete`",
-                )
+    _check_worktree(checker, ["repo", "worktree"], repo.get("worktree") or {}, head, "worktree")
     if "in_progress" in repo:
         _check_in_progress(checker, repo, kind)
     if kind == "lifecycle":
         _check_steps(checker, data["steps"])
 
 
-def _check_mtimes(checker: _Checker, mtimes: dict[str, Any], files: set[bytes]) -> None:
+def _check_worktree(
+    checker: _Checker, where: list[Any], worktree: dict[str, Any], head: set[bytes], label: str
+) -> set[bytes]:
+    """`repo.worktree` (or a lifecycle `edit` step, `label` naming it) over a work tree holding `head`: a deletion
+    names a file there, a date a file there after the change, a staged path one it writes or deletes. The files
+    the work tree holds after it."""
+    written = {name for _, name, _ in checker.files(where, worktree.get("files", {}))}
+    for index, gone in enumerate(worktree.get("delete", ())):
+        spot = [*where, "delete", index]
+        checker.existing(
+            spot, checker.confined(spot, _path_bytes(gone), f"{label} delete"), f"{label} delete", head | written
+        )
+    deleted = {_path_bytes(gone) for gone in worktree.get("delete", ())}
+    _check_mtimes(checker, where, label, worktree.get("mtimes") or {}, (head | written) - deleted)
+    if isinstance(worktree.get("stage"), list):
+        for index, staged in enumerate(worktree["stage"]):
+            if _path_bytes(staged) not in written | deleted:
+                raise checker.fail(
+                    [*where, "stage", index],
+                    f"{label} stage: {_shown(_path_bytes(staged))} is not written or deleted by this `{label}`; "
+                    "stage only paths listed under its `files` or `delete`",
+                )
+    return (head | written) - deleted
+
+
+def _check_mtimes(checker: _Checker, where: list[Any], label: str, mtimes: dict[str, Any], files: set[bytes]) -> None:
     """`worktree.mtimes` dates files the work tree holds (committed or written, not deleted), with a time."""
     for name, value in mtimes.items():
-        spot = ["repo", "worktree", "mtimes", name]
-        path = checker.confined(spot, name.encode("utf-8"), "worktree mtimes")
+        spot = [*where, "mtimes", name]
+        path = checker.confined(spot, name.encode("utf-8"), f"{label} mtimes")
         if path not in files:
             what = "a directory" if any(f.startswith(path + b"/") for f in files) else "not in the work tree"
             raise checker.fail(
                 spot,
-                f"worktree mtimes: {_shown(path)} is {what}; date a file that is committed or in worktree files "
-                "(and not in worktree delete)",
+                f"{label} mtimes: {_shown(path)} is {what}; date a file that is committed or in {label} files "
+                f"(and not in {label} delete)",
             )
         try:
             mtime_ns(value)
         except ValueError as error:
             raise checker.fail(
                 spot,
-                f"worktree mtimes: {_shown(path)}: {value!r} is not a time ({error}); give seconds since the "
+                f"{label} mtimes: {_shown(path)}: {value!r} is not a time ({error}); give seconds since the "
                 "epoch (1767225660) or an ISO 8601 time with its zone (2026-01-01T00:01:00Z)",
             ) from None
 
 
 def _check_in_progress(checker: _Checker, repo: dict[str, Any], kind: str) -> None:
-    """`in_progress` (harness.repo.in_progress): an op case's work-tree repository, another commit than HEAD."""
+    """`in_progress` (harness.repo.in_progress): an op case's or a lifecycle case's work-tree repository (the
+    post-turn sync reads it), another commit than HEAD."""
     started, where = repo["in_progress"], ["repo", "in_progress"]
-    if kind != "op":
+    if kind not in ("op", "lifecycle"):
         raise checker.fail(
-            where, "in_progress: only op cases take it (compilers read HEAD); move the file to cases/ops/"
+            where,
+            "in_progress: only op and lifecycle cases take it (compilers read HEAD); move the file to cases/ops/",
         )
     if repo.get("kind", "git") != "git" or repo.get("layout", "work-tree") != "work-tree":
         raise checker.fail(
@@ -420,10 +431,12 @@ def _check_memory_write(checker: _Checker, args: Any) -> None:
 def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:
     """A lifecycle case's steps in order, as harness.repo.checkout runs them: a commit goes on the branch tip
     (or on its `parents`), an amend rewrites the tip, a reset names a commit made before it, nothing commits
-    while HEAD is broken, and a `conversation` step names a conversation made before it."""
+    while HEAD is broken, an `edit` deletes and dates files the work tree holds, and a `conversation` step names a
+    conversation made before it."""
     tip: int | None = checker.commits - 1
     broken: list[Any] = []
     conversations = 1  # the one opened with the agent
+    worktree = set(checker.states[-1])  # the files the work tree holds: the tip's, then as edits leave them
     for index, step in enumerate(steps):
         where: list[Any] = ["steps", index]
         if "commit" in step or "amend" in step:
@@ -442,8 +455,12 @@ def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:
                 )
             checker.commit([*where, key], step[key], checker.states[tip])
             tip = checker.commits - 1
+            worktree = set(checker.states[tip])
         elif "reset" in step:
             tip = checker.earlier([*where, "reset"], step["reset"], "reset")
+            worktree = set(checker.states[tip])
+        elif "edit" in step:
+            worktree = _check_worktree(checker, [*where, "edit"], step["edit"], worktree, "edit")
         elif "break_head" in step:
             tip, broken = None, [*where, "break_head"]
         elif "conversation" in step and step["conversation"] > conversations:

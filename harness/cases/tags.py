@@ -74,7 +74,8 @@ TAGS: dict[str, str] = {
     "memory-write": "the memory write tool (before 0.33.3): create, str_replace, insert, delete, rename, "
     "update_description, the file it writes, the commit it makes and the message or error the model gets",
     "reminder": "the post-turn memory reminders (`memory_reminder`): uncommitted changes counted, a merge or rebase "
-    "stopped on its conflicts, a clean repository",
+    "stopped on its conflicts, a clean repository; on lifecycle turns, the client loop's reminders (agent-info, "
+    "the sync's reminder on the next turn)",
     "memory-update": "the `<memory_update>` block: when it is sent, to which model, and for how many turns",
     "model": "changing the agent's model handle",
     "persisted-reminder": "the spec's persisted-reminder delivery (chapter 9.5), Python port only",

@@ -213,18 +213,22 @@ def _staged(stage: bool | list[str | dict[str, str]] | None) -> bool | tuple[byt
     return bool(stage)
 
 
-def model_of(scenario: Scenario) -> RepoModel:
-    """The trees a scenario's repository holds after each commit, and its work tree noise."""
-    spec = scenario.repo
-    kind = spec.get("kind", "git")
-    commits = spec.get("commits") or [{"message": "generated"}]
-    noise = spec.get("worktree") or {}
-    worktree = WorktreeNoise(
+def worktree_noise(noise: dict[str, Any]) -> WorktreeNoise:
+    """A `worktree` mapping (or a lifecycle `edit` step, which has its form) as the changes it makes."""
+    return WorktreeNoise(
         dict(file_entries(noise.get("files", {}))),
         tuple(path_bytes(p) for p in noise.get("delete", ())),
         _staged(noise.get("stage")),
         {path_bytes(p): mtime_ns(value) for p, value in (noise.get("mtimes") or {}).items()},
     )
+
+
+def model_of(scenario: Scenario) -> RepoModel:
+    """The trees a scenario's repository holds after each commit, and its work tree noise."""
+    spec = scenario.repo
+    kind = spec.get("kind", "git")
+    commits = spec.get("commits") or [{"message": "generated"}]
+    worktree = worktree_noise(spec.get("worktree") or {})
     if kind != "git":
         heads = [CommitModel(commit_states(spec)[-1])] if kind != "missing" else []
         return RepoModel(heads, kind, spec.get("memory_subdir"), worktree, shape_of(spec))

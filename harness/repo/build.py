@@ -159,7 +159,7 @@ def build_repo(model: RepoModel, dest: Path, env: dict[str, str], *, worktree: b
         write_worktree(repo_dir, model.head)
         if model.in_progress is not None:  # before the noise: git refuses to merge over uncommitted changes
             in_progress.start(repo_dir, writer.git_dir, model.in_progress, ids, env)
-        _apply_worktree_noise(repo_dir, model.worktree, env)
+        apply_worktree_noise(repo_dir, model.worktree, env)
         date_worktree(repo_dir, [*model.head, *model.worktree.files], model.worktree.mtimes)
     shapes.write_config(writer.git_dir, shape.config, env)  # last: core.bare=true stops read-tree and add
     if shape.layout_policy is not None:  # what upstream's installPreCommitHook writes beside the hooks
@@ -192,7 +192,7 @@ def date_worktree(root: Path, names: list[bytes], mtimes: dict[bytes, int]) -> N
             os.utime(target, ns=(when, when), follow_symlinks=False)
 
 
-def _apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, str]) -> None:
+def apply_worktree_noise(repo_dir: Path, noise: WorktreeNoise, env: dict[str, str]) -> None:
     """Uncommitted edits, deletions and untracked files: compilers read HEAD, so they must not matter."""
     write_worktree(repo_dir, noise.files)
     remove_from_worktree(repo_dir, list(noise.delete))

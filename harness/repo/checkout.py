@@ -7,6 +7,9 @@ Owns what the steps `commit`, `amend`, `reset` and `break_head` do to the checko
                 `git commit --amend` makes it (the new revision is no descendant of the old one)
     reset       the branch back (or over) to commit N of the case, HEAD on the branch again, as
                 `git checkout -B main <N>` (`git reset --hard`) leaves it
+    edit        the work tree changed without a commit (files written, deleted, optionally staged, with pinned
+                modification times; the form of a case's `repo.worktree`): HEAD and the branch stay, and the
+                next `commit`, `amend` or `reset` makes the work tree that commit's tree again
     break_head  HEAD made unresolvable: `unborn` (its branch has no commit: `git checkout --orphan`,
                 `git update-ref -d`), `missing-commit` (the branch names a commit that is not in the
                 object database: a damaged clone), `empty-head` (the HEAD file is empty: a crash
@@ -26,11 +29,18 @@ from typing import Any
 
 from harness.core.model import Scenario
 from harness.core.repomodel import Blob, CommitModel
-from harness.core.repospec import commit_parents, model_of, next_state
-from harness.repo.build import ObjectWriter, remove_from_worktree, write_commits, write_worktree
+from harness.core.repospec import commit_parents, model_of, next_state, worktree_noise
+from harness.repo.build import (
+    ObjectWriter,
+    apply_worktree_noise,
+    date_worktree,
+    remove_from_worktree,
+    write_commits,
+    write_worktree,
+)
 from harness.repo.shape import BRANCH, git_dir_of
 
-REPOSITORY_STEPS = ("commit", "amend", "reset", "break_head")
+REPOSITORY_STEPS = ("commit", "amend", "reset", "edit", "break_head")
 # what refs/heads/main names after `break_head: missing-commit`: an id no object of any case has
 MISSING_COMMIT = hashlib.sha1(b"letta-conformance: a commit that is not in the object database").hexdigest()
 
@@ -59,6 +69,8 @@ class Checkout:
             self._add(value, self.commits[tip].parent_positions(tip), base=self.commits[tip].files)
         elif kind == "reset":
             self._move(value - 1)
+        elif kind == "edit":
+            self._edit(value)
         else:
             self._break(value)
             return MISSING_COMMIT if value == "missing-commit" else None
@@ -92,6 +104,15 @@ class Checkout:
         subprocess.run(
             ["git", "read-tree", self.ids[position]], cwd=self.repo_dir, env=self.env, check=True, capture_output=True
         )
+
+    def _edit(self, spec: dict[str, Any]) -> None:
+        """The work tree (and, with `stage`, the index) changed as a case's `repo.worktree` changes it, each file
+        written dated by `mtimes` or DEFAULT_MTIME_NS; what the next move must clear is the files now there."""
+        noise = worktree_noise(spec)
+        apply_worktree_noise(self.repo_dir, noise, self.env)
+        date_worktree(self.repo_dir, [*noise.files, *noise.mtimes], noise.mtimes)
+        kept = {name: blob for name, blob in self.worktree.items() if name not in noise.delete}
+        self.worktree = {**kept, **noise.files}
 
     def _break(self, how: str) -> None:
         ref = self.git_dir / "refs" / "heads" / BRANCH

@@ -6,12 +6,13 @@ explicit recompiles. Each reference replays them on upstream's real turn loop (a
 executor captures what the model would receive), the implementation under test on its own (the
 Python port on `memfs_prompt.conversation`); each side reads its own working copy of the repository
 (upstream writes into it), in which the harness makes the same repository steps between turns
-(commits, amends, resets, a broken HEAD: harness.repo.checkout).
+(commits, amends, resets, work-tree edits left uncommitted, a broken HEAD: harness.repo.checkout).
 
 Every step yields observations (`observe`): hashes of the system prompt and of the cached record,
 whether each of the case's facts is in the system prompt, in the mid-conversation text, in what
-is sent and in what is stored, how many `<memory_update>` blocks are sent, and the roles of the
-messages. They are compared per step and per observation; texts that differ are byte-diffed.
+is sent and in what is stored, how many `<memory_update>` blocks are sent, the roles of the
+messages, and the client loop's reminders put before the user's text (`reminders`, compared in full).
+They are compared per step and per observation; texts that differ are byte-diffed.
 A case may also record what real builds were measured to do (`recorded`); a reference that no
 longer does so fails, and a `golden` case checks the Python port against expectations quoted
 from the spec.
@@ -76,6 +77,9 @@ def observe(record: dict[str, Any], facts: dict[str, str], previous_system: str 
         obs["sent_roles"] = [m.get("role") for m in ui] + (["system"] if mid else [])
         obs["history_count"] = executed.get("historyCount")
         obs["model"] = executed.get("model")
+        # the client loop's reminders before the user's content (docs/lifecycle.md, "Reminders on a turn"): None
+        # where the side builds none (an agent-free conversation, a release without the reminder engine)
+        obs["reminders"] = record.get("reminders")
     if "model" in record and executed is None:
         obs["model"] = record["model"]
     if "compacted" in record:
