@@ -21,6 +21,8 @@ broken the way a port in another language commonly breaks them (BUGS):
   (the reminder state never records it as sent).
 - `reminder-same-turn`: the post-turn memory sync run before the turn instead of after it, so a dirty or conflicted
   repository's reminder reaches the model on the turn it is found, not the next.
+- `model-auto-stored`: a model step (or an agent created) naming `auto` stores `auto`, where upstream's
+  `shouldUseDefaultLocalModel` switches to the default model (`""` and `letta/...` still switch).
 
 `--bugs` plants only some of them (for the suite's tests of attribution). Its hello names them in
 `info.plantedBugs`: `--impl "cmd:python tests/planted_rules_impl.py"` is the suite's check that a failure
@@ -42,6 +44,7 @@ from memfs_prompt import (
     frontmatter,
     memory_view,
     memory_write,
+    model_handles,
     protocol,
     render_v1,
     render_v2,
@@ -154,6 +157,13 @@ def _reminder_same_turn() -> None:
     turn_reminders.TurnReminders.after_turn = lambda *args: None  # type: ignore[method-assign]
 
 
+def _model_auto_stored() -> None:
+    def uses_default_model(model: str) -> bool:  # `auto` left out: stored as it is
+        return model == "" or model.startswith("letta/")
+
+    model_handles.uses_default_model = uses_default_model  # type: ignore[assignment]
+
+
 BUGS: dict[str, tuple[str, Callable[[], None]]] = {
     "trim": ("JavaScript's trim replaced by Python's str.strip()", _trim),
     "collation": ("memory labels sorted by code point, not by ICU collation (localeCompare)", _collation),
@@ -173,6 +183,7 @@ BUGS: dict[str, tuple[str, Callable[[], None]]] = {
         "the post-turn memory sync runs before the turn, so its reminder comes a turn early",
         _reminder_same_turn,
     ),
+    "model-auto-stored": ("a model named `auto` is stored as it is, not switched to the default", _model_auto_stored),
 }
 
 

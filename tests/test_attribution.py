@@ -363,3 +363,26 @@ def test_a_turn_reminder_bug_is_named_as_the_lifecycle_rule_it_breaks(
     report = json.loads((tmp_path / "report.json").read_text())
     assert sorted(r["case"] for r in report["results"] if r["status"] == "fail") == failing
     assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, len(failing))]
+
+
+@pytest.mark.integration
+def test_a_model_stored_as_auto_is_named_as_the_default_switch_rule(tmp_path: Path, release_bundle: object) -> None:
+    """tests/planted_rules_impl.py's `model-auto-stored` against 0.30.28's own LocalBackend: an agent created on
+    `auto` and a model step naming `auto` keep the string where upstream switches to the default model; the two
+    cases that ask for `auto` fail, the other model cases pass, and the failures are put on `model-default-switch`."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv = [sys.executable, "-m", "harness.cli", "run", "cases/lifecycle", "-k", "model-"]
+    argv += ["--reference", "npm:0.30.28", "--impl", "cmd:python tests/planted_rules_impl.py --bugs model-auto-stored"]
+    argv += ["--no-timing", "--report", str(tmp_path)]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 1, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report.json").read_text())
+    statuses = {r["case"]: r["status"] for r in report["results"]}
+    assert sorted(case for case, status in statuses.items() if status == "fail") == [
+        "model-default-handles",
+        "model-open-default",
+    ]
+    assert len(statuses) > 2 and all(
+        s == "pass" for c, s in statuses.items() if c not in ("model-default-handles", "model-open-default")
+    )
+    assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [("model-default-switch", 2)]
