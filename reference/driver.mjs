@@ -159,6 +159,12 @@ const SYMBOLS = {
     modules: ["src/backend/backend.ts"],
     pattern: /^function (getBackend\d*)\(\)/m,
   },
+  // Under a remote MemFS backend (memory_write's syncMode "remote") the write tool asks the API client for a
+  // token (getAuthToken); upstream's own test hook answers it with a client that has none, as its tests do.
+  testOverrideGetClient: {
+    modules: ["src/backend/api/client.ts"],
+    pattern: /^function (__testOverrideGetClient\d*)\(/m,
+  },
   initBackend: {
     modules: ["src/backend/backend.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
@@ -793,18 +799,27 @@ async function memoryWrite(request) {
   if (args === null || typeof args !== "object" || Array.isArray(args)) throw new Error("args must be an object");
   const agentId = request.agentId ?? WRITE_AGENT_ID;
   const agentName = request.agentName ?? null;
+  const syncMode = request.syncMode ?? "local";
+  if (syncMode !== "local" && syncMode !== "remote") throw new Error('syncMode must be "local", "remote" or null');
+  if (syncMode === "remote") remoteWriteServed();
   initOnce("initMemoryWriteTool");
   initOnce("initBackend");
-  // A local backend (capabilities.localMemfs): the tool commits and never pushes; the agent's name is what the
-  // backend's retrieveAgent answers, and with no name (an unknown agent) the author is the agent id.
+  // The backend's capabilities say which sync the tool runs: local (localMemfs: commit, never push) or remote
+  // (a remote MemFS: 0.30.28 to 0.33.2 commit and leave the push to the harness, configuring the remote with the
+  // API client's token, which upstream's test hook answers with none: nothing reaches the network). The agent's
+  // name is what the backend's retrieveAgent answers, and with no name (an unknown agent) the author is the id.
   const backend = need("getBackend")();
+  const retrieveAgent = async (id) => {
+    if (agentName === null) throw new Error(`agent ${id} not found`);
+    return { id, name: agentName };
+  };
   const restoreBackend = overrideOwn(backend, {
-    capabilities: { ...backend.capabilities, localMemfs: true },
-    retrieveAgent: async (id) => {
-      if (agentName === null) throw new Error(`agent ${id} not found`);
-      return { id, name: agentName };
-    },
+    capabilities: { ...backend.capabilities, localMemfs: syncMode === "local" },
+    retrieveAgent,
   });
+  if (syncMode === "remote") {
+    need("testOverrideGetClient")(async () => ({ _options: { apiKey: "" }, agents: { retrieve: retrieveAgent } }));
+  }
   const savedEnv = WRITE_ENV.map((name) => [name, process.env[name]]);
   for (const name of WRITE_ENV) delete process.env[name];
   process.env.MEMORY_DIR = request.memoryDir;
@@ -820,6 +835,22 @@ async function memoryWrite(request) {
       else process.env[name] = value;
     }
     restoreBackend();
+    if (syncMode === "remote") need("testOverrideGetClient")(null);
+  }
+}
+
+// A remote MemFS write is served only where the release's tool commits without pushing (its message says the
+// harness syncs after the turn: 0.30.28 to 0.33.2); 0.25.x pushes and replays, which would reach the remote.
+function remoteWriteServed() {
+  const text = readFileSync(bundlePath, "utf8");
+  const section =
+    moduleSection(text, "src/tools/impl/memory.ts") ?? moduleSection(text, "src/tools/impl/Memory.ts") ?? "";
+  if (!section.includes("harness will sync after the turn")) {
+    const version = packageVersion() ?? "unknown version";
+    throw new Unsupported(
+      `letta-code ${version}'s memory tool pushes under a remote MemFS backend (commitAndSyncMemoryWrite), ` +
+        "which would reach the network: the driver serves only local writes there",
+    );
   }
 }
 
