@@ -17,8 +17,9 @@ turn.`, the hook's policy is `root-marker` from 0.31.12 (`installPreCommitHook(d
 config is set only where the repository has none (`ensureLocalMemfsGitConfig`). Not ported there: the remote's
 own config (`maybeUpdateMemoryRemoteOrigin`, `configureLocalCredentialHelper`: an `origin` and a credential
 helper, repository config no answer shows) and the memfs-v2 format a remote backend detects from a `MEMORY.md`
-(0.31.12+, `detectMemoryFormat(dir, false)`), answered unsupported; 0.25.x's remote mode, which pushes pending
-commits before the write and pushes (replaying on newer remote memory) after it, is answered unsupported too. `Profile.memory_write` says which
+(0.31.12+, `detectMemoryFormat(dir, false)`), answered unsupported. 0.25.x's remote mode pushes pending
+commits before the write and pushes its commit (replaying it on newer remote memory) after: the port runs it up
+to the first push, so a refusal of the arguments is answered, and a push is unsupported. `Profile.memory_write` says which
 tool a release has: `""` none, `noop-message` (0.25.x: a write that changes nothing is a message),
 `noop-error` (0.30.28: it is an error, "surface no-op memory writes as errors", and every git command runs
 with `-c commit.gpgsign=false`), `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its
@@ -116,13 +117,28 @@ def memory_write(call: WriteCall, profile: Profile, git_env: Mapping[str, str] |
     ):  # detectMemoryFormat(memoryDir, localMemfs): a remote backend writes memfs-v2 where MEMORY.md is
         raise NotImplementedError("the memory tool's memfs-v2 format (a remote MemFS backend and a MEMORY.md)")
     _assert_clean(tool)
-    if tool.remote and not tool.profile.remote_write_hook_policy:  # assertMemoryRepoReadyForWrite, remote mode
-        raise NotImplementedError(
-            f"{tool.profile.name}'s remote memory sync (the tool pushes pending commits before it writes, then "
-            "pushes its commit and replays it on newer remote memory)"
-        )
+    pushes = tool.remote and not tool.profile.remote_write_hook_policy
+    if pushes:
+        _assert_nothing_to_push(tool)
     paths = _apply(tool)
+    if pushes:  # commitAndSyncMemoryWrite, remote mode: the commit is pushed (replayed on newer remote memory)
+        raise NotImplementedError(f"{tool.profile.name}'s remote memory sync (the tool pushes its commit)")
     return _commit(tool, paths, reason, agent_id, author)
+
+
+def _assert_nothing_to_push(tool: _Tool) -> None:
+    """0.25.x's `assertMemoryRepoReadyForWrite` in remote mode, after the clean check:
+    `pushCleanPendingMemoryCommitsForWrite` prepares the repository (its hooks among it) and pushes when HEAD is
+    ahead of its upstream (`git rev-list --left-right --count HEAD...@{u}`; none configured: nothing to push),
+    then the tool refuses a repository still ahead. With nothing to push none of it reaches the remote, and the
+    tool's checks of its arguments come next, as under a local backend; a push is not ported."""
+    install_hooks(Path(tool.memory_dir))
+    counts = _git_or_none(tool, "rev-list", "--left-right", "--count", "HEAD...@{u}")
+    ahead = (counts or "").split()
+    if ahead and ahead[0].isdigit() and int(ahead[0]) > 0:
+        raise NotImplementedError(
+            f"{tool.profile.name}'s remote memory sync (the tool pushes the {ahead[0]} pending commit(s) first)"
+        )
 
 
 def _ensure_memory_repo(memory_dir: str) -> None:
