@@ -658,18 +658,22 @@ def test_the_memory_tool_target(tmp_path: Path, cache: Path) -> None:
     found = verdicts(result)
     assert found[f"{MEMORY_TOOL_TEST_FILE} > writes with a local backend"] == (Verdict.PASS, "")
     assert found[f"{MEMORY_TOOL_TEST_FILE} > requires a reason"] == (Verdict.PASS, "")
-    remote = found[f"{MEMORY_TOOL_TEST_FILE} > writes with a remote backend"]
-    assert remote[0] == Verdict.NOT_APPLICABLE and "remote MemFS backend" in remote[1]  # never a pass on it
-    call = result.shim_runs[0].calls[0]
-    assert call["request"] == {
+    assert found[f"{MEMORY_TOOL_TEST_FILE} > writes with a remote backend"] == (Verdict.PASS, "")
+    local, remote = (call["request"] for call in result.shim_runs[0].calls[:2])
+    assert local == {
         "op": "memory_write",
         "memoryDir": "/m",
         "command": "create",
         "args": {"reason": "r", "file_path": "system/a.md"},
         "agentId": "agent-1",
         "agentName": "Bob",
+        "syncMode": "local",
         "profile": "letta-code@0.30.28",
     }
+    assert remote["syncMode"] == "remote"  # the backend's capabilities, as the tool reads them
+    # an implementation that does not model the remote sync answers unsupported: not applicable, never a pass
+    unmodelled = verdicts(run_fixture(repo, "no-remote"))[f"{MEMORY_TOOL_TEST_FILE} > writes with a remote backend"]
+    assert unmodelled[0] == Verdict.NOT_APPLICABLE and "the fixture's remote sync" in unmodelled[1]
     tree = upstream_tests.trees_root() / "trees" / upstream_tests.repo_key(repo.path)
     assert (tree / "src/tools/impl/memory.ts").read_text() == MEMORY_TOOL  # the shim undone
 
