@@ -19,11 +19,12 @@ own config (`maybeUpdateMemoryRemoteOrigin`, `configureLocalCredentialHelper`: a
 helper, repository config no answer shows) and the memfs-v2 format a remote backend detects from a `MEMORY.md`
 (0.31.12+, `detectMemoryFormat(dir, false)`), answered unsupported. 0.25.x's remote mode pushes pending
 commits before the write and pushes its commit (replaying it on newer remote memory) after: the port runs it up
-to the first push, so a refusal of the arguments is answered, and a push is unsupported. `Profile.memory_write` says which
-tool a release has: `""` none, `noop-message` (0.25.x: a write that changes nothing is a message),
-`noop-error` (0.30.28: it is an error, "surface no-op memory writes as errors", and every git command runs
-with `-c commit.gpgsign=false`), `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its
-description).
+to the first push, so a refusal of the arguments is answered, and a push is unsupported.
+
+`Profile.memory_write` says which tool a release has: `""` none, `noop-message` (0.25.x: a write that changes
+nothing is a message), `noop-error` (0.30.28: it is an error, "surface no-op memory writes as errors", and
+every git command runs with `-c commit.gpgsign=false`), `format-aware` (0.31.12 to 0.33.2: `create` checks its
+path before its description).
 
 Upstream installs its pre-commit and post-commit hooks before committing; the port writes none but runs the
 pre-commit hook's rules (memfs_prompt.commit_validation, the `legacy-only` policy the tool installs) where git
@@ -112,8 +113,10 @@ def memory_write(call: WriteCall, profile: Profile, git_env: Mapping[str, str] |
     if not agent_id:
         raise UpstreamError("Error: memory: unable to resolve agent id for git author email")
     author = js_trim(call.agent_name or "") or agent_id
-    if tool.remote and tool.profile.memory_write == "format-aware" and os.path.exists(
-        os.path.join(tool.memory_dir, "MEMORY.md")
+    if (
+        tool.remote
+        and tool.profile.memory_write == "format-aware"
+        and os.path.exists(os.path.join(tool.memory_dir, "MEMORY.md"))
     ):  # detectMemoryFormat(memoryDir, localMemfs): a remote backend writes memfs-v2 where MEMORY.md is
         raise NotImplementedError("the memory tool's memfs-v2 format (a remote MemFS backend and a MEMORY.md)")
     _assert_clean(tool)
