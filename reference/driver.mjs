@@ -801,7 +801,7 @@ async function memoryWrite(request) {
   const agentName = request.agentName ?? null;
   const syncMode = request.syncMode ?? "local";
   if (syncMode !== "local" && syncMode !== "remote") throw new Error('syncMode must be "local", "remote" or null');
-  if (syncMode === "remote") remoteWriteServed();
+  const pushesTo = syncMode === "remote" ? remoteWriteServed(request.memoryDir) : null;
   initOnce("initMemoryWriteTool");
   initOnce("initBackend");
   // The backend's capabilities say which sync the tool runs: local (localMemfs: commit, never push) or remote
@@ -820,10 +820,12 @@ async function memoryWrite(request) {
   if (syncMode === "remote") {
     need("testOverrideGetClient")(async () => ({ _options: { apiKey: "" }, agents: { retrieve: retrieveAgent } }));
   }
-  const savedEnv = WRITE_ENV.map((name) => [name, process.env[name]]);
+  const savedEnv = [...WRITE_ENV, "GIT_ALLOW_PROTOCOL"].map((name) => [name, process.env[name]]);
   for (const name of WRITE_ENV) delete process.env[name];
   process.env.MEMORY_DIR = request.memoryDir;
   process.env.AGENT_ID = agentId;
+  // a tool that pushes does so only to the local remote remoteWriteServed found; git refuses any other transport
+  if (pushesTo !== null) process.env.GIT_ALLOW_PROTOCOL = "file";
   try {
     const result = await need("memoryWriteTool")({ command: request.command, ...args });
     return { written: result?.message ?? null };
@@ -839,19 +841,32 @@ async function memoryWrite(request) {
   }
 }
 
-// A remote MemFS write is served only where the release's tool commits without pushing (its message says the
-// harness syncs after the turn: 0.30.28 to 0.33.2); 0.25.x pushes and replays, which would reach the remote.
-function remoteWriteServed() {
+// A remote MemFS write: where the release's tool commits without pushing (its message says the harness syncs
+// after the turn: 0.30.28 to 0.33.2) it is served as it is (null: no push). 0.25.x's tool pushes pending commits
+// and its own commit to `origin` (and replays on newer remote memory); it is served only when every URL origin
+// fetches from and pushes to is a local path (a bare repository, as upstream's own tests set up), under
+// GIT_ALLOW_PROTOCOL=file (the URLs, returned). With no origin the tool would add the MemFS server's, and another
+// URL is a network remote: unsupported.
+function remoteWriteServed(memoryDir) {
   const text = readFileSync(bundlePath, "utf8");
   const section =
     moduleSection(text, "src/tools/impl/memory.ts") ?? moduleSection(text, "src/tools/impl/Memory.ts") ?? "";
-  if (!section.includes("harness will sync after the turn")) {
+  if (section.includes("harness will sync after the turn")) return null;
+  const urls = [];
+  for (const push of [[], ["--push"]]) {
+    const done = spawnSync("git", ["remote", "get-url", "--all", ...push, "origin"], { cwd: memoryDir, encoding: "utf8" });
+    if (done.status !== 0) urls.push("(none: the tool adds the MemFS server's)");
+    else urls.push(...done.stdout.split("\n").map((url) => url.trim()).filter(Boolean));
+  }
+  const network = urls.filter((url) => !/^(\/|file:\/\/\/)/.test(url));
+  if (network.length > 0) {
     const version = packageVersion() ?? "unknown version";
     throw new Unsupported(
-      `letta-code ${version}'s memory tool pushes under a remote MemFS backend (commitAndSyncMemoryWrite), ` +
-        "which would reach the network: the driver serves only local writes there",
+      `letta-code ${version}'s memory tool pushes under a remote MemFS backend (commitAndSyncMemoryWrite) to ` +
+        `origin ${network[0]}: the driver serves it only with a local origin (a path), never over the network`,
     );
   }
+  return urls;
 }
 
 // --- memory_reminder: upstream's post-turn memory sync of a local memory repository ----------------
