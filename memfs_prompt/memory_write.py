@@ -9,11 +9,22 @@ stages the paths it touched and commits them with the tool's `reason` as the mes
 (1a2b3c4).`) or the exception's message; `memfs_prompt.protocol` answers them as `written` and `thrown`.
 
 This module owns that tool as a local backend runs it (`capabilities.localMemfs`: commit, never push; the
-memory format is always memfs-v1 there, `detectMemoryFormat(dir, true)`). `Profile.memory_write` says which
-tool a release has: `""` none, `noop-message` (0.25.x: a write that changes nothing is a message),
-`noop-error` (0.30.28: it is an error, "surface no-op memory writes as errors", and every git command runs
-with `-c commit.gpgsign=false`), `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its
-description).
+memory format is always memfs-v1 there, `detectMemoryFormat(dir, true)`), and as a remote MemFS backend runs it
+where that too only commits (`WriteCall.sync_mode` "remote", `Profile.remote_write_hook_policy`; 0.30.28 to
+0.33.2: `commitMemoryWrite` with `syncMode: "remote"` commits the same paths the same way and leaves the push to
+the harness after the turn). There the message is `Memory X committed (1a2b3c4); harness will sync after the
+turn.`, the hook's policy is `root-marker` from 0.31.12 (`installPreCommitHook(dir, true)`), and the identity
+config is set only where the repository has none (`ensureLocalMemfsGitConfig`). Not ported there: the remote's
+own config (`maybeUpdateMemoryRemoteOrigin`, `configureLocalCredentialHelper`: an `origin` and a credential
+helper, repository config no answer shows) and the memfs-v2 format a remote backend detects from a `MEMORY.md`
+(0.31.12+, `detectMemoryFormat(dir, false)`), answered unsupported. 0.25.x's remote mode pushes pending
+commits before the write and pushes its commit (replaying it on newer remote memory) after: the port runs it up
+to the first push, so a refusal of the arguments is answered, and a push is unsupported.
+
+`Profile.memory_write` says which tool a release has: `""` none, `noop-message` (0.25.x: a write that changes
+nothing is a message), `noop-error` (0.30.28: it is an error, "surface no-op memory writes as errors", and
+every git command runs with `-c commit.gpgsign=false`), `format-aware` (0.31.12 to 0.33.2: `create` checks its
+path before its description).
 
 Upstream installs its pre-commit and post-commit hooks before committing; the port writes none but runs the
 pre-commit hook's rules (memfs_prompt.commit_validation, the `legacy-only` policy the tool installs) where git
@@ -57,6 +68,7 @@ class WriteCall:
     args: Mapping[str, Any]
     agent_id: str = DEFAULT_AGENT_ID
     agent_name: str | None = None
+    sync_mode: str = "local"  # the backend's: "local" (`capabilities.localMemfs`) or "remote" (a remote MemFS)
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,7 @@ class _Tool:
         self.memory_dir = os.path.normpath(os.path.join(os.getcwd(), call.memory_dir))
         # 0.30.28+ run every git command with `-c commit.gpgsign=false` (GIT_DISABLE_COMMIT_SIGNING_ARGS)
         self.git_prefix = () if profile.memory_write == "noop-message" else ("-c", "commit.gpgsign=false")
+        self.remote = call.sync_mode == "remote"
 
 
 def memory_write(call: WriteCall, profile: Profile, git_env: Mapping[str, str] | None) -> str:
@@ -100,9 +113,35 @@ def memory_write(call: WriteCall, profile: Profile, git_env: Mapping[str, str] |
     if not agent_id:
         raise UpstreamError("Error: memory: unable to resolve agent id for git author email")
     author = js_trim(call.agent_name or "") or agent_id
+    if (
+        tool.remote
+        and tool.profile.memory_write == "format-aware"
+        and os.path.exists(os.path.join(tool.memory_dir, "MEMORY.md"))
+    ):  # detectMemoryFormat(memoryDir, localMemfs): a remote backend writes memfs-v2 where MEMORY.md is
+        raise NotImplementedError("the memory tool's memfs-v2 format (a remote MemFS backend and a MEMORY.md)")
     _assert_clean(tool)
+    pushes = tool.remote and not tool.profile.remote_write_hook_policy
+    if pushes:
+        _assert_nothing_to_push(tool)
     paths = _apply(tool)
+    if pushes:  # commitAndSyncMemoryWrite, remote mode: the commit is pushed (replayed on newer remote memory)
+        raise NotImplementedError(f"{tool.profile.name}'s remote memory sync (the tool pushes its commit)")
     return _commit(tool, paths, reason, agent_id, author)
+
+
+def _assert_nothing_to_push(tool: _Tool) -> None:
+    """0.25.x's `assertMemoryRepoReadyForWrite` in remote mode, after the clean check:
+    `pushCleanPendingMemoryCommitsForWrite` prepares the repository (its hooks among it) and pushes when HEAD is
+    ahead of its upstream (`git rev-list --left-right --count HEAD...@{u}`; none configured: nothing to push),
+    then the tool refuses a repository still ahead. With nothing to push none of it reaches the remote, and the
+    tool's checks of its arguments come next, as under a local backend; a push is not ported."""
+    install_hooks(Path(tool.memory_dir))
+    counts = _git_or_none(tool, "rev-list", "--left-right", "--count", "HEAD...@{u}")
+    ahead = (counts or "").split()
+    if ahead and ahead[0].isdigit() and int(ahead[0]) > 0:
+        raise NotImplementedError(
+            f"{tool.profile.name}'s remote memory sync (the tool pushes the {ahead[0]} pending commit(s) first)"
+        )
 
 
 def _ensure_memory_repo(memory_dir: str) -> None:
@@ -416,11 +455,14 @@ def _commit(tool: _Tool, paths: list[str], reason: str, agent_id: str, author: s
             "Verify the command targets the intended file(s) and actually modifies content.",
             f"Memory {command} completed with no changed paths.",
         )
-    install_hooks(Path(tool.memory_dir))  # prepareLocalOnlyMemoryRepoForGitOps: a `.git` file cannot take hooks
+    install_hooks(Path(tool.memory_dir))  # prepare(LocalOnly)MemoryRepoForGitOps: a `.git` file cannot take hooks
     email = f"{agent_id}@letta.com"
-    _git(tool, "config", "--local", "letta.agentId", agent_id)
-    _git(tool, "config", "--local", "user.email", email)
-    _git(tool, "config", "--local", "user.name", js_trim(author) or "Letta Agent")
+    if tool.remote:
+        _remote_identity(tool, agent_id, email)
+    else:
+        _git(tool, "config", "--local", "letta.agentId", agent_id)
+        _git(tool, "config", "--local", "user.email", email)
+        _git(tool, "config", "--local", "user.name", js_trim(author) or "Letta Agent")
     if tool.profile.memory_write != "noop-message" and not js_trim(_git_config(tool, "commit.gpgsign")):
         _git(tool, "config", "--local", "commit.gpgsign", "false")  # 0.30.28+: only where the repository says nothing
     _git(tool, "add", "-A", "--", *pathspecs)
@@ -439,15 +481,31 @@ def _commit(tool: _Tool, paths: list[str], reason: str, agent_id: str, author: s
         _git_or_none(tool, "reset", "HEAD", "--", *pathspecs)  # unstageMemoryPaths: the work tree keeps the write
         raise
     sha = js_trim(_git(tool, "rev-parse", "HEAD"))
+    if tool.remote:
+        return f"Memory {command} committed ({sha[:7]}); harness will sync after the turn."
     return f"Memory {command} committed locally ({sha[:7]})."
+
+
+def _remote_identity(tool: _Tool, agent_id: str, email: str) -> None:
+    """`ensureLocalMemfsGitConfig` (a remote backend's `prepareMemoryRepoForGitOps`): the agent id always, the
+    identity only where the repository has none (the name: the agent's as the backend knows it, else `Letta
+    Agent`). Its failures are swallowed upstream ("never block memfs startup on it")."""
+    if js_trim(_git_config(tool, "letta.agentId")) != agent_id:
+        _git_or_none(tool, "config", "--local", "letta.agentId", agent_id)
+    if not js_trim(_git_config(tool, "user.email")):
+        _git_or_none(tool, "config", "--local", "user.email", email)
+    if not js_trim(_git_config(tool, "user.name")):
+        _git_or_none(tool, "config", "--local", "user.name", js_trim(tool.call.agent_name or "") or "Letta Agent")
 
 
 def _run_hook(tool: _Tool, commit: tuple[str, ...]) -> None:
     """The pre-commit hook `git commit` runs, as prepareLocalOnlyMemoryRepoForGitOps installed it (installPreCommitHook
-    without a root layout: the `legacy-only` policy from 0.31.12). A refusal fails the commit: node's `Command failed:
+    without a root layout: the `legacy-only` policy from 0.31.12), or a remote backend's prepareMemoryRepoForGitOps
+    (`Profile.remote_write_hook_policy`). A refusal fails the commit: node's `Command failed:
     git <arguments>`, then git's stderr, which is all the hook printed (git adds nothing of its own)."""
     try:
-        validation = validate_staged(Path(tool.memory_dir), tool.profile, tool.git_env, policy="legacy-only")
+        policy = tool.profile.remote_write_hook_policy if tool.remote else "legacy-only"
+        validation = validate_staged(Path(tool.memory_dir), tool.profile, tool.git_env, policy=policy)
     except NotPorted as what:
         raise NotImplementedError(str(what)) from None
     if not validation.accepted:

@@ -55,6 +55,12 @@ class Profile:
     # write that changes nothing is a message), `noop-error` (0.30.28: an error; git runs with signing off),
     # `format-aware` (0.31.12 to 0.33.2: `create` checks its path before its description).
     memory_write: str = ""
+    # The memory write tool under a remote MemFS backend (`syncMode: "remote"`, `capabilities.localMemfs` unset):
+    # "" not modelled (0.25.x commit, push and replay on newer remote memory; no tool from 0.33.3), else the hook
+    # policy its `prepareMemoryRepoForGitOps` installs before a commit it does not push (the harness syncs after
+    # the turn): `legacy-only` (0.30.28, `installPreCommitHook(dir)`), `root-marker` (0.31.12 to 0.33.2,
+    # `installPreCommitHook(dir, true)`).
+    remote_write_hook_policy: str = ""
     # The post-turn memory reminders' texts (memfs_prompt.memory_reminders, src/reminders/memory-git-sync.ts): ""
     # (0.25.x: no post-turn sync), "0.30.28", "0.33.0" (new conflict headline; "staging only the files you changed")
     # or "0.33.3" (a conflict is left to the background repair: "Leave the repository unchanged").
@@ -97,6 +103,7 @@ _0_25_3 = Profile(
     normalizes_model_handles=False,
     memory_view=False,
     memory_write="noop-message",
+    remote_write_hook_policy="",
     memory_reminders="",
     commit_hook="legacy",
     local_hook_policy="legacy-only",
@@ -117,6 +124,7 @@ _0_30_28 = replace(
     turn_clock="user-message",
     normalizes_model_handles=True,
     memory_write="noop-error",
+    remote_write_hook_policy="legacy-only",
     memory_reminders="0.30.28",
 )
 # Indented frontmatter lines are ignored; the `list` skills block; the hook reads the layout policy file.
@@ -126,6 +134,7 @@ _0_31_12 = replace(
     frontmatter=Dialect.V0_31,
     skills_block="list",
     memory_write="format-aware",
+    remote_write_hook_policy="root-marker",
     commit_hook="policy-bash",
 )
 # Compiles as 0.31.12; commits are checked by JavaScript validators (memory-frontmatter.ts) from here.
@@ -142,6 +151,7 @@ _0_33_3 = replace(
     name="letta-code@0.33.3",
     memfs_v2=True,
     memory_write="",
+    remote_write_hook_policy="",
     memory_reminders="0.33.3",
     local_hook_policy="root-marker-if-root",
 )

@@ -342,12 +342,16 @@ class Server:
         for key, value in (("agentId", agent_id), ("agentName", agent_name)):
             if value is not None and not isinstance(value, str):
                 raise BadRequest(f"{key} must be a string or null")
+        sync_mode = request.get("syncMode")
+        if sync_mode not in (None, "local", "remote"):
+            raise BadRequest('syncMode must be "local", "remote" or null')
         call = WriteCall(
             _string(request, "memoryDir"),
             _string(request, "command"),
             args,
             WRITE_AGENT_ID if agent_id is None else agent_id,
             agent_name,
+            sync_mode or "local",
         )
         try:
             return {"written": memory_write(call, profile, self.git_env)}

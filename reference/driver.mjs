@@ -161,6 +161,12 @@ const SYMBOLS = {
     modules: ["src/backend/backend.ts"],
     pattern: /^function (getBackend\d*)\(\)/m,
   },
+  // Under a remote MemFS backend (memory_write's syncMode "remote") the write tool asks the API client for a
+  // token (getAuthToken); upstream's own test hook answers it with a client that has none, as its tests do.
+  testOverrideGetClient: {
+    modules: ["src/backend/api/client.ts"],
+    pattern: /^function (__testOverrideGetClient\d*)\(/m,
+  },
   initBackend: {
     modules: ["src/backend/backend.ts"],
     pattern: /^var (init_\w+) = __esm\(/m,
@@ -867,22 +873,33 @@ async function memoryWrite(request) {
   if (args === null || typeof args !== "object" || Array.isArray(args)) throw new Error("args must be an object");
   const agentId = request.agentId ?? WRITE_AGENT_ID;
   const agentName = request.agentName ?? null;
+  const syncMode = request.syncMode ?? "local";
+  if (syncMode !== "local" && syncMode !== "remote") throw new Error('syncMode must be "local", "remote" or null');
+  const pushesTo = syncMode === "remote" ? remoteWriteServed(request.memoryDir) : null;
   initOnce("initMemoryWriteTool");
   initOnce("initBackend");
-  // A local backend (capabilities.localMemfs): the tool commits and never pushes; the agent's name is what the
-  // backend's retrieveAgent answers, and with no name (an unknown agent) the author is the agent id.
+  // The backend's capabilities say which sync the tool runs: local (localMemfs: commit, never push) or remote
+  // (a remote MemFS: 0.30.28 to 0.33.2 commit and leave the push to the harness, configuring the remote with the
+  // API client's token, which upstream's test hook answers with none: nothing reaches the network). The agent's
+  // name is what the backend's retrieveAgent answers, and with no name (an unknown agent) the author is the id.
   const backend = need("getBackend")();
+  const retrieveAgent = async (id) => {
+    if (agentName === null) throw new Error(`agent ${id} not found`);
+    return { id, name: agentName };
+  };
   const restoreBackend = overrideOwn(backend, {
-    capabilities: { ...backend.capabilities, localMemfs: true },
-    retrieveAgent: async (id) => {
-      if (agentName === null) throw new Error(`agent ${id} not found`);
-      return { id, name: agentName };
-    },
+    capabilities: { ...backend.capabilities, localMemfs: syncMode === "local" },
+    retrieveAgent,
   });
-  const savedEnv = WRITE_ENV.map((name) => [name, process.env[name]]);
+  if (syncMode === "remote") {
+    need("testOverrideGetClient")(async () => ({ _options: { apiKey: "" }, agents: { retrieve: retrieveAgent } }));
+  }
+  const savedEnv = [...WRITE_ENV, "GIT_ALLOW_PROTOCOL"].map((name) => [name, process.env[name]]);
   for (const name of WRITE_ENV) delete process.env[name];
   process.env.MEMORY_DIR = request.memoryDir;
   process.env.AGENT_ID = agentId;
+  // a tool that pushes does so only to the local remote remoteWriteServed found; git refuses any other transport
+  if (pushesTo !== null) process.env.GIT_ALLOW_PROTOCOL = "file";
   try {
     const result = await need("memoryWriteTool")({ command: request.command, ...args });
     return { written: result?.message ?? null };
@@ -894,7 +911,36 @@ async function memoryWrite(request) {
       else process.env[name] = value;
     }
     restoreBackend();
+    if (syncMode === "remote") need("testOverrideGetClient")(null);
   }
+}
+
+// A remote MemFS write: where the release's tool commits without pushing (its message says the harness syncs
+// after the turn: 0.30.28 to 0.33.2) it is served as it is (null: no push). 0.25.x's tool pushes pending commits
+// and its own commit to `origin` (and replays on newer remote memory); it is served only when every URL origin
+// fetches from and pushes to is a local path (a bare repository, as upstream's own tests set up), under
+// GIT_ALLOW_PROTOCOL=file (the URLs, returned). With no origin the tool would add the MemFS server's, and another
+// URL is a network remote: unsupported.
+function remoteWriteServed(memoryDir) {
+  const text = readFileSync(bundlePath, "utf8");
+  const section =
+    moduleSection(text, "src/tools/impl/memory.ts") ?? moduleSection(text, "src/tools/impl/Memory.ts") ?? "";
+  if (section.includes("harness will sync after the turn")) return null;
+  const urls = [];
+  for (const push of [[], ["--push"]]) {
+    const done = spawnSync("git", ["remote", "get-url", "--all", ...push, "origin"], { cwd: memoryDir, encoding: "utf8" });
+    if (done.status !== 0) urls.push("(none: the tool adds the MemFS server's)");
+    else urls.push(...done.stdout.split("\n").map((url) => url.trim()).filter(Boolean));
+  }
+  const network = urls.filter((url) => !/^(\/|file:\/\/\/)/.test(url));
+  if (network.length > 0) {
+    const version = packageVersion() ?? "unknown version";
+    throw new Unsupported(
+      `letta-code ${version}'s memory tool pushes under a remote MemFS backend (commitAndSyncMemoryWrite) to ` +
+        `origin ${network[0]}: the driver serves it only with a local origin (a path), never over the network`,
+    );
+  }
+  return urls;
 }
 
 // --- memory_reminder: upstream's post-turn memory sync of a local memory repository ----------------

@@ -55,6 +55,7 @@ def test_a_write_case_keeps_the_command_the_tools_arguments_in_order_and_the_age
         ({"command": "delete", "args": ["reason"]}, "the tool's arguments as a mapping"),
         ({"command": "delete", "args": {"command": "insert"}}, "`command` goes one level up"),
         ({"command": "delete", "agentName": 7}, "args.agentName: a string, or null"),
+        ({"command": "delete", "syncMode": "push"}, "args.syncMode: local, remote, or null"),
     ],
 )
 def test_a_bad_write_case_is_refused_at_its_line_with_the_fix(tmp_path: Path, args: object, says: str) -> None:
@@ -85,6 +86,77 @@ def test_a_write_whose_commit_meets_memfs_config_constraints_is_unsupported(tmp_
     request = {"id": 1, "op": "memory_write", "memoryDir": str(built.memory_dir), "command": "str_replace"}
     answer = server.handle({**request, "args": TOOL})
     assert answer["ok"] is False and ".memfs.config.json constraints" in answer["unsupported"]
+
+
+def built_repo(tmp_path: Path, files: dict[str, str] | None = None, upstream: bool = False) -> Path:
+    """REPO (with `files` added) built as a case's checkout; `upstream`: a bare remote it is in sync with."""
+    repo = {"commits": [{"files": {**REPO["commits"][0]["files"], **(files or {})}}]}
+    path = write_case(tmp_path, {"command": "str_replace", "args": TOOL})
+    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "repo": repo}, sort_keys=False))
+    memory_dir = materialize_repo(load_scenario(path), tmp_path / "cache").memory_dir
+    if upstream:
+        remote = tmp_path / "remote.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+        subprocess.run(["git", "remote", "add", "origin", str(remote)], cwd=memory_dir, check=True)
+        subprocess.run(["git", "push", "-q", "-u", "origin", "HEAD"], cwd=memory_dir, check=True, capture_output=True)
+    return memory_dir
+
+
+def remote_write(profile: str, memory_dir: Path, command: str, args: dict[str, object]) -> dict[str, object]:
+    request = {"id": 1, "op": "memory_write", "memoryDir": str(memory_dir), "command": command, "args": args}
+    return Server(resolve_profile(profile)).handle({**request, "syncMode": "remote"})
+
+
+def test_a_sync_mode_other_than_local_or_remote_is_a_bad_request(tmp_path: Path) -> None:
+    request = {"id": 1, "op": "memory_write", "memoryDir": str(tmp_path), "command": "delete", "syncMode": "push"}
+    answer = Server(resolve_profile("letta-code@0.30.28")).handle(request)
+    assert answer["ok"] is False and "syncMode" in answer["error"]
+
+
+def test_a_remote_write_of_0_25_is_answered_up_to_its_first_push(tmp_path: Path) -> None:
+    # 0.25.x's remote mode pushes pending commits, then its own commit: the port answers what comes before a push
+    memory_dir = built_repo(tmp_path, upstream=True)
+    refused = remote_write("letta-code@0.25.3", memory_dir, "rename", {"reason": "r", "file_path": "system/a.md"})
+    assert refused["ok"] is True and "thrown" in refused  # the arguments' check, nothing to push before it
+    pushed = remote_write("letta-code@0.25.3", memory_dir, "str_replace", TOOL)
+    assert pushed["ok"] is False and "pushes its commit" in pushed["unsupported"]
+
+
+def test_a_remote_write_of_0_25_with_pending_commits_is_unsupported_before_it_writes(tmp_path: Path) -> None:
+    memory_dir = built_repo(tmp_path, upstream=True)
+    (memory_dir / "system" / "b.md").write_text("---\ndescription: b\n---\n")
+    subprocess.run(["git", "add", "-A"], cwd=memory_dir, check=True)
+    subprocess.run(["git", "commit", "-qm", "pending"], cwd=memory_dir, check=True, capture_output=True)
+    answer = remote_write("letta-code@0.25.3", memory_dir, "str_replace", TOOL)
+    assert answer["ok"] is False and "pushes the 1 pending commit(s) first" in answer["unsupported"]
+    assert (memory_dir / "system" / "a.md").read_text() == "---\ndescription: a\n---\nA\n"  # nothing written
+
+
+def test_a_remote_write_to_a_memfs_v2_repository_is_unsupported_from_0_31_12(tmp_path: Path) -> None:
+    # a remote backend's tool writes memfs-v2 where MEMORY.md is (detectMemoryFormat(dir, false)): not ported
+    memory_dir = built_repo(tmp_path, {"MEMORY.md": "---\ndescription: root\n---\n"})
+    answer = remote_write("letta-code@0.31.12", memory_dir, "str_replace", TOOL)
+    assert answer["ok"] is False and "memfs-v2 format" in answer["unsupported"]
+    assert "written" in remote_write("letta-code@0.30.28", memory_dir, "str_replace", TOOL)  # v1 to 0.30.28
+
+
+@pytest.mark.integration
+def test_a_release_whose_remote_mode_pushes_answers_unsupported(
+    tmp_path: Path, release_bundle: Callable[[str], Path]
+) -> None:
+    from harness.acquire.releases import ensure_bun
+
+    request = {"id": 1, "op": "memory_write", "memoryDir": str(tmp_path), "command": "delete", "syncMode": "remote"}
+    done = subprocess.run(
+        [str(ensure_bun()), "--no-install", str(DRIVER_PATH), str(release_bundle("0.25.3"))],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["ok"] is False and "pushes under a remote MemFS backend" in answer["unsupported"]
 
 
 @pytest.mark.integration

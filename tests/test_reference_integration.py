@@ -59,6 +59,7 @@ def test_hello_names_the_upstream_symbols(reference: BunReferenceRunner) -> None
         "getBackend",
         "initBackend",
         "testSetBackend",
+        "testOverrideGetClient",  # the API client a remote MemFS write asks for a token (memory_write, remote)
         "runWithRuntimeContext",
         "syncPendingMemoryCommitsAfterTurn",
         "runPostTurnMemorySync",

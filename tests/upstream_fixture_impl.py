@@ -7,11 +7,12 @@
 - `no-skills`: answers `skills_block` unsupported (its tests are not applicable);
 - `error`: answers every compile and validate `ok: false` (the implementation failed);
 - `hook-accepts`: `validate` accepts every commit (the fixture hook refuses a staged file holding `BAD`);
-- `no-validate`: answers `validate` unsupported.
+- `no-validate`: answers `validate` unsupported;
+- `no-remote`: answers a `memory_write` with `syncMode: remote` unsupported.
 
 `memory_write` is the fixture memory tool's (tests/test_upstream_tests.py, MEMORY_TOOL): a call without `reason`
 throws `Error: memory: missing required parameter reason`, else the message is `Memory COMMAND committed locally
-(MEMORYDIR)`.
+(MEMORYDIR)`, or with `syncMode: remote` `Memory COMMAND applied and pushed (MEMORYDIR)`.
 
 `validate` is the fixture hook's rule (tests/test_upstream_tests.py, HOOK_MODULE): a staged file whose content
 holds `BAD` is refused with `  FILE: refused (BAD)`.
@@ -85,6 +86,10 @@ def answer(request: dict[str, Any], bug: str | None) -> dict[str, Any]:
     if op == "memory_write":
         if "reason" not in request["args"]:
             return {"ok": True, "thrown": "Error: memory: missing required parameter reason"}
+        if request.get("syncMode") == "remote":
+            if bug == "no-remote":
+                return {"ok": False, "unsupported": "the fixture's remote sync"}
+            return {"ok": True, "written": f"Memory {request['command']} applied and pushed ({request['memoryDir']})"}
         return {"ok": True, "written": f"Memory {request['command']} committed locally ({request['memoryDir']})"}
     if op == "validate" and bug != "no-validate":
         return {"ok": False, "error": "planted failure"} if bug == "error" else validate(request, bug)
@@ -93,7 +98,7 @@ def answer(request: dict[str, Any], bug: str | None) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python tests/upstream_fixture_impl.py")
-    parser.add_argument("--bug", choices=["content", "no-skills", "error", "hook-accepts", "no-validate"])
+    parser.add_argument("--bug", choices=["content", "no-skills", "error", "hook-accepts", "no-validate", "no-remote"])
     args = parser.parse_args(argv)
     for line in sys.stdin.buffer:
         if not line.strip():

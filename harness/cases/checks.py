@@ -402,13 +402,14 @@ def _check_op(checker: _Checker, data: dict[str, Any]) -> None:
         _check_memory_write(checker, data.get("args", {}))
 
 
-#: a memory_write case's request fields (docs/protocol.md): the tool's command, its other arguments, the agent
-MEMORY_WRITE_KEYS = ("command", "args", "agentId", "agentName")
+#: a memory_write case's request fields (docs/protocol.md): the tool's command, its other arguments, the agent,
+#: the backend's sync
+MEMORY_WRITE_KEYS = ("command", "args", "agentId", "agentName", "syncMode")
 
 
 def _check_memory_write(checker: _Checker, args: Any) -> None:
     """`args` of a memory_write case: `command` (a string), the tool's `args` (a mapping without `command`),
-    `agentId` and `agentName` (strings or null), nothing else."""
+    `agentId` and `agentName` (strings or null), `syncMode` (local, remote or null), nothing else."""
     if not isinstance(args, dict) or not isinstance(args.get("command"), str):
         raise checker.fail(["args"], "args: a memory_write case needs `command: <create|str_replace|...>` in args")
     unknown = [key for key in args if key not in MEMORY_WRITE_KEYS]
@@ -426,6 +427,8 @@ def _check_memory_write(checker: _Checker, args: Any) -> None:
     for key in ("agentId", "agentName"):
         if args.get(key) is not None and not isinstance(args[key], str):
             raise checker.fail(["args", key], f"args.{key}: a string, or null for the default")
+    if args.get("syncMode") not in (None, "local", "remote"):
+        raise checker.fail(["args", "syncMode"], "args.syncMode: local, remote, or null for local")
 
 
 def _check_steps(checker: _Checker, steps: list[dict[str, Any]]) -> None:

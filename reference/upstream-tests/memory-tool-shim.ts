@@ -6,19 +6,18 @@
 // harness's cache (never in the user's clone). The module itself moves beside it
 // (`<name>.conformance-upstream.ts`); everything it exports is re-exported below (`export *`), except:
 //
-//   memory(args)   -> memory_write {memoryDir, command, args, agentId, agentName}   (written -> {message})
+//   memory(args)   -> memory_write {memoryDir, command, args, agentId, agentName, syncMode}   (written -> {message})
 //
 // What upstream's tool finds before it touches git is found here with upstream's own code, as the tool finds
 // it: the memory directory (`resolveScopedMemoryDir()` of the module the tool imports it from: the runtime
 // context's agent, else MEMORY_DIR, else AGENT_ID), the agent (the runtime context's id, else AGENT_ID /
 // LETTA_AGENT_ID; its name from the backend's `retrieveAgent`, else AGENT_NAME) and the backend's sync mode
-// (`getBackend().capabilities.localMemfs`). Everything after (the arguments' checks, the write, the commit)
-// is the implementation's. memory_write is the tool of a local backend (commit, never push):
-// - with a local backend, the answer is used as it is (`written` is the message, `thrown` is thrown);
-// - with a remote backend (upstream's tests use the API backend), a `thrown` answer is thrown (the tool's
-//   refusals before its commit are the same in either mode), but a `written` answer is not applicable: the
-//   message and the sync are the remote backend's (0.25.x pushes, 0.30.28 leaves it to the harness after the
-//   turn), which memory_write does not model.
+// (`getBackend().capabilities.localMemfs`: `syncMode` local, else remote, as the tool's getMemoryWriteSyncMode
+// decides). Everything after (the arguments' checks, the write, the commit, the sync) is the implementation's,
+// and its answer is used as it is (`written` is the message, `thrown` is thrown): upstream's tests run with the
+// API backend, a remote MemFS, so their writes are remote ones (0.30.28 to 0.33.2 commit and leave the push to
+// the harness after the turn). Where the implementation does not model the remote sync (0.25.x pushes and
+// replays) it answers `unsupported`, and the test is not applicable.
 // The calls go through the bridge (reference/upstream-tests/bridge-client.ts, put after this text when the
 // shim is written: `ask`, `notApplicable`).
 
@@ -75,15 +74,8 @@ export async function memory(args: any): Promise<{ message: string }> {
     args: rest,
     agentId,
     agentName: agentName && agentName !== agentId ? agentName : null,
+    syncMode: backend?.capabilities?.localMemfs ? "local" : "remote",
   };
   const answer = ask("memory", request);
-  if (!backend?.capabilities?.localMemfs) {
-    notApplicable(
-      "memory",
-      "the tool ran with a remote MemFS backend (capabilities.localMemfs is not set): its message and sync are " +
-        "the remote backend's, and memory_write is the local backend's tool",
-      request,
-    );
-  }
   return { message: answer.written };
 }

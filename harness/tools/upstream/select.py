@@ -382,10 +382,9 @@ MEMORY_TOOL = SwapTarget(
         Forwarded(
             "memory",
             "memory_write",
-            "memoryDir, the agent's id and name (found by upstream's own functions, as the tool finds them), "
-            "command, the other arguments in the call's order",
-            "`written` as `{message}`, `thrown` thrown; with a remote MemFS backend a `written` answer is not "
-            "applicable (memory_write is the local backend's tool)",
+            "memoryDir, the agent's id and name and the backend's sync mode (found by upstream's own functions, "
+            "as the tool finds them), command, the other arguments in the call's order",
+            "`written` as `{message}`, `thrown` thrown",
         ),
     ),
     _named_reasons(MEMORY_TOOL_MODULES, ("memory",), "the memory tool"),
