@@ -245,6 +245,17 @@ def test_a_merged_report_attributes_its_results_again_as_the_run_did(tmp_path: P
     assert report_json(merged)["attribution"] == report_json(report_of(planted_port()))["attribution"]
 
 
+def run_planted(tmp_path: Path, bug: str, reference: str, *selection: str) -> dict:
+    """`conformance run SELECTION --reference REFERENCE` with tests/planted_rules_impl.py planting `bug`, from the
+    repository root; the run must fail (exit 1). Its report.json."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    argv = [sys.executable, "-m", "harness.cli", "run", *selection, "--reference", reference]
+    argv += ["--impl", f"cmd:python tests/planted_rules_impl.py --bugs {bug}", "--no-timing", "--report", str(tmp_path)]
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 1, done.stderr[-3000:]
+    return json.loads((tmp_path / "report.json").read_text())
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize(
     ("reference", "rule"), [("npm:0.25.3", "memory-write-noop-message"), ("npm:0.30.28", "memory-write-noop-error")]
@@ -254,26 +265,9 @@ def test_a_write_tool_that_commits_a_no_op_is_named_as_the_no_op_rule_of_the_rel
 ) -> None:
     """tests/planted_rules_impl.py's `noop-commit` (an empty commit where upstream skips the write or throws)
     against a real release: only the no-op cases fail, and they are put on that release's no-op rule."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [
-        sys.executable,
-        "-m",
-        "harness.cli",
-        "run",
-        "cases/ops",
-        "-k",
-        "write-str-replace or write-update-description",
-        "--reference",
-        reference,
-        "--impl",
-        "cmd:python tests/planted_rules_impl.py --bugs noop-commit",
-        "--no-timing",
-        "--report",
-        str(tmp_path),
-    ]
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
-    assert done.returncode == 1, done.stderr[-3000:]
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = run_planted(
+        tmp_path, "noop-commit", reference, "cases/ops", "-k", "write-str-replace or write-update-description"
+    )
     failing = sorted(r["case"] for r in report["results"] if r["status"] == "fail")
     assert failing == ["write-str-replace-noop", "write-update-description-noop"]
     assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, 2)]
@@ -304,13 +298,7 @@ def test_a_commit_validator_bug_is_named_as_the_hook_rule_it_breaks(
     """tests/planted_rules_impl.py's validator bugs against the bash hook (0.25.3) and the node validators it runs
     (0.32.8): a YAML-correct reading accepts CRLF frontmatter the hook refuses, and read_only checks blind to HEAD
     let a locked file change; each fails only its cases and is put on its rule."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [sys.executable, "-m", "harness.cli", "run", "cases/ops", "-k", "validate-crlf or validate-read-only"]
-    argv += ["--reference", reference, "--impl", f"cmd:python tests/planted_rules_impl.py --bugs {bug}"]
-    argv += ["--no-timing", "--report", str(tmp_path)]
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
-    assert done.returncode == 1, done.stderr[-3000:]
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = run_planted(tmp_path, bug, reference, "cases/ops", "-k", "validate-crlf or validate-read-only")
     assert sorted(r["case"] for r in report["results"] if r["status"] == "fail") == failing
     assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, len(failing))]
 
@@ -345,22 +333,7 @@ def test_a_turn_reminder_bug_is_named_as_the_lifecycle_rule_it_breaks(
     instead of the next; each fails only its cases and is put on its rule. Every lifecycle case observes the
     reminders, so the run takes the reminder cases, and a compile case of the v1 layout they name, which passes
     (so the layout is not taken for missing)."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [
-        sys.executable,
-        "-m",
-        "harness.cli",
-        "run",
-        "cases/lifecycle",
-        "cases/compile",
-        "-k",
-        "reminder- or fm-none",
-    ]
-    argv += ["--reference", "npm:0.30.28"]
-    argv += ["--impl", f"cmd:python tests/planted_rules_impl.py --bugs {bug}", "--no-timing", "--report", str(tmp_path)]
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
-    assert done.returncode == 1, done.stderr[-3000:]
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = run_planted(tmp_path, bug, "npm:0.30.28", "cases/lifecycle", "cases/compile", "-k", "reminder- or fm-none")
     assert sorted(r["case"] for r in report["results"] if r["status"] == "fail") == failing
     assert [(entry["rule"], entry["explains"]) for entry in report["attribution"]] == [(rule, len(failing))]
 
@@ -370,13 +343,7 @@ def test_a_model_stored_as_auto_is_named_as_the_default_switch_rule(tmp_path: Pa
     """tests/planted_rules_impl.py's `model-auto-stored` against 0.30.28's own LocalBackend: an agent created on
     `auto` and a model step naming `auto` keep the string where upstream switches to the default model; the two
     cases that ask for `auto` fail, the other model cases pass, and the failures are put on `model-default-switch`."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [sys.executable, "-m", "harness.cli", "run", "cases/lifecycle", "-k", "model-"]
-    argv += ["--reference", "npm:0.30.28", "--impl", "cmd:python tests/planted_rules_impl.py --bugs model-auto-stored"]
-    argv += ["--no-timing", "--report", str(tmp_path)]
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=900)
-    assert done.returncode == 1, done.stderr[-3000:]
-    report = json.loads((tmp_path / "report.json").read_text())
+    report = run_planted(tmp_path, "model-auto-stored", "npm:0.30.28", "cases/lifecycle", "-k", "model-")
     statuses = {r["case"]: r["status"] for r in report["results"]}
     assert sorted(case for case, status in statuses.items() if status == "fail") == [
         "model-default-handles",

@@ -140,22 +140,28 @@ def test_a_remote_write_to_a_memfs_v2_repository_is_unsupported_from_0_31_12(tmp
     assert "written" in remote_write("letta-code@0.30.28", memory_dir, "str_replace", TOOL)  # v1 to 0.30.28
 
 
-@pytest.mark.integration
-def test_a_release_whose_remote_mode_pushes_answers_unsupported(
-    tmp_path: Path, release_bundle: Callable[[str], Path]
-) -> None:
+def driver_answer(bundle: Path, request: dict[str, object]) -> dict[str, object]:
+    """The reference driver's answer to one request, on the release bundle `bundle`."""
     from harness.acquire.releases import ensure_bun
 
-    request = {"id": 1, "op": "memory_write", "memoryDir": str(tmp_path), "command": "delete", "syncMode": "remote"}
     done = subprocess.run(
-        [str(ensure_bun()), "--no-install", str(DRIVER_PATH), str(release_bundle("0.25.3"))],
+        [str(ensure_bun()), "--no-install", str(DRIVER_PATH), str(bundle)],
         input=json.dumps(request) + "\n",
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
-    answer = json.loads(done.stdout.splitlines()[0])
+    answer: dict[str, object] = json.loads(done.stdout.splitlines()[0])
+    return answer
+
+
+@pytest.mark.integration
+def test_a_release_whose_remote_mode_pushes_answers_unsupported(
+    tmp_path: Path, release_bundle: Callable[[str], Path]
+) -> None:
+    request = {"id": 1, "op": "memory_write", "memoryDir": str(tmp_path), "command": "delete", "syncMode": "remote"}
+    answer = driver_answer(release_bundle("0.25.3"), request)
     assert answer["ok"] is False and "pushes under a remote MemFS backend" in answer["unsupported"]
 
 
@@ -170,16 +176,6 @@ def test_a_release_whose_remote_mode_pushes_answers_unsupported(
 def test_a_release_without_the_tool_says_which_module_it_lacks(
     tmp_path: Path, release_bundle: Callable[[str], Path], release: str, says: str
 ) -> None:
-    from harness.acquire.releases import ensure_bun
-
     request = {"id": 1, "op": "memory_write", "memoryDir": str(tmp_path), "command": "delete", "args": {}}
-    done = subprocess.run(
-        [str(ensure_bun()), "--no-install", str(DRIVER_PATH), str(release_bundle(release))],
-        input=json.dumps(request) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    answer = json.loads(done.stdout.splitlines()[0])
+    answer = driver_answer(release_bundle(release), request)
     assert answer["ok"] is False and says in answer["unsupported"]
