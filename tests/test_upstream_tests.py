@@ -600,7 +600,7 @@ def test_planted_bug_fails_with_upstreams_assertion(fixture_repo: Upstream, cach
 def test_unsupported_and_failing_implementations(fixture_repo: Upstream, cache: Path) -> None:
     found = verdicts(run_fixture(fixture_repo, "no-skills"))
     skills = found[f"{TEST_FILE} > tiny compiler > renders the skills block"]
-    assert skills[0] == Verdict.NOT_APPLICABLE and "does not serve op 'skills_block'" in skills[1]
+    assert skills[0] == Verdict.NOT_APPLICABLE and "answered unsupported (op 'skills_block')" in skills[1]
     found = verdicts(run_fixture(fixture_repo, "error"))
     injects = found[f"{TEST_FILE} > tiny compiler > injects core memory"]
     assert (
@@ -645,7 +645,7 @@ def test_the_hook_target(hook_repo: Upstream, cache: Path) -> None:
     unsupported = verdicts(run_fixture(hook_repo, "no-validate"))
     for name in ("accepts good content", "refuses BAD content"):
         verdict, reason = unsupported[f"{HOOK_TEST_FILE} > {name}"]
-        assert verdict == Verdict.NOT_APPLICABLE and "does not serve op 'validate'" in reason, (name, reason)
+        assert verdict == Verdict.NOT_APPLICABLE and "answered unsupported (op 'validate')" in reason, (name, reason)
     failed = verdicts(run_fixture(hook_repo, "error"))[f"{HOOK_TEST_FILE} > accepts good content"]
     assert failed == (Verdict.FAIL, "the implementation failed: PRE_COMMIT_HOOK_SCRIPT: planted failure")
 

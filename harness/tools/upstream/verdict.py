@@ -39,7 +39,7 @@ def unsupported_of(calls: list[dict[str, Any]]) -> str | None:
             return f"{call.get('call')}: {call['notApplicable']}"
         answer = call.get("answer")
         if isinstance(answer, dict) and answer.get("ok") is False and isinstance(answer.get("unsupported"), str):
-            return f"{call.get('call')}: the implementation does not serve {answer['unsupported']}"
+            return f"{call.get('call')}: the implementation answered unsupported ({answer['unsupported']})"
     return None
 
 
