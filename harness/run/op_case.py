@@ -115,7 +115,7 @@ def op_against(
         return session.not_applicable(
             scenario,
             [ref],
-            lambda ref: f"{ref.label} does not have this op: {reference.error}",
+            lambda ref: f"{ref.label} does not serve this request: {reference.error}",  # no op, or not this mode
             reference_outcome=reference,  # the drift report reads where the op appears
         )
     results = []
